@@ -1,0 +1,1 @@
+//! AG-UI client runtime.

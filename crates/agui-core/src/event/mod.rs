@@ -1,0 +1,385 @@
+//! The 31 AG-UI 1.0 events, one struct each, gathered in the [`Event`] enum that is
+//! tagged by `type` on the wire.
+//!
+//! `Event` is `#[non_exhaustive]`: a 1.x protocol release may add event types without
+//! a breaking release of this crate. The event structs are plain data with public
+//! fields (build them with `new` and struct update syntax); each keeps the keys it
+//! does not know in `extra`.
+
+#[macro_use]
+mod macros;
+mod activity;
+mod lifecycle;
+mod reasoning;
+mod special;
+mod state;
+mod subagent;
+mod text;
+mod tool;
+
+pub use activity::*;
+pub use lifecycle::*;
+pub use reasoning::*;
+pub use special::*;
+pub use state::*;
+pub use subagent::*;
+pub use text::*;
+pub use tool::*;
+
+use serde_json::Value;
+
+use crate::types::{Content, JsonPatch, Message};
+use crate::JsonObject;
+
+/// Declares the [`Event`] enum, [`EventType`] and the per-variant accessors from one list.
+macro_rules! events {
+    ($( $variant:ident = $wire:literal, $ctor:ident; )*) => {
+        wire_union! {
+            /// Any AG-UI event, discriminated by `type`.
+            #[non_exhaustive]
+            pub enum Event : tag "type", expecting "an AG-UI event object with a `type`" {
+                $(
+                    #[doc = concat!("`", $wire, "`.")]
+                    $variant($variant) = $wire,
+                )*
+            }
+        }
+
+        $(
+            impl From<$variant> for Event {
+                fn from(e: $variant) -> Event {
+                    Event::$variant(e)
+                }
+            }
+        )*
+
+        /// The `type` of an event.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum EventType {
+            $(
+                #[doc = concat!("`", $wire, "`.")]
+                $variant,
+            )*
+        }
+
+        impl EventType {
+            /// All 31 event types of protocol 1.0.
+            pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
+
+            /// The wire name (`TEXT_MESSAGE_CONTENT`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( EventType::$variant => $wire, )*
+                }
+            }
+
+            /// The type with this wire name.
+            pub fn from_wire(name: &str) -> Option<EventType> {
+                match name {
+                    $( $wire => Some(EventType::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+
+        impl Event {
+            /// This event's type.
+            pub fn event_type(&self) -> EventType {
+                match self {
+                    $( Event::$variant(_) => EventType::$variant, )*
+                }
+            }
+
+            /// The event's `timestamp`.
+            pub fn timestamp(&self) -> Option<i64> {
+                match self {
+                    $( Event::$variant(e) => e.timestamp, )*
+                }
+            }
+
+            /// Sets the event's `timestamp`.
+            pub fn set_timestamp(&mut self, ts: Option<i64>) {
+                match self {
+                    $( Event::$variant(e) => e.timestamp = ts, )*
+                }
+            }
+
+            /// The event's `metadata`.
+            pub fn metadata(&self) -> Option<&JsonObject> {
+                match self {
+                    $( Event::$variant(e) => e.metadata.as_ref(), )*
+                }
+            }
+
+            /// The event's `metadata`, mutably.
+            pub fn metadata_mut(&mut self) -> &mut Option<JsonObject> {
+                match self {
+                    $( Event::$variant(e) => &mut e.metadata, )*
+                }
+            }
+
+            /// The event's `rawEvent`.
+            pub fn raw_event(&self) -> Option<&Value> {
+                match self {
+                    $( Event::$variant(e) => e.raw_event.as_ref(), )*
+                }
+            }
+
+            /// The event's `rawEvent`, mutably.
+            pub fn raw_event_mut(&mut self) -> &mut Option<Value> {
+                match self {
+                    $( Event::$variant(e) => &mut e.raw_event, )*
+                }
+            }
+
+            /// Unknown keys carried by the event, mutably.
+            pub fn extra_mut(&mut self) -> &mut JsonObject {
+                match self {
+                    $( Event::$variant(e) => &mut e.extra, )*
+                }
+            }
+        }
+    };
+}
+
+events! {
+    TextMessageStart = "TEXT_MESSAGE_START", text_message_start;
+    TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content;
+    TextMessageEnd = "TEXT_MESSAGE_END", text_message_end;
+    TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk;
+    ToolCallStart = "TOOL_CALL_START", tool_call_start;
+    ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args;
+    ToolCallEnd = "TOOL_CALL_END", tool_call_end;
+    ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk;
+    ToolCallResult = "TOOL_CALL_RESULT", tool_call_result;
+    StateSnapshot = "STATE_SNAPSHOT", state_snapshot;
+    StateDelta = "STATE_DELTA", state_delta;
+    MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot;
+    ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot;
+    ActivityDelta = "ACTIVITY_DELTA", activity_delta;
+    Raw = "RAW", raw;
+    Custom = "CUSTOM", custom;
+    RunStarted = "RUN_STARTED", run_started;
+    RunFinished = "RUN_FINISHED", run_finished;
+    RunError = "RUN_ERROR", run_error;
+    StepStarted = "STEP_STARTED", step_started;
+    StepFinished = "STEP_FINISHED", step_finished;
+    ReasoningStart = "REASONING_START", reasoning_start;
+    ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start;
+    ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content;
+    ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end;
+    ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk;
+    ReasoningEnd = "REASONING_END", reasoning_end;
+    ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value;
+    SubagentStarted = "SUBAGENT_STARTED", subagent_started;
+    SubagentFinished = "SUBAGENT_FINISHED", subagent_finished;
+    SubagentError = "SUBAGENT_ERROR", subagent_error;
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for EventType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EventType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let k = crate::wire::de::Key::deserialize(d)?;
+        EventType::from_wire(k.as_str())
+            .ok_or_else(|| serde::de::Error::unknown_variant(k.as_str(), Event::TAGS))
+    }
+}
+
+impl Event {
+    /// The subagent invocation the event belongs to: its attribution tag, or for
+    /// `SUBAGENT_*` events the invocation's identity. `None` for run-scoped events.
+    pub fn subagent_run_id(&self) -> Option<&str> {
+        match self {
+            Event::RunStarted(_)
+            | Event::RunFinished(_)
+            | Event::RunError(_)
+            | Event::MessagesSnapshot(_) => None,
+            Event::SubagentStarted(e) => Some(&e.subagent_run_id),
+            Event::SubagentFinished(e) => Some(&e.subagent_run_id),
+            Event::SubagentError(e) => Some(&e.subagent_run_id),
+            Event::TextMessageStart(e) => e.subagent_run_id.as_deref(),
+            Event::TextMessageContent(e) => e.subagent_run_id.as_deref(),
+            Event::TextMessageEnd(e) => e.subagent_run_id.as_deref(),
+            Event::TextMessageChunk(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallStart(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallArgs(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallEnd(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallChunk(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallResult(e) => e.subagent_run_id.as_deref(),
+            Event::StateSnapshot(e) => e.subagent_run_id.as_deref(),
+            Event::StateDelta(e) => e.subagent_run_id.as_deref(),
+            Event::ActivitySnapshot(e) => e.subagent_run_id.as_deref(),
+            Event::ActivityDelta(e) => e.subagent_run_id.as_deref(),
+            Event::Raw(e) => e.subagent_run_id.as_deref(),
+            Event::Custom(e) => e.subagent_run_id.as_deref(),
+            Event::StepStarted(e) => e.subagent_run_id.as_deref(),
+            Event::StepFinished(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningStart(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningMessageStart(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningMessageContent(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningMessageEnd(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningMessageChunk(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningEnd(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningEncryptedValue(e) => e.subagent_run_id.as_deref(),
+        }
+    }
+
+    /// Decodes one event from JSON bytes, strictly as the reference schema does. The
+    /// error names the failing field.
+    pub fn from_json_slice(bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
+        crate::wire::from_json_slice(bytes)
+    }
+
+    /// Decodes one event from a JSON string. See [`Event::from_json_slice`].
+    pub fn from_json_str(s: &str) -> Result<Event, crate::wire::JsonError> {
+        crate::wire::from_json_slice(s.as_bytes())
+    }
+
+    /// Writes the event's canonical wire JSON (keys in the reference order) into `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        // Serializing these types into memory cannot fail: every map key is a string.
+        let _ = serde_json::to_writer(out, self);
+    }
+
+    /// The event's canonical wire JSON.
+    pub fn to_json_string(&self) -> String {
+        let mut out = Vec::with_capacity(128);
+        self.write_json(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    // Short constructors for the common events.
+
+    /// `RUN_STARTED` speaking protocol 1.0.
+    pub fn run_started(thread_id: impl Into<String>, run_id: impl Into<String>) -> Event {
+        RunStarted::new(thread_id, run_id).into()
+    }
+    /// A successful `RUN_FINISHED`.
+    pub fn run_finished(thread_id: impl Into<String>, run_id: impl Into<String>) -> Event {
+        RunFinished::new(thread_id, run_id).into()
+    }
+    /// `RUN_ERROR`.
+    pub fn run_error(message: impl Into<String>) -> Event {
+        RunError::new(message).into()
+    }
+    /// `STEP_STARTED`.
+    pub fn step_started(step_name: impl Into<String>) -> Event {
+        StepStarted::new(step_name).into()
+    }
+    /// `STEP_FINISHED`.
+    pub fn step_finished(step_name: impl Into<String>) -> Event {
+        StepFinished::new(step_name).into()
+    }
+    /// `TEXT_MESSAGE_START` with role `assistant`.
+    pub fn text_message_start(message_id: impl Into<String>) -> Event {
+        TextMessageStart::new(message_id).into()
+    }
+    /// `TEXT_MESSAGE_CONTENT`.
+    pub fn text_message_content(message_id: impl Into<String>, delta: impl Into<String>) -> Event {
+        TextMessageContent::new(message_id, delta).into()
+    }
+    /// `TEXT_MESSAGE_END`.
+    pub fn text_message_end(message_id: impl Into<String>) -> Event {
+        TextMessageEnd::new(message_id).into()
+    }
+    /// `TOOL_CALL_START`.
+    pub fn tool_call_start(tool_call_id: impl Into<String>, tool_call_name: impl Into<String>) -> Event {
+        ToolCallStart::new(tool_call_id, tool_call_name).into()
+    }
+    /// `TOOL_CALL_ARGS`.
+    pub fn tool_call_args(tool_call_id: impl Into<String>, delta: impl Into<String>) -> Event {
+        ToolCallArgs::new(tool_call_id, delta).into()
+    }
+    /// `TOOL_CALL_END`.
+    pub fn tool_call_end(tool_call_id: impl Into<String>) -> Event {
+        ToolCallEnd::new(tool_call_id).into()
+    }
+    /// `TOOL_CALL_RESULT`.
+    pub fn tool_call_result(
+        message_id: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        content: impl Into<Content>,
+    ) -> Event {
+        ToolCallResult::new(message_id, tool_call_id, content).into()
+    }
+    /// `STATE_SNAPSHOT`.
+    pub fn state_snapshot(snapshot: Value) -> Event {
+        StateSnapshot::new(snapshot).into()
+    }
+    /// `STATE_DELTA`.
+    pub fn state_delta(delta: JsonPatch) -> Event {
+        StateDelta::new(delta).into()
+    }
+    /// `MESSAGES_SNAPSHOT`.
+    pub fn messages_snapshot(messages: Vec<Message>) -> Event {
+        MessagesSnapshot::new(messages).into()
+    }
+    /// `ACTIVITY_SNAPSHOT`.
+    pub fn activity_snapshot(
+        message_id: impl Into<String>,
+        activity_type: impl Into<String>,
+        content: JsonObject,
+    ) -> Event {
+        ActivitySnapshot::new(message_id, activity_type, content).into()
+    }
+    /// `ACTIVITY_DELTA`.
+    pub fn activity_delta(
+        message_id: impl Into<String>,
+        activity_type: impl Into<String>,
+        patch: JsonPatch,
+    ) -> Event {
+        ActivityDelta::new(message_id, activity_type, patch).into()
+    }
+    /// `RAW`.
+    pub fn raw(event: Value) -> Event {
+        Raw::new(event).into()
+    }
+    /// `CUSTOM`.
+    pub fn custom(name: impl Into<String>, value: Value) -> Event {
+        Custom::new(name, value).into()
+    }
+    /// `REASONING_START`.
+    pub fn reasoning_start(message_id: impl Into<String>) -> Event {
+        ReasoningStart::new(message_id).into()
+    }
+    /// `REASONING_MESSAGE_START`.
+    pub fn reasoning_message_start(message_id: impl Into<String>) -> Event {
+        ReasoningMessageStart::new(message_id).into()
+    }
+    /// `REASONING_MESSAGE_CONTENT`.
+    pub fn reasoning_message_content(message_id: impl Into<String>, delta: impl Into<String>) -> Event {
+        ReasoningMessageContent::new(message_id, delta).into()
+    }
+    /// `REASONING_MESSAGE_END`.
+    pub fn reasoning_message_end(message_id: impl Into<String>) -> Event {
+        ReasoningMessageEnd::new(message_id).into()
+    }
+    /// `REASONING_END`.
+    pub fn reasoning_end(message_id: impl Into<String>) -> Event {
+        ReasoningEnd::new(message_id).into()
+    }
+    /// `SUBAGENT_STARTED`.
+    pub fn subagent_started(subagent_run_id: impl Into<String>, name: impl Into<String>) -> Event {
+        SubagentStarted::new(subagent_run_id, name).into()
+    }
+    /// `SUBAGENT_FINISHED` (success).
+    pub fn subagent_finished(subagent_run_id: impl Into<String>) -> Event {
+        SubagentFinished::new(subagent_run_id).into()
+    }
+    /// `SUBAGENT_ERROR`.
+    pub fn subagent_error(subagent_run_id: impl Into<String>, message: impl Into<String>) -> Event {
+        SubagentError::new(subagent_run_id, message).into()
+    }
+}

@@ -1,0 +1,73 @@
+//! Streamed text messages: `TEXT_MESSAGE_START`, `TEXT_MESSAGE_CONTENT`,
+//! `TEXT_MESSAGE_END` and the `TEXT_MESSAGE_CHUNK` shorthand.
+
+use crate::types::TextMessageRole;
+
+event_struct! {
+    /// `TEXT_MESSAGE_START`: opens a streamed text message.
+    pub struct TextMessageStart : attributable {
+        /// Message id.
+        req message_id: String = "messageId",
+        /// Role (absent means `assistant`; the parser does not fill it in).
+        opt role: TextMessageRole = "role",
+        /// Author display name.
+        opt name: String = "name",
+    }
+}
+
+impl TextMessageStart {
+    /// A `TEXT_MESSAGE_START` with role `assistant`.
+    pub fn new(message_id: impl Into<String>) -> Self {
+        TextMessageStart {
+            message_id: message_id.into(),
+            role: Some(TextMessageRole::Assistant),
+            ..Default::default()
+        }
+    }
+}
+
+event_struct! {
+    /// `TEXT_MESSAGE_CONTENT`: appends to a streamed text message.
+    pub struct TextMessageContent : attributable {
+        /// Message id.
+        req message_id: String = "messageId",
+        /// Text fragment (may be empty).
+        req delta: String = "delta",
+    }
+}
+
+impl TextMessageContent {
+    /// A `TEXT_MESSAGE_CONTENT`.
+    pub fn new(message_id: impl Into<String>, delta: impl Into<String>) -> Self {
+        TextMessageContent { message_id: message_id.into(), delta: delta.into(), ..Default::default() }
+    }
+}
+
+event_struct! {
+    /// `TEXT_MESSAGE_END`: closes a streamed text message.
+    pub struct TextMessageEnd : attributable {
+        /// Message id.
+        req message_id: String = "messageId",
+    }
+}
+
+impl TextMessageEnd {
+    /// A `TEXT_MESSAGE_END`.
+    pub fn new(message_id: impl Into<String>) -> Self {
+        TextMessageEnd { message_id: message_id.into(), ..Default::default() }
+    }
+}
+
+event_struct! {
+    /// `TEXT_MESSAGE_CHUNK`: shorthand for start, content and end.
+    pub struct TextMessageChunk : attributable {
+        /// Message id (required on the first chunk of a message).
+        opt message_id: String = "messageId",
+        /// Role.
+        opt role: TextMessageRole = "role",
+        /// Text fragment.
+        opt delta: String = "delta",
+        /// Author display name.
+        opt name: String = "name",
+    }
+}

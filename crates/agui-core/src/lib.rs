@@ -1,0 +1,19 @@
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+
+#[macro_use]
+pub mod wire;
+pub mod compat;
+pub mod event;
+pub mod types;
+
+pub use event::{Event, EventType};
+pub use types::*;
+pub use wire::JsonError;
+
+/// A JSON object with its keys in insertion order (used for metadata, activity
+/// content and every free-form object).
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// The protocol version this crate speaks.
+pub const PROTOCOL_VERSION: &str = "1.0";

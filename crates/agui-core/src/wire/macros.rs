@@ -1,0 +1,283 @@
+//! The one macro that defines a protocol object: its Rust struct, its exact wire
+//! JSON form (keys in the reference's declaration order, optional fields omitted when
+//! absent, unknown keys kept in `extra`) and a strict, allocation-light decoder.
+//!
+//! Field kinds:
+//! - `req`: required key; missing is an error, the value is `T`.
+//! - `opt`: optional key; absent is `None`, an explicit `null` is an error (the reference
+//!   rejects `null` as a spelling of "absent").
+//! - `nullable`: optional key where `null` is accepted and read as absent
+//!   (only `RunAgentInput.state` in 1.0).
+//! - `dflt`: optional key that defaults to `T::default()` when absent and is always
+//!   written (the reference's parse fills `tools: []` and `context: []`).
+//!
+//! `via W` decodes the value as the newtype `W` (which checks a constraint, such as an
+//! integer range or a JSON Pointer grammar) and converts it into `T`.
+
+/// Field type for a field kind.
+macro_rules! wire_field_ty {
+    (req $ty:ty) => { $ty };
+    (opt $ty:ty) => { ::core::option::Option<$ty> };
+    (nullable $ty:ty) => { ::core::option::Option<$ty> };
+    (dflt $ty:ty) => { $ty };
+}
+
+/// Reads one field value from a `MapAccess`.
+macro_rules! wire_read_value {
+    ($map:ident, req, $ty:ty) => {
+        $map.next_value::<$ty>()?
+    };
+    ($map:ident, req, $ty:ty, $via:ty) => {
+        <$ty>::from($map.next_value::<$via>()?)
+    };
+    ($map:ident, dflt, $ty:ty) => {
+        $map.next_value::<$ty>()?
+    };
+    ($map:ident, dflt, $ty:ty, $via:ty) => {
+        <$ty>::from($map.next_value::<$via>()?)
+    };
+    ($map:ident, opt, $ty:ty) => {
+        $map.next_value::<$crate::wire::de::NonNull<$ty>>()?.0
+    };
+    ($map:ident, opt, $ty:ty, $via:ty) => {
+        <$ty>::from($map.next_value::<$crate::wire::de::NonNull<$via>>()?.0)
+    };
+    ($map:ident, nullable, $ty:ty) => {
+        match $map.next_value::<::core::option::Option<$ty>>()? {
+            Some(v) => v,
+            None => continue,
+        }
+    };
+}
+
+/// Turns the collected slot into the struct field.
+macro_rules! wire_finish {
+    (req, $slot:ident, $key:literal) => {
+        match $slot {
+            Some(v) => v,
+            None => return Err(::serde::de::Error::missing_field($key)),
+        }
+    };
+    (opt, $slot:ident, $key:literal) => {
+        $slot
+    };
+    (nullable, $slot:ident, $key:literal) => {
+        $slot
+    };
+    (dflt, $slot:ident, $key:literal) => {
+        $slot.unwrap_or_default()
+    };
+}
+
+/// Writes one field into a `SerializeMap`.
+macro_rules! wire_write {
+    ($map:ident, req, $key:literal, $val:expr) => {
+        ::serde::ser::SerializeMap::serialize_entry($map, $key, &$val)?;
+    };
+    ($map:ident, dflt, $key:literal, $val:expr) => {
+        ::serde::ser::SerializeMap::serialize_entry($map, $key, &$val)?;
+    };
+    ($map:ident, opt, $key:literal, $val:expr) => {
+        if let Some(v) = &$val {
+            ::serde::ser::SerializeMap::serialize_entry($map, $key, v)?;
+        }
+    };
+    ($map:ident, nullable, $key:literal, $val:expr) => {
+        if let Some(v) = &$val {
+            ::serde::ser::SerializeMap::serialize_entry($map, $key, v)?;
+        }
+    };
+}
+
+/// Defines a protocol object. See the module documentation.
+macro_rules! wire_struct {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                $kind:ident $field:ident : $ty:ty = $key:literal $(via $via:ty)?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Default)]
+        pub struct $name {
+            $(
+                $(#[$fmeta])*
+                pub $field: wire_field_ty!($kind $ty),
+            )*
+            /// Keys this version of the protocol does not define, kept verbatim and in
+            /// order, as the reference parser keeps them (`looseObject`).
+            pub extra: $crate::JsonObject,
+        }
+
+        impl $name {
+            /// The wire keys this object defines, in the reference's order.
+            pub const WIRE_KEYS: &'static [&'static str] = &[$($key),*];
+
+            #[allow(unused_mut, unused_variables, clippy::needless_update)]
+            pub(crate) fn visit_map_skipping<'de, A: ::serde::de::MapAccess<'de>>(
+                mut map: A,
+                skip: &'static str,
+            ) -> ::core::result::Result<Self, A::Error> {
+                $( let mut $field: ::core::option::Option<$ty> = None; )*
+                let mut extra = $crate::JsonObject::new();
+                while let Some(key) = map.next_key::<$crate::wire::de::Key<'de>>()? {
+                    let key = key.as_str();
+                    match key {
+                        $(
+                            $key => {
+                                $field = Some(wire_read_value!(map, $kind, $ty $(, $via)?));
+                            }
+                        )*
+                        k if k == skip => {
+                            map.next_value::<::serde::de::IgnoredAny>()?;
+                        }
+                        _ => {
+                            let v: ::serde_json::Value = map.next_value()?;
+                            extra.insert(key.to_owned(), v);
+                        }
+                    }
+                }
+                Ok($name {
+                    $( $field: wire_finish!($kind, $field, $key), )*
+                    extra,
+                })
+            }
+
+            /// Writes this object's fields (not its union tag) into `map`. When `tag` is
+            /// `Some((after, key, value))`, the tag entry is written right after the field
+            /// named `after` (messages carry `role` after `id`).
+            #[allow(unused_variables)]
+            pub(crate) fn write_fields<M: ::serde::ser::SerializeMap>(
+                &self,
+                map: &mut M,
+                tag: ::core::option::Option<(&'static str, &'static str, &'static str)>,
+            ) -> ::core::result::Result<(), M::Error> {
+                $(
+                    wire_write!(map, $kind, $key, self.$field);
+                    if let Some((after, k, v)) = tag {
+                        if after == stringify!($field) {
+                            ::serde::ser::SerializeMap::serialize_entry(map, k, v)?;
+                        }
+                    }
+                )*
+                for (k, v) in &self.extra {
+                    ::serde::ser::SerializeMap::serialize_entry(map, k, v)?;
+                }
+                Ok(())
+            }
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::core::result::Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(None)?;
+                self.write_fields(&mut map, None)?;
+                ::serde::ser::SerializeMap::end(map)
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::core::result::Result<Self, D::Error> {
+                struct V;
+                impl<'de> ::serde::de::Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        f.write_str(concat!("a ", stringify!($name), " object"))
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, map: A) -> ::core::result::Result<$name, A::Error> {
+                        $name::visit_map_skipping(map, "")
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}
+
+/// Defines an enum of protocol objects discriminated by a string tag (`type`, `role`,
+/// `op`): serialization writes the tag (first, or after the member's `after` field),
+/// deserialization finds the tag wherever it stands without buffering when it comes first.
+macro_rules! wire_union {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident : tag $tag:literal $(, after $after:literal)? , expecting $exp:literal {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident ( $inner:ty ) = $wire:literal
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum $name {
+            $(
+                $(#[$vmeta])*
+                $variant($inner),
+            )*
+        }
+
+        impl $name {
+            /// The tag values this union accepts, in the reference's order.
+            pub const TAGS: &'static [&'static str] = &[$($wire),*];
+
+            /// The wire value of this member's tag.
+            pub fn tag(&self) -> &'static str {
+                match self {
+                    $( $name::$variant(_) => $wire, )*
+                }
+            }
+
+            /// Unknown keys carried by this member.
+            pub fn extra(&self) -> &$crate::JsonObject {
+                match self {
+                    $( $name::$variant(v) => &v.extra, )*
+                }
+            }
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::core::result::Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeMap;
+                let mut map = s.serialize_map(None)?;
+                #[allow(unused_mut, unused_assignments)]
+                let mut after: Option<&'static str> = None;
+                $( after = Some($after); )?
+                match self {
+                    $(
+                        $name::$variant(v) => {
+                            match after {
+                                None => {
+                                    map.serialize_entry($tag, $wire)?;
+                                    v.write_fields(&mut map, None)?;
+                                }
+                                Some(a) => v.write_fields(&mut map, Some((a, $tag, $wire)))?,
+                            }
+                        }
+                    )*
+                }
+                map.end()
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::core::result::Result<Self, D::Error> {
+                struct V;
+                impl<'de> ::serde::de::Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        f.write_str($exp)
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, map: A) -> ::core::result::Result<$name, A::Error> {
+                        $crate::wire::de::visit_tagged(map, $tag, |tag, rest| match tag {
+                            $( $wire => <$inner>::visit_map_skipping(rest, $tag).map($name::$variant), )*
+                            other => Err(<A::Error as ::serde::de::Error>::unknown_variant(other, $name::TAGS)),
+                        })
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}

@@ -1,1 +1,49 @@
-fn main(){}
+//! `agui`: the AG-UI command line.
+//!
+//! Exit status: 0 on success, 1 on a failure that is not the input's fault (I/O, a
+//! protocol verdict such as an invalid stream for `verify`), 2 on malformed input.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod io;
+
+/// AG-UI 1.0 from the command line: decode, encode and check event streams.
+#[derive(Debug, Parser)]
+#[command(name = "agui", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Decode an event stream (JSON Lines, SSE or protobuf) into canonical JSON Lines.
+    Decode(cmd::codec::DecodeArgs),
+    /// Encode JSON Lines events into a wire format.
+    Encode(cmd::codec::EncodeArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AGUI_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Decode(args) => cmd::codec::decode(args),
+        Command::Encode(args) => cmd::codec::encode(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("agui: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

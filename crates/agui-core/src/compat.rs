@@ -63,10 +63,19 @@ impl ThinkingTranslator {
 
     /// A translator with its own id minter (deterministic ids for tests).
     pub fn with_id_minter(mint: impl FnMut() -> String + Send + 'static) -> Self {
-        ThinkingTranslator { span_id: None, message_id: None, mint: Box::new(mint) }
+        ThinkingTranslator {
+            span_id: None,
+            message_id: None,
+            mint: Box::new(mint),
+        }
     }
 
-    fn continuation(&mut self, from: &'static str, current: Option<String>, warnings: &mut Vec<CompatWarning>) -> String {
+    fn continuation(
+        &mut self,
+        from: &'static str,
+        current: Option<String>,
+        warnings: &mut Vec<CompatWarning>,
+    ) -> String {
         match current {
             Some(id) => id,
             None => {
@@ -99,7 +108,9 @@ impl ThinkingTranslator {
                 if let Some(title) = event.shift_remove("title") {
                     warnings.push(CompatWarning {
                         from,
-                        message: format!("dropped THINKING_START.title {title}: REASONING_START has no title"),
+                        message: format!(
+                            "dropped THINKING_START.title {title}: REASONING_START has no title"
+                        ),
                     });
                 }
                 ("REASONING_START", id)
@@ -112,11 +123,17 @@ impl ThinkingTranslator {
             }
             "THINKING_TEXT_MESSAGE_CONTENT" => {
                 let cur = self.message_id.clone();
-                ("REASONING_MESSAGE_CONTENT", self.continuation(from, cur, &mut warnings))
+                (
+                    "REASONING_MESSAGE_CONTENT",
+                    self.continuation(from, cur, &mut warnings),
+                )
             }
             "THINKING_TEXT_MESSAGE_END" => {
                 let cur = self.message_id.take();
-                ("REASONING_MESSAGE_END", self.continuation(from, cur, &mut warnings))
+                (
+                    "REASONING_MESSAGE_END",
+                    self.continuation(from, cur, &mut warnings),
+                )
             }
             _ => {
                 let cur = self.span_id.take();
@@ -127,7 +144,10 @@ impl ThinkingTranslator {
         event.insert("messageId".into(), Value::String(id));
         warnings.insert(
             0,
-            CompatWarning { from, message: format!("translated deprecated {from} into {to}") },
+            CompatWarning {
+                from,
+                message: format!("translated deprecated {from} into {to}"),
+            },
         );
         for w in &warnings {
             tracing::warn!(from = w.from, "{}", w.message);

@@ -19,8 +19,17 @@ event_struct! {
 
 impl ActivitySnapshot {
     /// An `ACTIVITY_SNAPSHOT`.
-    pub fn new(message_id: impl Into<String>, activity_type: impl Into<String>, content: JsonObject) -> Self {
-        ActivitySnapshot { message_id: message_id.into(), activity_type: activity_type.into(), content, ..Default::default() }
+    pub fn new(
+        message_id: impl Into<String>,
+        activity_type: impl Into<String>,
+        content: JsonObject,
+    ) -> Self {
+        ActivitySnapshot {
+            message_id: message_id.into(),
+            activity_type: activity_type.into(),
+            content,
+            ..Default::default()
+        }
     }
 }
 
@@ -38,7 +47,16 @@ event_struct! {
 
 impl ActivityDelta {
     /// An `ACTIVITY_DELTA`.
-    pub fn new(message_id: impl Into<String>, activity_type: impl Into<String>, patch: JsonPatch) -> Self {
-        ActivityDelta { message_id: message_id.into(), activity_type: activity_type.into(), patch, ..Default::default() }
+    pub fn new(
+        message_id: impl Into<String>,
+        activity_type: impl Into<String>,
+        patch: JsonPatch,
+    ) -> Self {
+        ActivityDelta {
+            message_id: message_id.into(),
+            activity_type: activity_type.into(),
+            patch,
+            ..Default::default()
+        }
     }
 }

@@ -53,7 +53,11 @@ event_struct! {
 impl RunFinished {
     /// A successful `RUN_FINISHED`.
     pub fn new(thread_id: impl Into<String>, run_id: impl Into<String>) -> Self {
-        RunFinished { thread_id: thread_id.into(), run_id: run_id.into(), ..Default::default() }
+        RunFinished {
+            thread_id: thread_id.into(),
+            run_id: run_id.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -72,7 +76,10 @@ event_struct! {
 impl RunError {
     /// A `RUN_ERROR` with a message.
     pub fn new(message: impl Into<String>) -> Self {
-        RunError { message: message.into(), ..Default::default() }
+        RunError {
+            message: message.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -95,13 +102,19 @@ event_struct! {
 impl StepStarted {
     /// A `STEP_STARTED`.
     pub fn new(step_name: impl Into<String>) -> Self {
-        StepStarted { step_name: step_name.into(), ..Default::default() }
+        StepStarted {
+            step_name: step_name.into(),
+            ..Default::default()
+        }
     }
 }
 
 impl StepFinished {
     /// A `STEP_FINISHED`.
     pub fn new(step_name: impl Into<String>) -> Self {
-        StepFinished { step_name: step_name.into(), ..Default::default() }
+        StepFinished {
+            step_name: step_name.into(),
+            ..Default::default()
+        }
     }
 }

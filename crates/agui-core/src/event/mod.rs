@@ -295,7 +295,10 @@ impl Event {
         TextMessageEnd::new(message_id).into()
     }
     /// `TOOL_CALL_START`.
-    pub fn tool_call_start(tool_call_id: impl Into<String>, tool_call_name: impl Into<String>) -> Event {
+    pub fn tool_call_start(
+        tool_call_id: impl Into<String>,
+        tool_call_name: impl Into<String>,
+    ) -> Event {
         ToolCallStart::new(tool_call_id, tool_call_name).into()
     }
     /// `TOOL_CALL_ARGS`.
@@ -359,7 +362,10 @@ impl Event {
         ReasoningMessageStart::new(message_id).into()
     }
     /// `REASONING_MESSAGE_CONTENT`.
-    pub fn reasoning_message_content(message_id: impl Into<String>, delta: impl Into<String>) -> Event {
+    pub fn reasoning_message_content(
+        message_id: impl Into<String>,
+        delta: impl Into<String>,
+    ) -> Event {
         ReasoningMessageContent::new(message_id, delta).into()
     }
     /// `REASONING_MESSAGE_END`.

@@ -14,7 +14,10 @@ event_struct! {
 impl ReasoningStart {
     /// A `REASONING_START`.
     pub fn new(message_id: impl Into<String>) -> Self {
-        ReasoningStart { message_id: message_id.into(), ..Default::default() }
+        ReasoningStart {
+            message_id: message_id.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -40,7 +43,10 @@ event_struct! {
 impl ReasoningMessageStart {
     /// A `REASONING_MESSAGE_START`.
     pub fn new(message_id: impl Into<String>) -> Self {
-        ReasoningMessageStart { message_id: message_id.into(), ..Default::default() }
+        ReasoningMessageStart {
+            message_id: message_id.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -57,7 +63,11 @@ event_struct! {
 impl ReasoningMessageContent {
     /// A `REASONING_MESSAGE_CONTENT`.
     pub fn new(message_id: impl Into<String>, delta: impl Into<String>) -> Self {
-        ReasoningMessageContent { message_id: message_id.into(), delta: delta.into(), ..Default::default() }
+        ReasoningMessageContent {
+            message_id: message_id.into(),
+            delta: delta.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -72,7 +82,10 @@ event_struct! {
 impl ReasoningMessageEnd {
     /// A `REASONING_MESSAGE_END`.
     pub fn new(message_id: impl Into<String>) -> Self {
-        ReasoningMessageEnd { message_id: message_id.into(), ..Default::default() }
+        ReasoningMessageEnd {
+            message_id: message_id.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -97,7 +110,10 @@ event_struct! {
 impl ReasoningEnd {
     /// A `REASONING_END`.
     pub fn new(message_id: impl Into<String>) -> Self {
-        ReasoningEnd { message_id: message_id.into(), ..Default::default() }
+        ReasoningEnd {
+            message_id: message_id.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -127,7 +143,16 @@ event_struct! {
 
 impl ReasoningEncryptedValue {
     /// A `REASONING_ENCRYPTED_VALUE`.
-    pub fn new(subtype: EncryptedValueSubtype, entity_id: impl Into<String>, encrypted_value: impl Into<String>) -> Self {
-        ReasoningEncryptedValue { subtype, entity_id: entity_id.into(), encrypted_value: encrypted_value.into(), ..Default::default() }
+    pub fn new(
+        subtype: EncryptedValueSubtype,
+        entity_id: impl Into<String>,
+        encrypted_value: impl Into<String>,
+    ) -> Self {
+        ReasoningEncryptedValue {
+            subtype,
+            entity_id: entity_id.into(),
+            encrypted_value: encrypted_value.into(),
+            ..Default::default()
+        }
     }
 }

@@ -15,7 +15,10 @@ event_struct! {
 impl Raw {
     /// A `RAW` event.
     pub fn new(event: Value) -> Self {
-        Raw { event, ..Default::default() }
+        Raw {
+            event,
+            ..Default::default()
+        }
     }
 }
 
@@ -32,6 +35,10 @@ event_struct! {
 impl Custom {
     /// A `CUSTOM` event.
     pub fn new(name: impl Into<String>, value: Value) -> Self {
-        Custom { name: name.into(), value, ..Default::default() }
+        Custom {
+            name: name.into(),
+            value,
+            ..Default::default()
+        }
     }
 }

@@ -16,7 +16,10 @@ event_struct! {
 impl StateSnapshot {
     /// A `STATE_SNAPSHOT`.
     pub fn new(snapshot: Value) -> Self {
-        StateSnapshot { snapshot, ..Default::default() }
+        StateSnapshot {
+            snapshot,
+            ..Default::default()
+        }
     }
 }
 
@@ -31,7 +34,10 @@ event_struct! {
 impl StateDelta {
     /// A `STATE_DELTA`.
     pub fn new(delta: JsonPatch) -> Self {
-        StateDelta { delta, ..Default::default() }
+        StateDelta {
+            delta,
+            ..Default::default()
+        }
     }
 }
 
@@ -46,6 +52,9 @@ event_struct! {
 impl MessagesSnapshot {
     /// A `MESSAGES_SNAPSHOT`.
     pub fn new(messages: Vec<Message>) -> Self {
-        MessagesSnapshot { messages, ..Default::default() }
+        MessagesSnapshot {
+            messages,
+            ..Default::default()
+        }
     }
 }

@@ -25,7 +25,11 @@ event_struct! {
 impl SubagentStarted {
     /// A `SUBAGENT_STARTED`.
     pub fn new(subagent_run_id: impl Into<String>, name: impl Into<String>) -> Self {
-        SubagentStarted { subagent_run_id: subagent_run_id.into(), name: name.into(), ..Default::default() }
+        SubagentStarted {
+            subagent_run_id: subagent_run_id.into(),
+            name: name.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -42,7 +46,10 @@ event_struct! {
 impl SubagentFinished {
     /// A successful `SUBAGENT_FINISHED`.
     pub fn new(subagent_run_id: impl Into<String>) -> Self {
-        SubagentFinished { subagent_run_id: subagent_run_id.into(), ..Default::default() }
+        SubagentFinished {
+            subagent_run_id: subagent_run_id.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -59,6 +66,10 @@ event_struct! {
 impl SubagentError {
     /// A `SUBAGENT_ERROR`.
     pub fn new(subagent_run_id: impl Into<String>, message: impl Into<String>) -> Self {
-        SubagentError { subagent_run_id: subagent_run_id.into(), message: message.into(), ..Default::default() }
+        SubagentError {
+            subagent_run_id: subagent_run_id.into(),
+            message: message.into(),
+            ..Default::default()
+        }
     }
 }

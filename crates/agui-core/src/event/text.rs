@@ -39,7 +39,11 @@ event_struct! {
 impl TextMessageContent {
     /// A `TEXT_MESSAGE_CONTENT`.
     pub fn new(message_id: impl Into<String>, delta: impl Into<String>) -> Self {
-        TextMessageContent { message_id: message_id.into(), delta: delta.into(), ..Default::default() }
+        TextMessageContent {
+            message_id: message_id.into(),
+            delta: delta.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -54,7 +58,10 @@ event_struct! {
 impl TextMessageEnd {
     /// A `TEXT_MESSAGE_END`.
     pub fn new(message_id: impl Into<String>) -> Self {
-        TextMessageEnd { message_id: message_id.into(), ..Default::default() }
+        TextMessageEnd {
+            message_id: message_id.into(),
+            ..Default::default()
+        }
     }
 }
 

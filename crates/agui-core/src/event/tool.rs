@@ -20,7 +20,11 @@ event_struct! {
 impl ToolCallStart {
     /// A `TOOL_CALL_START`.
     pub fn new(tool_call_id: impl Into<String>, tool_call_name: impl Into<String>) -> Self {
-        ToolCallStart { tool_call_id: tool_call_id.into(), tool_call_name: tool_call_name.into(), ..Default::default() }
+        ToolCallStart {
+            tool_call_id: tool_call_id.into(),
+            tool_call_name: tool_call_name.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -37,7 +41,11 @@ event_struct! {
 impl ToolCallArgs {
     /// A `TOOL_CALL_ARGS`.
     pub fn new(tool_call_id: impl Into<String>, delta: impl Into<String>) -> Self {
-        ToolCallArgs { tool_call_id: tool_call_id.into(), delta: delta.into(), ..Default::default() }
+        ToolCallArgs {
+            tool_call_id: tool_call_id.into(),
+            delta: delta.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -52,7 +60,10 @@ event_struct! {
 impl ToolCallEnd {
     /// A `TOOL_CALL_END`.
     pub fn new(tool_call_id: impl Into<String>) -> Self {
-        ToolCallEnd { tool_call_id: tool_call_id.into(), ..Default::default() }
+        ToolCallEnd {
+            tool_call_id: tool_call_id.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -95,7 +106,11 @@ event_struct! {
 
 impl ToolCallResult {
     /// A `TOOL_CALL_RESULT`.
-    pub fn new(message_id: impl Into<String>, tool_call_id: impl Into<String>, content: impl Into<Content>) -> Self {
+    pub fn new(
+        message_id: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        content: impl Into<Content>,
+    ) -> Self {
         ToolCallResult {
             message_id: message_id.into(),
             tool_call_id: tool_call_id.into(),

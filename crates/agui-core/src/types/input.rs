@@ -20,7 +20,11 @@ wire_struct! {
 impl Context {
     /// A context entry.
     pub fn new(description: impl Into<String>, value: impl Into<String>) -> Self {
-        Context { description: description.into(), value: value.into(), ..Default::default() }
+        Context {
+            description: description.into(),
+            value: value.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -52,11 +56,20 @@ wire_struct! {
 impl ResumeEntry {
     /// A resolved answer with a payload.
     pub fn resolved(interrupt_id: impl Into<String>, payload: Value) -> Self {
-        ResumeEntry { interrupt_id: interrupt_id.into(), status: ResumeStatus::Resolved, payload: Some(payload), ..Default::default() }
+        ResumeEntry {
+            interrupt_id: interrupt_id.into(),
+            status: ResumeStatus::Resolved,
+            payload: Some(payload),
+            ..Default::default()
+        }
     }
     /// A cancelled answer.
     pub fn cancelled(interrupt_id: impl Into<String>) -> Self {
-        ResumeEntry { interrupt_id: interrupt_id.into(), status: ResumeStatus::Cancelled, ..Default::default() }
+        ResumeEntry {
+            interrupt_id: interrupt_id.into(),
+            status: ResumeStatus::Cancelled,
+            ..Default::default()
+        }
     }
 }
 
@@ -89,7 +102,11 @@ wire_struct! {
 
 impl RunAgentInput {
     /// An input with ids and messages, speaking protocol 1.0.
-    pub fn new(thread_id: impl Into<String>, run_id: impl Into<String>, messages: Vec<Message>) -> Self {
+    pub fn new(
+        thread_id: impl Into<String>,
+        run_id: impl Into<String>,
+        messages: Vec<Message>,
+    ) -> Self {
         RunAgentInput {
             thread_id: thread_id.into(),
             run_id: run_id.into(),

@@ -27,6 +27,10 @@ wire_struct! {
 impl Interrupt {
     /// An interrupt with an id and a reason.
     pub fn new(id: impl Into<String>, reason: impl Into<String>) -> Self {
-        Interrupt { id: id.into(), reason: reason.into(), ..Default::default() }
+        Interrupt {
+            id: id.into(),
+            reason: reason.into(),
+            ..Default::default()
+        }
     }
 }

@@ -39,7 +39,10 @@ wire_union! {
 impl RunFinishedOutcome {
     /// An interrupt outcome.
     pub fn interrupt(interrupts: Vec<Interrupt>) -> Self {
-        RunFinishedOutcome::Interrupt(InterruptOutcome { interrupts, ..Default::default() })
+        RunFinishedOutcome::Interrupt(InterruptOutcome {
+            interrupts,
+            ..Default::default()
+        })
     }
 }
 

@@ -87,27 +87,50 @@ pub type JsonPatch = Vec<PatchOperation>;
 impl PatchOperation {
     /// `add` operation.
     pub fn add(path: impl Into<String>, value: Value) -> Self {
-        PatchOperation::Add(AddOperation { path: path.into(), value, ..Default::default() })
+        PatchOperation::Add(AddOperation {
+            path: path.into(),
+            value,
+            ..Default::default()
+        })
     }
     /// `remove` operation.
     pub fn remove(path: impl Into<String>) -> Self {
-        PatchOperation::Remove(RemoveOperation { path: path.into(), ..Default::default() })
+        PatchOperation::Remove(RemoveOperation {
+            path: path.into(),
+            ..Default::default()
+        })
     }
     /// `replace` operation.
     pub fn replace(path: impl Into<String>, value: Value) -> Self {
-        PatchOperation::Replace(ReplaceOperation { path: path.into(), value, ..Default::default() })
+        PatchOperation::Replace(ReplaceOperation {
+            path: path.into(),
+            value,
+            ..Default::default()
+        })
     }
     /// `move` operation.
     pub fn move_(from: impl Into<String>, path: impl Into<String>) -> Self {
-        PatchOperation::Move(MoveOperation { from: from.into(), path: path.into(), ..Default::default() })
+        PatchOperation::Move(MoveOperation {
+            from: from.into(),
+            path: path.into(),
+            ..Default::default()
+        })
     }
     /// `copy` operation.
     pub fn copy(from: impl Into<String>, path: impl Into<String>) -> Self {
-        PatchOperation::Copy(CopyOperation { from: from.into(), path: path.into(), ..Default::default() })
+        PatchOperation::Copy(CopyOperation {
+            from: from.into(),
+            path: path.into(),
+            ..Default::default()
+        })
     }
     /// `test` operation.
     pub fn test(path: impl Into<String>, value: Value) -> Self {
-        PatchOperation::Test(TestOperation { path: path.into(), value, ..Default::default() })
+        PatchOperation::Test(TestOperation {
+            path: path.into(),
+            value,
+            ..Default::default()
+        })
     }
 
     /// The target path.

@@ -69,7 +69,11 @@ wire_struct! {
 
 impl ToolCall {
     /// A function call with its arguments as JSON text.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         ToolCall {
             id: id.into(),
             function: FunctionCall {

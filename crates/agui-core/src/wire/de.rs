@@ -67,9 +67,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for NonNull<T> {
                 f.write_str("a value (null is not allowed here: omit the key instead)")
             }
             fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-                Err(E::custom(
-                    "null is not allowed here: omit the key instead",
-                ))
+                Err(E::custom("null is not allowed here: omit the key instead"))
             }
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
                 self.visit_none()
@@ -289,9 +287,9 @@ where
     let mut buffered: Vec<(String, Value)> = Vec::new();
     while let Some(key) = map.next_key::<Key<'de>>()? {
         if key.as_str() == tag {
-            let value: Key<'de> = map.next_value().map_err(|e: A::Error| {
-                de::Error::custom(format_args!("`{tag}`: {e}"))
-            })?;
+            let value: Key<'de> = map
+                .next_value()
+                .map_err(|e: A::Error| de::Error::custom(format_args!("`{tag}`: {e}")))?;
             let replay = Replay {
                 buffered: buffered.into_iter(),
                 pending: None,

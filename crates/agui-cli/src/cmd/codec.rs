@@ -1,0 +1,117 @@
+//! `agui decode` and `agui encode`.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use agui_core::Event;
+use clap::{Args, ValueEnum};
+
+use crate::io::{flush, open_input, stdout, CliError};
+
+/// A wire format of an event stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// JSON Lines: one event object per line.
+    Jsonl,
+}
+
+/// Arguments of `agui decode`.
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// Format of the input.
+    #[arg(long, value_enum)]
+    pub from: Format,
+    /// Input file (standard input when absent or `-`).
+    pub file: Option<PathBuf>,
+}
+
+/// Arguments of `agui encode`.
+#[derive(Debug, Args)]
+pub struct EncodeArgs {
+    /// Format to write.
+    #[arg(long, value_enum)]
+    pub to: Format,
+    /// JSON Lines input file (standard input when absent or `-`).
+    pub file: Option<PathBuf>,
+}
+
+/// Reads JSON Lines events, validating each; calls `sink` for every event. On a bad
+/// line, the events before it have been passed to `sink` and the error names the event
+/// index, line, byte offset and field.
+pub fn read_jsonl(
+    input: &mut dyn BufRead,
+    mut sink: impl FnMut(Event) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let mut line = Vec::with_capacity(4096);
+    let mut offset: u64 = 0;
+    let mut line_no: u64 = 0;
+    let mut index: u64 = 0;
+    loop {
+        line.clear();
+        let n = input
+            .read_until(b'\n', &mut line)
+            .map_err(CliError::io("reading input"))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line_no += 1;
+        let start = offset;
+        offset += n as u64;
+        let text = trim_line(&line);
+        if text.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        match Event::from_json_slice(text) {
+            Ok(ev) => sink(ev)?,
+            Err(e) => {
+                return Err(CliError::Malformed(format!(
+                    "event {index} (line {line_no}, byte offset {start}): {e}"
+                )))
+            }
+        }
+        index += 1;
+    }
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let mut l = line;
+    if let [rest @ .., b'\n'] = l {
+        l = rest;
+    }
+    if let [rest @ .., b'\r'] = l {
+        l = rest;
+    }
+    l
+}
+
+fn write_jsonl(out: &mut impl Write, ev: &Event, buf: &mut Vec<u8>) -> Result<(), CliError> {
+    buf.clear();
+    ev.write_json(buf);
+    buf.push(b'\n');
+    out.write_all(buf)
+        .map_err(CliError::io("writing standard output"))
+}
+
+/// `agui decode`.
+pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
+    let mut input = open_input(args.file.as_deref())?;
+    let mut out = stdout();
+    let mut buf = Vec::with_capacity(4096);
+    let result = match args.from {
+        Format::Jsonl => read_jsonl(&mut input, |ev| write_jsonl(&mut out, &ev, &mut buf)),
+    };
+    flush(&mut out)?;
+    result
+}
+
+/// `agui encode`.
+pub fn encode(args: EncodeArgs) -> Result<(), CliError> {
+    let mut input = open_input(args.file.as_deref())?;
+    let mut out = stdout();
+    let mut buf = Vec::with_capacity(4096);
+    let result = match args.to {
+        Format::Jsonl => read_jsonl(&mut input, |ev| write_jsonl(&mut out, &ev, &mut buf)),
+    };
+    flush(&mut out)?;
+    result
+}

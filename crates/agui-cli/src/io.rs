@@ -1,0 +1,67 @@
+//! Input and output plumbing shared by the subcommands.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+
+/// A failure of a subcommand, with the exit status it maps to.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The input is not a valid stream (exit status 2).
+    #[error("{0}")]
+    Malformed(String),
+    /// A protocol verdict against the input (exit status 1).
+    #[error("{0}")]
+    Rejected(String),
+    /// Reading or writing failed (exit status 1).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The I/O error.
+        source: io::Error,
+    },
+}
+
+impl CliError {
+    /// The process exit status for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Malformed(_) => 2,
+            CliError::Rejected(_) | CliError::Io { .. } => 1,
+        }
+    }
+
+    /// An I/O error with context.
+    pub fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> CliError {
+        let context = context.into();
+        move |source| CliError::Io { context, source }
+    }
+}
+
+/// Opens FILE, or standard input when it is absent or `-`.
+pub fn open_input(file: Option<&Path>) -> Result<Box<dyn BufRead>, CliError> {
+    match file {
+        None => Ok(Box::new(BufReader::with_capacity(1 << 16, io::stdin()))),
+        Some(p) if p == Path::new("-") => {
+            Ok(Box::new(BufReader::with_capacity(1 << 16, io::stdin())))
+        }
+        Some(p) => {
+            let f = File::open(p).map_err(CliError::io(format!("cannot open {}", p.display())))?;
+            Ok(Box::new(BufReader::with_capacity(1 << 16, f)))
+        }
+    }
+}
+
+/// Buffered standard output.
+pub fn stdout() -> BufWriter<io::Stdout> {
+    BufWriter::with_capacity(1 << 16, io::stdout())
+}
+
+/// Flushes `out`, treating a closed pipe as the end of the run.
+pub fn flush(out: &mut impl Write) -> Result<(), CliError> {
+    match out.flush() {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.map_err(CliError::io("writing standard output")),
+    }
+}

@@ -4,7 +4,9 @@
 #[macro_use]
 pub mod wire;
 pub mod compat;
+pub mod encoding;
 pub mod event;
+pub mod semantics;
 pub mod types;
 
 pub use event::{Event, EventType};

@@ -583,7 +583,7 @@ fn event() -> impl Strategy<Value = Event> {
                     run_id: r,
                     protocol_version: Some("1.0".into()),
                     parent_run_id: p,
-                    input: i
+                    input: i.map(Box::new)
                 }
             )
         ),

@@ -115,7 +115,7 @@ macro_rules! bounded_int {
                         write!(f, "an integer {} between {} and {}", $what, $min, MAX_SAFE_INTEGER)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        if v < $min || v > MAX_SAFE_INTEGER {
+                        if !($min..=MAX_SAFE_INTEGER).contains(&v) {
                             return Err(E::custom(format_args!(
                                 "{} is out of range: {} must be between {} and {}",
                                 v, $what, $min, MAX_SAFE_INTEGER

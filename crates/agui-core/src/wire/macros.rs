@@ -211,6 +211,7 @@ macro_rules! wire_union {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
         pub enum $name {
             $(
                 $(#[$vmeta])*

@@ -5,3 +5,10 @@
 pub mod verify;
 
 pub use verify::{verify_events, VerifyError, VerifyRule, Verifier};
+pub mod apply;
+pub mod patch;
+
+pub use apply::{ApplyError, Applied, Reducer, RunOutcome};
+pub mod chunks;
+
+pub use chunks::{expand_chunks, ChunkError, ChunkExpander, ChunkRule};

@@ -12,3 +12,6 @@ pub use apply::{ApplyError, Applied, Reducer, RunOutcome};
 pub mod chunks;
 
 pub use chunks::{expand_chunks, ChunkError, ChunkExpander, ChunkRule};
+pub mod compact;
+
+pub use compact::{compact_events, Compactor};

@@ -15,3 +15,9 @@ pub use chunks::{expand_chunks, ChunkError, ChunkExpander, ChunkRule};
 pub mod compact;
 
 pub use compact::{compact_events, Compactor};
+pub mod interrupts;
+
+pub use interrupts::{
+    build_resume_array, check_resume, is_interrupt_expired, ResumeCheckError, ResumeError,
+    ResumeResponse,
+};

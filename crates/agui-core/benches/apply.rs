@@ -80,6 +80,15 @@ impl Workload {
     }
 }
 
+/// CPU time this thread has run, in nanoseconds (Linux schedstat; 0 elsewhere). The
+/// machine may be shared, so CPU time is reported next to wall time.
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -98,12 +107,15 @@ fn child(scale: f64) {
     let mut apply_ns = 0u128;
     // Events are built in batches outside the timed section; only applying is timed.
     let mut batch: Vec<Event> = Vec::with_capacity(BATCH);
+    let mut cpu_ns = 0u64;
     let mut run = |batch: &mut Vec<Event>, reducer: &mut Reducer| {
+        let c = thread_cpu_ns();
         let t = Instant::now();
         for e in batch.drain(..) {
             let _ = std::hint::black_box(reducer.apply_owned(e));
         }
         apply_ns += t.elapsed().as_nanos();
+        cpu_ns += thread_cpu_ns().saturating_sub(c);
     };
     w.for_each(|e| {
         events += 1;
@@ -123,11 +135,12 @@ fn child(scale: f64) {
         .sum();
     assert_eq!(total_len, w.deltas * DELTA.len(), "every delta applied");
     println!(
-        "{{\"scale\":{scale},\"events\":{events},\"deltas\":{},\"patches\":{},\"messages\":{},\"seconds\":{:.4},\"peak_rss_kb\":{}}}",
+        "{{\"scale\":{scale},\"events\":{events},\"deltas\":{},\"patches\":{},\"messages\":{},\"seconds\":{:.4},\"cpu_seconds\":{:.4},\"peak_rss_kb\":{}}}",
         w.deltas,
         w.patches,
         w.messages,
         apply_ns as f64 / 1e9,
+        cpu_ns as f64 / 1e9,
         peak_rss_kb()
     );
 }
@@ -152,14 +165,16 @@ fn apply_jsonl(path: &str) {
         .map(|l| Event::from_json_str(&l.expect("read")).expect("decode"))
         .collect();
     let n = events.len();
+    let c = thread_cpu_ns();
     let t = Instant::now();
     let mut reducer = Reducer::new(Vec::new(), None);
     for e in events {
         let _ = std::hint::black_box(reducer.apply_owned(e));
     }
     let secs = t.elapsed().as_secs_f64();
+    let cpu = thread_cpu_ns().saturating_sub(c) as f64 / 1e9;
     println!(
-        "{{\"impl\":\"rust\",\"events\":{n},\"seconds\":{secs:.4},\"peak_rss_kb\":{}}}",
+        "{{\"impl\":\"rust\",\"events\":{n},\"seconds\":{secs:.6},\"cpu_seconds\":{cpu:.6},\"peak_rss_kb\":{}}}",
         peak_rss_kb()
     );
 }
@@ -195,8 +210,8 @@ fn main() {
     let exe = std::env::current_exe().expect("own path");
     println!("reducer: 20-byte TEXT_MESSAGE_CONTENT deltas + 1-op STATE_DELTA patches (1 per 10 deltas)");
     println!(
-        "{:>6} {:>10} {:>8} {:>9} {:>9} {:>9} {:>11}",
-        "scale", "deltas", "patches", "messages", "state MB", "apply s", "peak RSS MB"
+        "{:>6} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8} {:>9} {:>11}",
+        "scale", "deltas", "patches", "messages", "state MB", "wall s", "cpu s", "ns/event", "peak RSS MB"
     );
     for s in scales {
         let out = Command::new(&exe)
@@ -207,14 +222,18 @@ fn main() {
         let v: Value = serde_json::from_str(line.trim()).unwrap_or_else(|_| {
             panic!("child failed: {}", String::from_utf8_lossy(&out.stderr))
         });
+        let cpu = v["cpu_seconds"].as_f64().unwrap_or(0.0);
+        let events = v["events"].as_f64().unwrap_or(1.0);
         println!(
-            "{:>6} {:>10} {:>8} {:>9} {:>9.2} {:>9.3} {:>11.1}",
+            "{:>6} {:>9} {:>8} {:>9} {:>9.2} {:>8.3} {:>8.3} {:>9.0} {:>11.1}",
             s,
             v["deltas"],
             v["patches"],
             v["messages"],
             Workload::at(s).state_keys as f64 * 112.0 / 1e6,
             v["seconds"].as_f64().unwrap_or(0.0),
+            cpu,
+            cpu * 1e9 / events,
             v["peak_rss_kb"].as_f64().unwrap_or(0.0) / 1024.0
         );
     }

@@ -745,7 +745,7 @@ pub(super) fn event(arm: pb::event::Event) -> R<Event> {
             run_id: e.run_id,
             protocol_version: e.protocol_version,
             parent_run_id: e.parent_run_id,
-            input: e.input.map(run_agent_input).transpose()?,
+            input: e.input.map(run_agent_input).transpose()?.map(Box::new),
         }),
         A::RunFinished(e) => {
             let b = base(e.base_event, T::RunFinished)?;

@@ -391,7 +391,7 @@ pub(super) fn event(ev: &Event) -> pb::event::Event {
             thread_id: e.thread_id.clone(),
             run_id: e.run_id.clone(),
             parent_run_id: e.parent_run_id.clone(),
-            input: e.input.as_ref().map(run_agent_input),
+            input: e.input.as_deref().map(run_agent_input),
             protocol_version: e.protocol_version.clone(),
         })),
         Event::RunFinished(e) => {

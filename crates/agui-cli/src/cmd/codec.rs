@@ -95,8 +95,9 @@ pub fn read_events(
     input: &mut dyn BufRead,
     sink: impl FnMut(Event) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
-    match format {
-        Format::Jsonl => read_jsonl(input, sink),
+    match format.encoding() {
+        None => read_jsonl(input, sink),
+        Some(encoding) => read_stream(input, encoding, sink),
     }
 }
 
@@ -158,11 +159,9 @@ pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
     let mut out = stdout();
     let mut buf = Vec::with_capacity(4096);
-    let sink = |ev: Event| write_jsonl(&mut out, &ev, &mut buf);
-    let result = match args.from.encoding() {
-        None => read_jsonl(&mut input, sink),
-        Some(encoding) => read_stream(&mut input, encoding, sink),
-    };
+    let result = read_events(args.from, &mut input, |ev| {
+        write_jsonl(&mut out, &ev, &mut buf)
+    });
     flush(&mut out)?;
     result
 }

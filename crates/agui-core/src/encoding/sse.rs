@@ -18,8 +18,9 @@
 //!
 //! Two choices where the specification leaves room or the reference differs:
 //! - at the end of the stream an event whose closing blank line never came is not
-//!   dispatched (WHATWG); the decoder reports it as [`DecodeErrorKind::Truncated`]
-//!   instead of dropping it silently (the reference client parses it anyway);
+//!   dispatched (WHATWG); the decoder reports it, or an unterminated last line that is
+//!   not a comment, as [`DecodeErrorKind::Truncated`] instead of dropping it silently
+//!   (the reference client parses a last event without its blank line anyway);
 //! - data that is not valid UTF-8 is decoded with replacement characters, as the spec's
 //!   UTF-8 decode does, before the JSON is read.
 //!
@@ -476,10 +477,11 @@ impl SseDecoder {
     /// The input has ended and no complete line is left.
     fn end_of_stream(&mut self) -> Option<Result<Dispatched, DecodeError>> {
         self.done = true;
+        // An unterminated last line that is not a comment may be the start of an event
+        // (`dat`, `data: {"ty`, `event: x`): the stream was cut.
         let partial = &self.buf[self.pos..];
-        let partial_is_data =
-            partial.starts_with(b"data") && matches!(partial.get(4), None | Some(b':'));
-        if self.has_data || partial_is_data {
+        let partial_line = !partial.is_empty() && partial[0] != b':';
+        if self.has_data || partial_line {
             let pending = self.frame_data().len() + partial.len();
             let offset = self.frame_start.unwrap_or(self.base + self.pos as u64);
             return Some(Err(DecodeError::new(

@@ -3,7 +3,9 @@
 //!
 //! **Encoding** is what the reference `EventEncoder.encodeSSE` writes, byte for byte:
 //! `data: <event JSON>\n\n`, one `data:` line per event (JSON never contains a raw line
-//! break), no `event:` or `id:` field, LF line endings, UTF-8.
+//! break), no `event:` or `id:` field, LF line endings, UTF-8. The JSON is what
+//! `JSON.stringify` writes, numbers included (`1e+21`, `10000000000000000`, `0` for
+//! negative zero, where serde_json alone writes `1e21`, `1e16`, `-0.0`).
 //!
 //! **Decoding** follows the [WHATWG event-stream rules] rather than the reference
 //! client's shortcut (which splits on `"\n\n"` only and so cannot read a CRLF stream):
@@ -31,6 +33,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::error::{DecodeError, DecodeErrorKind, DecoderLimits};
+use super::js_number::JsFormatter;
 use crate::event::{Event, EventType};
 
 /// The SSE media type (`text/event-stream`).
@@ -47,7 +50,9 @@ pub const CONTENT_TYPE: &str = "text/event-stream";
 /// ```
 pub fn encode_event(event: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: ");
-    event.write_json(out);
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, JsFormatter);
+    // Serializing into memory cannot fail: every map key is a string.
+    let _ = serde::Serialize::serialize(event, &mut ser);
     out.extend_from_slice(b"\n\n");
 }
 

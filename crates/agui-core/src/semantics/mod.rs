@@ -21,3 +21,9 @@ pub use interrupts::{
     build_resume_array, check_resume, is_interrupt_expired, ResumeCheckError, ResumeError,
     ResumeResponse,
 };
+pub mod enforce;
+
+pub use enforce::{
+    enforce_event, enforce_outgoing_input, omit_optional_nulls, EnforceError, EnforceWarning,
+    Enforced, NullsRoot,
+};

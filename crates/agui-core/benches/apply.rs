@@ -208,10 +208,20 @@ fn main() {
         .map(|s| s.parse().expect("scale"))
         .collect();
     let exe = std::env::current_exe().expect("own path");
-    println!("reducer: 20-byte TEXT_MESSAGE_CONTENT deltas + 1-op STATE_DELTA patches (1 per 10 deltas)");
+    println!(
+        "reducer: 20-byte TEXT_MESSAGE_CONTENT deltas + 1-op STATE_DELTA patches (1 per 10 deltas)"
+    );
     println!(
         "{:>6} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8} {:>9} {:>11}",
-        "scale", "deltas", "patches", "messages", "state MB", "wall s", "cpu s", "ns/event", "peak RSS MB"
+        "scale",
+        "deltas",
+        "patches",
+        "messages",
+        "state MB",
+        "wall s",
+        "cpu s",
+        "ns/event",
+        "peak RSS MB"
     );
     for s in scales {
         let out = Command::new(&exe)
@@ -219,9 +229,8 @@ fn main() {
             .output()
             .expect("run child");
         let line = String::from_utf8_lossy(&out.stdout);
-        let v: Value = serde_json::from_str(line.trim()).unwrap_or_else(|_| {
-            panic!("child failed: {}", String::from_utf8_lossy(&out.stderr))
-        });
+        let v: Value = serde_json::from_str(line.trim())
+            .unwrap_or_else(|_| panic!("child failed: {}", String::from_utf8_lossy(&out.stderr)));
         let cpu = v["cpu_seconds"].as_f64().unwrap_or(0.0);
         let events = v["events"].as_f64().unwrap_or(1.0);
         println!(

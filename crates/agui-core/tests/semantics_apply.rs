@@ -28,8 +28,16 @@ fn golden_trace_after_every_event() {
         for e in buf.drain(..) {
             reducer.apply_owned(e).unwrap();
         }
-        assert_eq!(messages_json(&reducer), want["messages"], "messages after event {i}");
-        assert_eq!(reducer.state(), Some(&want["state"]), "state after event {i}");
+        assert_eq!(
+            messages_json(&reducer),
+            want["messages"],
+            "messages after event {i}"
+        );
+        assert_eq!(
+            reducer.state(),
+            Some(&want["state"]),
+            "state after event {i}"
+        );
         assert_eq!(
             serde_json::to_value(reducer.pending_interrupts()).unwrap(),
             want["pendingInterrupts"],
@@ -47,7 +55,10 @@ fn chunks_are_refused() {
     let err = r
         .apply(&agui_core::event::TextMessageChunk::default().into())
         .unwrap_err();
-    assert!(matches!(err, ApplyError::UntransformedChunk { index: 0, .. }));
+    assert!(matches!(
+        err,
+        ApplyError::UntransformedChunk { index: 0, .. }
+    ));
     assert_eq!(
         err.to_string(),
         "event 0: TEXT_MESSAGE_CHUNK must be transformed before being applied"

@@ -11,7 +11,9 @@ fn decode(v: &Value) -> Event {
 }
 
 fn to_values(evs: &[Event]) -> Vec<Value> {
-    evs.iter().map(|e| serde_json::to_value(e).unwrap()).collect()
+    evs.iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect()
 }
 
 #[test]
@@ -20,7 +22,12 @@ fn chunk_cases_match_reference() {
     assert_eq!(cases.len(), 18);
     for case in &cases {
         let name = case["name"].as_str().unwrap();
-        let input: Vec<Event> = case["input"].as_array().unwrap().iter().map(decode).collect();
+        let input: Vec<Event> = case["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(decode)
+            .collect();
         let got = ChunkExpander::expand_all(input);
         if case["ok"].as_bool().unwrap() {
             let got = got.unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -31,7 +38,11 @@ fn chunk_cases_match_reference() {
             );
         } else {
             let err = got.expect_err(name);
-            assert_eq!(err.rule.to_string(), case["error"].as_str().unwrap(), "{name}");
+            assert_eq!(
+                err.rule.to_string(),
+                case["error"].as_str().unwrap(),
+                "{name}"
+            );
         }
     }
 }
@@ -65,5 +76,8 @@ fn iterator_stops_after_error() {
     assert!(out[0].is_ok());
     let err = out[1].as_ref().unwrap_err();
     assert_eq!(err.index, 1);
-    assert_eq!(err.to_string(), "event 1: First TEXT_MESSAGE_CHUNK must have a messageId");
+    assert_eq!(
+        err.to_string(),
+        "event 1: First TEXT_MESSAGE_CHUNK must have a messageId"
+    );
 }

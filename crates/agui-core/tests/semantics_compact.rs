@@ -11,7 +11,9 @@ fn decode(v: &Value) -> Event {
 }
 
 fn to_values(evs: &[Event]) -> Vec<Value> {
-    evs.iter().map(|e| serde_json::to_value(e).unwrap()).collect()
+    evs.iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect()
 }
 
 #[test]
@@ -20,9 +22,18 @@ fn compact_cases_match_reference() {
     assert_eq!(cases.len(), 5);
     for case in &cases {
         let name = case["name"].as_str().unwrap();
-        let input: Vec<Event> = case["input"].as_array().unwrap().iter().map(decode).collect();
+        let input: Vec<Event> = case["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(decode)
+            .collect();
         let got = Compactor::compact_all(input);
-        assert_eq!(to_values(&got), *case["output"].as_array().unwrap(), "{name}");
+        assert_eq!(
+            to_values(&got),
+            *case["output"].as_array().unwrap(),
+            "{name}"
+        );
     }
 }
 

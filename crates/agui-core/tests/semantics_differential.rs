@@ -82,7 +82,9 @@ fn message(r: &mut Rng, id: &str) -> Value {
                     "toolCalls": [{"id": r.pick(CALL_IDS), "type": "function",
                                    "function": {"name": "f", "arguments": "{}"}}]}),
         2 => json!({"id": id, "role": "reasoning", "content": "r"}),
-        3 => json!({"id": id, "role": "activity", "activityType": r.pick(&["plan", "search"]), "content": {"n": 1}}),
+        3 => {
+            json!({"id": id, "role": "activity", "activityType": r.pick(&["plan", "search"]), "content": {"n": 1}})
+        }
         4 => json!({"id": id, "role": "tool", "content": "ok", "toolCallId": r.pick(CALL_IDS)}),
         _ => json!({"id": id, "role": "system", "content": "s"}),
     };
@@ -108,7 +110,8 @@ fn block(r: &mut Rng) -> Vec<Value> {
             let t = start.get("subagentRunId").cloned();
             out.push(start);
             for _ in 0..r.below(4) {
-                let mut c = json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": delta(r)});
+                let mut c =
+                    json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": delta(r)});
                 if let Some(t) = &t {
                     if r.chance(70) {
                         c["subagentRunId"] = t.clone();
@@ -152,7 +155,9 @@ fn block(r: &mut Rng) -> Vec<Value> {
             let mut span = json!({"type": "REASONING_START", "messageId": "rs"});
             tag(r, &mut span, 10);
             out.push(span);
-            out.push(json!({"type": "REASONING_MESSAGE_START", "messageId": id, "role": "reasoning"}));
+            out.push(
+                json!({"type": "REASONING_MESSAGE_START", "messageId": id, "role": "reasoning"}),
+            );
             for _ in 0..r.below(3) {
                 out.push(json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": id, "delta": delta(r)}));
             }
@@ -265,7 +270,9 @@ fn block(r: &mut Rng) -> Vec<Value> {
             let n = r.below(4);
             // Ids in a snapshot are distinct: with repeated ids the reference's result
             // aliases one message object in several places (see the report).
-            let mut ids: Vec<String> = (0..n).map(|_| (*r.pick(&["m1", "m2", "m3", "act1", "x1"])).to_owned()).collect();
+            let mut ids: Vec<String> = (0..n)
+                .map(|_| (*r.pick(&["m1", "m2", "m3", "act1", "x1"])).to_owned())
+                .collect();
             ids.sort();
             ids.dedup();
             let msgs: Vec<Value> = ids.iter().map(|id| message(r, id)).collect();
@@ -308,7 +315,11 @@ fn interleave(r: &mut Rng, mut blocks: Vec<Vec<Value>>) -> Vec<Value> {
             return out;
         }
         // Mostly finish the current block; sometimes switch.
-        let i = if r.chance(70) { 0 } else { r.below(blocks.len()) };
+        let i = if r.chance(70) {
+            0
+        } else {
+            r.below(blocks.len())
+        };
         if let Some(e) = blocks[i].pop() {
             out.push(e);
         }
@@ -316,21 +327,27 @@ fn interleave(r: &mut Rng, mut blocks: Vec<Vec<Value>>) -> Vec<Value> {
 }
 
 fn run(r: &mut Rng) -> Vec<Value> {
-    let mut started = json!({"type": "RUN_STARTED", "threadId": "t", "runId": format!("r{}", r.below(9))});
+    let mut started =
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": format!("r{}", r.below(9))});
     if r.chance(30) {
-        let msgs: Vec<Value> = (0..r.below(3)).map(|_| {
-            let id = *r.pick(&["m1", "i1", "i2"]);
-            message(r, id)
-        }).collect();
-        started["input"] = json!({"threadId": "t", "runId": "r", "messages": msgs, "tools": [], "context": []});
+        let msgs: Vec<Value> = (0..r.below(3))
+            .map(|_| {
+                let id = *r.pick(&["m1", "i1", "i2"]);
+                message(r, id)
+            })
+            .collect();
+        started["input"] =
+            json!({"threadId": "t", "runId": "r", "messages": msgs, "tools": [], "context": []});
     }
     let mut out = vec![started];
     let blocks: Vec<Vec<Value>> = (0..r.below(6) + 1).map(|_| block(r)).collect();
     out.extend(interleave(r, blocks));
     let mut fin = json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"});
     match r.below(6) {
-        0 => fin["outcome"] = json!({"type": "interrupt", "interrupts": [
-            {"id": "i1", "reason": "tool_approval", "toolCallId": "t1"}, {"id": "i2", "reason": "x", "subagentRunId": "s1"}]}),
+        0 => {
+            fin["outcome"] = json!({"type": "interrupt", "interrupts": [
+            {"id": "i1", "reason": "tool_approval", "toolCallId": "t1"}, {"id": "i2", "reason": "x", "subagentRunId": "s1"}]})
+        }
         1 => fin["outcome"] = json!({"type": "cancelled"}),
         2 => fin["outcome"] = json!({"type": "success", "pendingToolCallIds": [r.pick(CALL_IDS)]}),
         3 => fin["result"] = json!({"ok": true}),
@@ -403,7 +420,11 @@ fn generate(seed: u64, n: usize) -> Vec<Value> {
             } else {
                 vec![]
             };
-            let state = if r.chance(80) { json!({"a": 0}) } else { json!({}) };
+            let state = if r.chance(80) {
+                json!({"a": 0})
+            } else {
+                json!({})
+            };
             json!({"id": id, "events": events, "messages": messages, "state": state})
         })
         .collect()
@@ -417,7 +438,10 @@ fn corrupt(r: &mut Rng, ev: &mut Value) {
             o.insert("zz".into(), json!(1));
         }
         1 => {
-            o.insert("type".into(), json!(r.pick(&["THINKING_START", "", "SOMETHING_NEW"])));
+            o.insert(
+                "type".into(),
+                json!(r.pick(&["THINKING_START", "", "SOMETHING_NEW"])),
+            );
         }
         2 => {
             if let Some(Value::Array(ms)) = o.get_mut("messages") {
@@ -434,11 +458,17 @@ fn corrupt(r: &mut Rng, ev: &mut Value) {
         }
         3 => {
             if o.contains_key("outcome") {
-                o.insert("outcome".into(), json!({"type": r.pick(&["timeout", "success"]), "extra": 1}));
+                o.insert(
+                    "outcome".into(),
+                    json!({"type": r.pick(&["timeout", "success"]), "extra": 1}),
+                );
             } else if o.contains_key("content") && o["type"] == "TOOL_CALL_RESULT" {
-                o.insert("content".into(), json!([{"type": "text", "text": "a", "k": 2},
+                o.insert(
+                    "content".into(),
+                    json!([{"type": "text", "text": "a", "k": 2},
                     {"type": "image", "source": {"type": r.pick(&["s3", "url"]), "value": "v"}},
-                    {"type": "hologram"}]));
+                    {"type": "hologram"}]),
+                );
             } else {
                 o.insert("metadata".into(), json!({"deep": {"x": null}}));
             }
@@ -452,11 +482,17 @@ fn corrupt(r: &mut Rng, ev: &mut Value) {
         }
         5 => {
             // A null on an optional field: fatal.
-            o.insert(r.pick(&["timestamp", "metadata", "rawEvent"]).to_string(), Value::Null);
+            o.insert(
+                r.pick(&["timestamp", "metadata", "rawEvent"]).to_string(),
+                Value::Null,
+            );
         }
         6 => {
             // A malformed known field: fatal.
-            o.insert("timestamp".into(), json!(r.pick(&[json!(1.5), json!("x")]).clone()));
+            o.insert(
+                "timestamp".into(),
+                json!(r.pick(&[json!(1.5), json!("x")]).clone()),
+            );
         }
         7 => {
             if let Some(Value::Object(input)) = o.get_mut("input") {
@@ -520,7 +556,9 @@ fn ours_enforce(case: &Value) -> Value {
 }
 
 fn to_values(evs: &[Event]) -> Vec<Value> {
-    evs.iter().map(|e| serde_json::to_value(e).unwrap()).collect()
+    evs.iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect()
 }
 
 /// Our answer to a case, in the oracle's shape.
@@ -548,7 +586,10 @@ fn ours(case: &Value) -> Value {
     let compact = json!({"output": to_values(&Compactor::compact_all(base.clone()))});
     let messages: Vec<Message> = serde_json::from_value(case["messages"].clone()).unwrap();
     let mut reducer = Reducer::new(messages, Some(case["state"].clone()));
-    let apply = match base.into_iter().try_for_each(|e| reducer.apply_owned(e).map(|_| ())) {
+    let apply = match base
+        .into_iter()
+        .try_for_each(|e| reducer.apply_owned(e).map(|_| ()))
+    {
         Ok(()) => {
             let mut o = reducer.to_json();
             o["ok"] = json!(true);
@@ -576,7 +617,9 @@ fn run_oracle(cases: &[Value]) -> Vec<Value> {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run node ({e}): install Node.js and run scripts/setup-interop.sh"));
+        .unwrap_or_else(|e| {
+            panic!("cannot run node ({e}): install Node.js and run scripts/setup-interop.sh")
+        });
     let mut stdin = child.stdin.take().unwrap();
     let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
     let writer = std::thread::spawn(move || {
@@ -594,8 +637,14 @@ fn run_oracle(cases: &[Value]) -> Vec<Value> {
 
 #[test]
 fn agrees_with_reference_client_on_random_streams() {
-    let n: usize = std::env::var("AGUI_DIFF_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(3000);
-    let seed: u64 = std::env::var("AGUI_DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_A6E1);
+    let n: usize = std::env::var("AGUI_DIFF_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3000);
+    let seed: u64 = std::env::var("AGUI_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED_A6E1);
     let mut cases = generate(seed, n);
     let enforce_cases = generate_enforce(seed, n / 3, n);
     cases.extend(enforce_cases.iter().cloned());
@@ -613,7 +662,12 @@ fn agrees_with_reference_client_on_random_streams() {
             let mut want = want.clone();
             // Where the reference errors, only the failing field is compared (its
             // warnings for that event are not: they come from the same stripping).
-            for (g, w) in got["enforce"].as_array().unwrap().iter().zip(want["enforce"].as_array_mut().unwrap()) {
+            for (g, w) in got["enforce"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(want["enforce"].as_array_mut().unwrap())
+            {
                 if g.get("errorPath").is_some() {
                     if let Some(o) = w.as_object_mut() {
                         o.remove("warnings");
@@ -631,14 +685,23 @@ fn agrees_with_reference_client_on_random_streams() {
                 }
             }
             if got != want {
-                enforce_failures.push((case["enforce"].as_array().unwrap().len(), json!({"case": case, "ours": got}), want));
+                enforce_failures.push((
+                    case["enforce"].as_array().unwrap().len(),
+                    json!({"case": case, "ours": got}),
+                    want,
+                ));
             }
             continue;
         }
         let got = ours(case);
         for (k, part) in ["verify", "expand", "compact", "apply"].iter().enumerate() {
             if got[part] != want[part] {
-                failures.push((case["events"].as_array().unwrap().len(), part, got[part].clone(), want[part].clone()));
+                failures.push((
+                    case["events"].as_array().unwrap().len(),
+                    part,
+                    got[part].clone(),
+                    want[part].clone(),
+                ));
                 let last = failures.last_mut().unwrap();
                 last.2 = json!({"case": case, "ours": got[part]});
             } else if want[part]["ok"] != json!(false) {
@@ -646,7 +709,10 @@ fn agrees_with_reference_client_on_random_streams() {
             }
         }
     }
-    let rejected = theirs.iter().filter(|t| t["verify"]["ok"] == json!(false)).count();
+    let rejected = theirs
+        .iter()
+        .filter(|t| t["verify"]["ok"] == json!(false))
+        .count();
     println!(
         "differential: {} cases x 4 operations compared against the reference client \
          ({rejected} streams rejected by its verifier; accepted/ok results: verify {}, expand {}, compact {}, apply {})",
@@ -663,7 +729,10 @@ fn agrees_with_reference_client_on_random_streams() {
         enforce_kinds[2],
         enforce_failures.len()
     );
-    assert!(enforce_kinds.iter().all(|&k| k > 0), "enforcement cases exercise every outcome");
+    assert!(
+        enforce_kinds.iter().all(|&k| k > 0),
+        "enforcement cases exercise every outcome"
+    );
     if let Some((_, got, want)) = enforce_failures.iter().min_by_key(|f| f.0) {
         panic!(
             "enforcement mismatch; smallest failing case:\n{}\nreference: {}",
@@ -686,5 +755,8 @@ fn agrees_with_reference_client_on_random_streams() {
         );
     }
     // The generator must exercise both verdicts.
-    assert!(rejected > n / 20 && rejected < n - n / 20, "{rejected} of {n} rejected");
+    assert!(
+        rejected > n / 20 && rejected < n - n / 20,
+        "{rejected} of {n} rejected"
+    );
 }

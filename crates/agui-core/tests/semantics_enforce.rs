@@ -47,9 +47,16 @@ fn enforce_cases_match_reference() {
         for (got, want) in warnings.iter().zip(&want_warnings) {
             match got {
                 EnforceWarning::UnrecognisedEvent { event_type } => {
-                    assert!(want.contains(&format!("Dropping unrecognised event '{event_type}'")), "{name}")
+                    assert!(
+                        want.contains(&format!("Dropping unrecognised event '{event_type}'")),
+                        "{name}"
+                    )
                 }
-                other => assert_eq!(other.path().map(str::to_owned), warning_path(want), "{name}"),
+                other => assert_eq!(
+                    other.path().map(str::to_owned),
+                    warning_path(want),
+                    "{name}"
+                ),
             }
         }
         if case["ok"].as_bool().unwrap() {
@@ -63,7 +70,11 @@ fn enforce_cases_match_reference() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|p| p.as_str().map(str::to_owned).unwrap_or_else(|| p.to_string()))
+                .map(|p| {
+                    p.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| p.to_string())
+                })
                 .collect();
             assert_eq!(err.source.path, want_path.join("/"), "{name}: {err}");
         }
@@ -77,7 +88,10 @@ fn outgoing_input_cases_match_reference() {
     for case in &cases {
         let (input, warnings) = enforce_outgoing_input(case["input"].clone()).unwrap();
         assert_eq!(serde_json::to_value(&input).unwrap(), case["output"]);
-        let got: Vec<Option<String>> = warnings.iter().map(|w| w.path().map(str::to_owned)).collect();
+        let got: Vec<Option<String>> = warnings
+            .iter()
+            .map(|w| w.path().map(str::to_owned))
+            .collect();
         let want: Vec<Option<String>> = case["warnings"]
             .as_array()
             .unwrap()

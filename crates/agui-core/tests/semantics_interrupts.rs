@@ -32,8 +32,12 @@ fn interrupt_cases_match_reference() {
                 }
             }
             "buildResumeArray" => {
-                let interrupts: Vec<Interrupt> =
-                    case["interrupts"].as_array().unwrap().iter().map(interrupt).collect();
+                let interrupts: Vec<Interrupt> = case["interrupts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(interrupt)
+                    .collect();
                 let responses = case["responses"].as_object().unwrap().iter().map(|(k, v)| {
                     (
                         k.clone(),
@@ -60,10 +64,16 @@ fn interrupt_cases_match_reference() {
 fn iso_dates_parse_like_javascript() {
     assert_eq!(parse_iso8601_millis("1970-01-01T00:00:00Z"), Some(0));
     assert_eq!(parse_iso8601_millis("1970-01-02"), Some(86_400_000));
-    assert_eq!(parse_iso8601_millis("1970-01-01T01:00:00.5+01:00"), Some(500));
+    assert_eq!(
+        parse_iso8601_millis("1970-01-01T01:00:00.5+01:00"),
+        Some(500)
+    );
     assert_eq!(parse_iso8601_millis("2000-02-30"), None);
     assert_eq!(parse_iso8601_millis("not a date"), None);
-    assert_eq!(parse_iso8601_millis("+002000-01-01T00:00:00Z"), Some(946_684_800_000));
+    assert_eq!(
+        parse_iso8601_millis("+002000-01-01T00:00:00Z"),
+        Some(946_684_800_000)
+    );
 }
 
 #[test]

@@ -96,7 +96,11 @@ fn trim_line(line: &[u8]) -> &[u8] {
     l
 }
 
-pub(crate) fn write_jsonl(out: &mut impl Write, ev: &Event, buf: &mut Vec<u8>) -> Result<(), CliError> {
+pub(crate) fn write_jsonl(
+    out: &mut impl Write,
+    ev: &Event,
+    buf: &mut Vec<u8>,
+) -> Result<(), CliError> {
     buf.clear();
     ev.write_json(buf);
     buf.push(b'\n');

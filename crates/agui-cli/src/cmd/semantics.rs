@@ -60,21 +60,19 @@ pub fn verify(args: VerifyArgs) -> Result<(), CliError> {
     let mut verifier = Verifier::new();
     let mut expander = args.expand_chunks.then(ChunkExpander::new);
     let mut buf = Vec::new();
-    read_events(args.from, &mut input, |ev| {
-        match &mut expander {
-            None => verifier
-                .push(&ev)
-                .map_err(|e| CliError::Rejected(e.to_string())),
-            Some(x) => {
-                x.push(ev, &mut buf)
-                    .map_err(|e| CliError::Rejected(e.to_string()))?;
-                for e in buf.drain(..) {
-                    verifier
-                        .push(&e)
-                        .map_err(|e| CliError::Rejected(format!("expanded {e}")))?;
-                }
-                Ok(())
+    read_events(args.from, &mut input, |ev| match &mut expander {
+        None => verifier
+            .push(&ev)
+            .map_err(|e| CliError::Rejected(e.to_string())),
+        Some(x) => {
+            x.push(ev, &mut buf)
+                .map_err(|e| CliError::Rejected(e.to_string()))?;
+            for e in buf.drain(..) {
+                verifier
+                    .push(&e)
+                    .map_err(|e| CliError::Rejected(format!("expanded {e}")))?;
             }
+            Ok(())
         }
     })
 }
@@ -82,13 +80,15 @@ pub fn verify(args: VerifyArgs) -> Result<(), CliError> {
 /// `agui apply`: prints `{"messages":[...],"state":...}`.
 pub fn apply(args: ApplyArgs) -> Result<(), CliError> {
     let mut reducer = match &args.input {
-        None => Reducer::new(Vec::new(), Some(serde_json::Value::Object(Default::default()))),
+        None => Reducer::new(
+            Vec::new(),
+            Some(serde_json::Value::Object(Default::default())),
+        ),
         Some(p) => {
-            let bytes = std::fs::read(p)
-                .map_err(CliError::io(format!("cannot read {}", p.display())))?;
-            let input: RunAgentInput = agui_core::wire::from_json_slice(&bytes).map_err(|e| {
-                CliError::Malformed(format!("{}: {e}", p.display()))
-            })?;
+            let bytes =
+                std::fs::read(p).map_err(CliError::io(format!("cannot read {}", p.display())))?;
+            let input: RunAgentInput = agui_core::wire::from_json_slice(&bytes)
+                .map_err(|e| CliError::Malformed(format!("{}: {e}", p.display())))?;
             Reducer::from_input(&input)
         }
     };

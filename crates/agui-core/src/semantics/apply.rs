@@ -158,7 +158,9 @@ pub fn authoritative_activity_types(metadata: Option<&JsonObject>) -> ActivityOw
         None => ActivityOwnership::Undeclared,
         Some(Value::Null) => ActivityOwnership::Null,
         Some(Value::Array(a)) if a.iter().all(Value::is_string) => ActivityOwnership::Types(
-            a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
         ),
         Some(_) => ActivityOwnership::Types(Vec::new()),
     }
@@ -220,7 +222,9 @@ impl Reducer {
     }
 
     fn index_message(&mut self, i: usize) {
-        let Some(m) = self.messages.get(i) else { return };
+        let Some(m) = self.messages.get(i) else {
+            return;
+        };
         self.by_id.entry(m.id().to_owned()).or_insert(i);
         if let Message::Assistant(a) = m {
             for (j, tc) in a.tool_calls.iter().flatten().enumerate() {
@@ -259,7 +263,9 @@ impl Reducer {
         self.applied += 1;
         let mut out = Applied::default();
         match event {
-            Event::TextMessageChunk(_) | Event::ToolCallChunk(_) | Event::ReasoningMessageChunk(_) => {
+            Event::TextMessageChunk(_)
+            | Event::ToolCallChunk(_)
+            | Event::ReasoningMessageChunk(_) => {
                 return Err(ApplyError::UntransformedChunk {
                     index,
                     event_type: event.event_type(),
@@ -267,50 +273,71 @@ impl Reducer {
             }
             Event::TextMessageStart(e) => {
                 let role = e.role.unwrap_or_default();
-                self.start_message(&mut out, "TEXT_MESSAGE_START", "text", e.message_id, e.metadata, |id, sub| {
-                    let mut name = e.name;
-                    match role {
-                        TextMessageRole::Assistant => Message::Assistant(AssistantMessage {
-                            id,
-                            name: name.take(),
-                            content: Some(String::new()),
-                            subagent_run_id: sub,
-                            ..Default::default()
-                        }),
-                        TextMessageRole::User => Message::User(UserMessage {
-                            id,
-                            name: name.take(),
-                            content: Content::Text(String::new()),
-                            subagent_run_id: sub,
-                            ..Default::default()
-                        }),
-                        TextMessageRole::System => Message::System(SystemMessage {
-                            id,
-                            name: name.take(),
-                            subagent_run_id: sub,
-                            ..Default::default()
-                        }),
-                        TextMessageRole::Developer => Message::Developer(DeveloperMessage {
-                            id,
-                            name: name.take(),
-                            subagent_run_id: sub,
-                            ..Default::default()
-                        }),
-                    }
-                }, e.subagent_run_id);
+                self.start_message(
+                    &mut out,
+                    "TEXT_MESSAGE_START",
+                    "text",
+                    e.message_id,
+                    e.metadata,
+                    |id, sub| {
+                        let mut name = e.name;
+                        match role {
+                            TextMessageRole::Assistant => Message::Assistant(AssistantMessage {
+                                id,
+                                name: name.take(),
+                                content: Some(String::new()),
+                                subagent_run_id: sub,
+                                ..Default::default()
+                            }),
+                            TextMessageRole::User => Message::User(UserMessage {
+                                id,
+                                name: name.take(),
+                                content: Content::Text(String::new()),
+                                subagent_run_id: sub,
+                                ..Default::default()
+                            }),
+                            TextMessageRole::System => Message::System(SystemMessage {
+                                id,
+                                name: name.take(),
+                                subagent_run_id: sub,
+                                ..Default::default()
+                            }),
+                            TextMessageRole::Developer => Message::Developer(DeveloperMessage {
+                                id,
+                                name: name.take(),
+                                subagent_run_id: sub,
+                                ..Default::default()
+                            }),
+                        }
+                    },
+                    e.subagent_run_id,
+                );
             }
             Event::ReasoningMessageStart(e) => {
-                self.start_message(&mut out, "REASONING_MESSAGE_START", "reasoning", e.message_id, e.metadata, |id, sub| {
-                    Message::Reasoning(ReasoningMessage {
-                        id,
-                        subagent_run_id: sub,
-                        ..Default::default()
-                    })
-                }, e.subagent_run_id);
+                self.start_message(
+                    &mut out,
+                    "REASONING_MESSAGE_START",
+                    "reasoning",
+                    e.message_id,
+                    e.metadata,
+                    |id, sub| {
+                        Message::Reasoning(ReasoningMessage {
+                            id,
+                            subagent_run_id: sub,
+                            ..Default::default()
+                        })
+                    },
+                    e.subagent_run_id,
+                );
             }
-            Event::TextMessageContent(e) => {
-                self.content(&mut out, "TEXT_MESSAGE_CONTENT", "text", &e.message_id, Some(&e.delta), e.metadata)
-            }
+            Event::TextMessageContent(e) => self.content(
+                &mut out,
+                "TEXT_MESSAGE_CONTENT",
+                "text",
+                &e.message_id,
+                Some(&e.delta),
+                e.metadata,
+            ),
             Event::ReasoningMessageContent(e) => self.content(
                 &mut out,
                 "REASONING_MESSAGE_CONTENT",
@@ -319,17 +346,30 @@ impl Reducer {
                 Some(&e.delta),
                 e.metadata,
             ),
-            Event::TextMessageEnd(e) => {
-                self.content(&mut out, "TEXT_MESSAGE_END", "text", &e.message_id, None, e.metadata)
-            }
-            Event::ReasoningMessageEnd(e) => {
-                self.content(&mut out, "REASONING_MESSAGE_END", "reasoning", &e.message_id, None, e.metadata)
-            }
+            Event::TextMessageEnd(e) => self.content(
+                &mut out,
+                "TEXT_MESSAGE_END",
+                "text",
+                &e.message_id,
+                None,
+                e.metadata,
+            ),
+            Event::ReasoningMessageEnd(e) => self.content(
+                &mut out,
+                "REASONING_MESSAGE_END",
+                "reasoning",
+                &e.message_id,
+                None,
+                e.metadata,
+            ),
             Event::ToolCallStart(e) => self.tool_call_start(&mut out, e),
             Event::ToolCallArgs(e) => match self.tool_call_mut(&e.tool_call_id) {
                 None => warn(
                     &mut out,
-                    format!("TOOL_CALL_ARGS: No message found containing tool call with ID '{}'", e.tool_call_id),
+                    format!(
+                        "TOOL_CALL_ARGS: No message found containing tool call with ID '{}'",
+                        e.tool_call_id
+                    ),
                 ),
                 Some((i, tc)) => {
                     tc.function.arguments.push_str(&e.delta);
@@ -341,7 +381,10 @@ impl Reducer {
             Event::ToolCallEnd(e) => match self.tool_call_mut(&e.tool_call_id) {
                 None => warn(
                     &mut out,
-                    format!("TOOL_CALL_END: No message found containing tool call with ID '{}'", e.tool_call_id),
+                    format!(
+                        "TOOL_CALL_END: No message found containing tool call with ID '{}'",
+                        e.tool_call_id
+                    ),
                 ),
                 Some((i, tc)) => {
                     if merge_metadata(&mut tc.metadata, e.metadata) {
@@ -448,7 +491,9 @@ impl Reducer {
     ) {
         match self.find(&id) {
             Some(i) => {
-                let Some(m) = self.messages.get_mut(i) else { return };
+                let Some(m) = self.messages.get_mut(i) else {
+                    return;
+                };
                 if matches!(m, Message::Activity(_)) {
                     warn(
                         out,
@@ -484,7 +529,9 @@ impl Reducer {
             warn(out, format!("{ty}: No message found with ID '{id}'"));
             return;
         };
-        let Some(m) = self.messages.get_mut(i) else { return };
+        let Some(m) = self.messages.get_mut(i) else {
+            return;
+        };
         if matches!(m, Message::Activity(_)) {
             warn(
                 out,
@@ -528,7 +575,11 @@ impl Reducer {
             Some(p) => match self.find(&p) {
                 Some(i) if matches!(self.messages.get(i), Some(Message::Assistant(_))) => Ok(i),
                 Some(i) => {
-                    let role = self.messages.get(i).map(|m| m.role().as_str()).unwrap_or("");
+                    let role = self
+                        .messages
+                        .get(i)
+                        .map(|m| m.role().as_str())
+                        .unwrap_or("");
                     out.warning = Some(format!(
                         "TOOL_CALL_START: parentMessageId '{p}' matches a '{role}' message, not assistant — falling back to toolCallId"
                     ));
@@ -667,7 +718,9 @@ impl Reducer {
                 self.push_message(Message::Activity(m));
             }
             Some(i) => {
-                let Some(existing) = self.messages.get_mut(i) else { return };
+                let Some(existing) = self.messages.get_mut(i) else {
+                    return;
+                };
                 match existing {
                     Message::Activity(a) => {
                         if replace {
@@ -693,12 +746,19 @@ impl Reducer {
     }
 
     fn activity_delta(&mut self, out: &mut Applied, e: ActivityDelta) {
-        let Some(i) = self.find(&e.message_id) else { return };
-        let Some(m) = self.messages.get_mut(i) else { return };
+        let Some(i) = self.find(&e.message_id) else {
+            return;
+        };
+        let Some(m) = self.messages.get_mut(i) else {
+            return;
+        };
         let Message::Activity(a) = m else {
             warn(
                 out,
-                format!("ACTIVITY_DELTA: Message '{}' is not an activity message", e.message_id),
+                format!(
+                    "ACTIVITY_DELTA: Message '{}' is not an activity message",
+                    e.message_id
+                ),
             );
             return;
         };
@@ -736,7 +796,10 @@ impl Reducer {
                 }
                 warn(
                     out,
-                    format!("Failed to apply activity patch for '{}': {err}", e.message_id),
+                    format!(
+                        "Failed to apply activity patch for '{}': {err}",
+                        e.message_id
+                    ),
                 );
             }
         }

@@ -132,14 +132,16 @@ impl Pending {
     }
     fn id(&self) -> &str {
         match self {
-            Pending::Text { id, .. } | Pending::Tool { id, .. } | Pending::Reasoning { id, .. } => id,
+            Pending::Text { id, .. } | Pending::Tool { id, .. } | Pending::Reasoning { id, .. } => {
+                id
+            }
         }
     }
     fn tag(&self) -> Option<&String> {
         match self {
-            Pending::Text { tag, .. } | Pending::Tool { tag, .. } | Pending::Reasoning { tag, .. } => {
-                tag.as_ref()
-            }
+            Pending::Text { tag, .. }
+            | Pending::Tool { tag, .. }
+            | Pending::Reasoning { tag, .. } => tag.as_ref(),
         }
     }
     fn end_event(self) -> Event {
@@ -300,7 +302,10 @@ impl ChunkExpander {
                 };
                 self.expand(c, ChunkOpener::Reasoning, out)
             }
-            Event::RunStarted(_) | Event::RunFinished(_) | Event::RunError(_) | Event::MessagesSnapshot(_) => {
+            Event::RunStarted(_)
+            | Event::RunFinished(_)
+            | Event::RunError(_)
+            | Event::MessagesSnapshot(_) => {
                 self.close_all(out);
                 out.push(event);
                 Ok(())
@@ -328,19 +333,41 @@ impl ChunkExpander {
         }
     }
 
-    fn expand(&mut self, c: Chunk, opener: ChunkOpener, out: &mut Vec<Event>) -> Result<(), ChunkRule> {
+    fn expand(
+        &mut self,
+        c: Chunk,
+        opener: ChunkOpener,
+        out: &mut Vec<Event>,
+    ) -> Result<(), ChunkRule> {
         let lane = self.resolve_lane(&c)?;
         let start = out.len();
         let continuing = match self.lanes.get(&lane) {
             Some(p) if p.kind() == c.kind && c.id.as_ref().map_or(true, |id| id == p.id()) => {
                 match (p, &opener) {
-                    (Pending::Text { id, role, name, .. }, ChunkOpener::Text { role: r, name: n }) => {
+                    (
+                        Pending::Text { id, role, name, .. },
+                        ChunkOpener::Text { role: r, name: n },
+                    ) => {
                         agree(c.kind, id, "role", r.map(role_str), Some(role_str(*role)))?;
                         agree(c.kind, id, "name", n.as_deref(), name.as_deref())?;
                     }
-                    (Pending::Tool { id, name, parent, .. }, ChunkOpener::Tool { name: n, parent: pm }) => {
+                    (
+                        Pending::Tool {
+                            id, name, parent, ..
+                        },
+                        ChunkOpener::Tool {
+                            name: n,
+                            parent: pm,
+                        },
+                    ) => {
                         agree(c.kind, id, "toolCallName", n.as_deref(), Some(name))?;
-                        agree(c.kind, id, "parentMessageId", pm.as_deref(), parent.as_deref())?;
+                        agree(
+                            c.kind,
+                            id,
+                            "parentMessageId",
+                            pm.as_deref(),
+                            parent.as_deref(),
+                        )?;
                     }
                     _ => {}
                 }
@@ -427,7 +454,15 @@ impl ChunkExpander {
         let emit_content = c.delta.is_some() || c.raw_event.is_some();
         let nothing_yet = out.len() == start;
         if emit_content || (nothing_yet && (c.metadata.is_some() || has_extra)) {
-            out.push(content_event(c.kind, id, c.delta.unwrap_or_default(), owner, c.metadata, c.raw_event, c.extra));
+            out.push(content_event(
+                c.kind,
+                id,
+                c.delta.unwrap_or_default(),
+                owner,
+                c.metadata,
+                c.raw_event,
+                c.extra,
+            ));
         } else if has_extra {
             // Only an opener was emitted: unknown keys ride on it; described keys win.
             if let Some(last) = out.last_mut() {
@@ -472,7 +507,13 @@ fn role_str(r: TextMessageRole) -> &'static str {
     crate::types::Role::from(r).as_str()
 }
 
-fn agree(kind: Kind, id: &str, field: &'static str, incoming: Option<&str>, established: Option<&str>) -> Result<(), ChunkRule> {
+fn agree(
+    kind: Kind,
+    id: &str,
+    field: &'static str,
+    incoming: Option<&str>,
+    established: Option<&str>,
+) -> Result<(), ChunkRule> {
     match incoming {
         Some(i) if Some(i) != established => Err(ChunkRule::OpenerMismatch {
             entity: kind.entity(),

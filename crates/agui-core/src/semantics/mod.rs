@@ -4,11 +4,11 @@
 
 pub mod verify;
 
-pub use verify::{verify_events, VerifyError, VerifyRule, Verifier};
+pub use verify::{verify_events, Verifier, VerifyError, VerifyRule};
 pub mod apply;
 pub mod patch;
 
-pub use apply::{ApplyError, Applied, Reducer, RunOutcome};
+pub use apply::{Applied, ApplyError, Reducer, RunOutcome};
 pub mod chunks;
 
 pub use chunks::{expand_chunks, ChunkError, ChunkExpander, ChunkRule};

@@ -19,7 +19,11 @@ pub struct PatchFailure {
     pub reason: String,
 }
 
-fn pointer(op_index: usize, op: &'static str, s: String) -> Result<json_patch::jsonptr::PointerBuf, PatchFailure> {
+fn pointer(
+    op_index: usize,
+    op: &'static str,
+    s: String,
+) -> Result<json_patch::jsonptr::PointerBuf, PatchFailure> {
     json_patch::jsonptr::PointerBuf::try_from(s.clone()).map_err(|e| PatchFailure {
         operation: op_index,
         op,
@@ -94,7 +98,10 @@ fn op_name(op: &json_patch::PatchOperation) -> &'static str {
 /// Applies `ops` to a document that may be absent (`None`, the reference's
 /// `undefined` state): while it is absent only whole-document `add`/`replace` can
 /// apply; anything else fails and leaves the document absent.
-pub fn apply_patch_optional(doc: &mut Option<Value>, ops: Vec<PatchOperation>) -> Result<(), PatchFailure> {
+pub fn apply_patch_optional(
+    doc: &mut Option<Value>,
+    ops: Vec<PatchOperation>,
+) -> Result<(), PatchFailure> {
     if let Some(d) = doc {
         return apply_patch(d, ops);
     }

@@ -84,7 +84,12 @@ pub struct Enforced {
 /// Marks a value whose union tag matched no member.
 struct Unrecognisable;
 
-fn strip(value: Value, shape: Shape, path: &mut String, removed: &mut Vec<String>) -> Result<Value, Unrecognisable> {
+fn strip(
+    value: Value,
+    shape: Shape,
+    path: &mut String,
+    removed: &mut Vec<String>,
+) -> Result<Value, Unrecognisable> {
     match shape {
         Shape::Any => Ok(value),
         Shape::Obj(o) => strip_obj(value, o, path, removed),
@@ -111,7 +116,10 @@ fn strip(value: Value, shape: Shape, path: &mut String, removed: &mut Vec<String
         },
         Shape::Union(u) => match &value {
             Value::Object(m) => {
-                let member = m.get(u.tag).and_then(Value::as_str).and_then(|t| u.member(t));
+                let member = m
+                    .get(u.tag)
+                    .and_then(Value::as_str)
+                    .and_then(|t| u.member(t));
                 match member {
                     Some(o) => strip_obj(value, o, path, removed),
                     None => Err(Unrecognisable),
@@ -126,7 +134,12 @@ fn strip(value: Value, shape: Shape, path: &mut String, removed: &mut Vec<String
     }
 }
 
-fn strip_obj(value: Value, o: &'static Obj, path: &mut String, removed: &mut Vec<String>) -> Result<Value, Unrecognisable> {
+fn strip_obj(
+    value: Value,
+    o: &'static Obj,
+    path: &mut String,
+    removed: &mut Vec<String>,
+) -> Result<Value, Unrecognisable> {
     let Value::Object(map) = value else {
         return Ok(value);
     };
@@ -179,7 +192,8 @@ pub fn enforce_event(value: Value) -> Result<Enforced, EnforceError> {
         });
     };
     let mut removed = Vec::new();
-    let stripped = strip_obj(value, schema, &mut String::new(), &mut removed).unwrap_or(Value::Null);
+    let stripped =
+        strip_obj(value, schema, &mut String::new(), &mut removed).unwrap_or(Value::Null);
     let warnings: Vec<EnforceWarning> = removed
         .into_iter()
         .map(|path| {
@@ -190,10 +204,11 @@ pub fn enforce_event(value: Value) -> Result<Enforced, EnforceError> {
             }
         })
         .collect();
-    let event = crate::wire::from_json_value::<Event>(&stripped).map_err(|source| EnforceError {
-        event_type: ty.clone(),
-        source,
-    })?;
+    let event =
+        crate::wire::from_json_value::<Event>(&stripped).map_err(|source| EnforceError {
+            event_type: ty.clone(),
+            source,
+        })?;
     Ok(Enforced {
         event: Some(event),
         warnings,
@@ -239,7 +254,10 @@ fn omit(value: &mut Value, shape: Shape) {
             }
         }
         Shape::Union(u) => {
-            let member = value.get(u.tag).and_then(Value::as_str).and_then(|t| u.member(t));
+            let member = value
+                .get(u.tag)
+                .and_then(Value::as_str)
+                .and_then(|t| u.member(t));
             if let Some(o) = member {
                 omit_obj(value, o);
             }
@@ -261,11 +279,18 @@ fn omit_obj(value: &mut Value, o: &'static Obj) {
 /// nulls omitted, unknown material stripped (reported), then strict validation
 /// (`tools`/`context` default to `[]`). Top-level messages lose a `null`
 /// `subagentRunId` (already covered by the null omission).
-pub fn enforce_outgoing_input(mut value: Value) -> Result<(RunAgentInput, Vec<EnforceWarning>), EnforceError> {
+pub fn enforce_outgoing_input(
+    mut value: Value,
+) -> Result<(RunAgentInput, Vec<EnforceWarning>), EnforceError> {
     omit_optional_nulls(&mut value, NullsRoot::RunAgentInput);
     let mut removed = Vec::new();
-    let stripped = strip_obj(value, &schema::RUN_AGENT_INPUT, &mut String::new(), &mut removed)
-        .unwrap_or(Value::Null);
+    let stripped = strip_obj(
+        value,
+        &schema::RUN_AGENT_INPUT,
+        &mut String::new(),
+        &mut removed,
+    )
+    .unwrap_or(Value::Null);
     let warnings = removed
         .into_iter()
         .map(|path| {
@@ -273,9 +298,11 @@ pub fn enforce_outgoing_input(mut value: Value) -> Result<(RunAgentInput, Vec<En
             EnforceWarning::RemovedFromInput { path }
         })
         .collect();
-    let input = crate::wire::from_json_value::<RunAgentInput>(&stripped).map_err(|source| EnforceError {
-        event_type: "RunAgentInput".to_owned(),
-        source,
+    let input = crate::wire::from_json_value::<RunAgentInput>(&stripped).map_err(|source| {
+        EnforceError {
+            event_type: "RunAgentInput".to_owned(),
+            source,
+        }
     })?;
     Ok((input, warnings))
 }

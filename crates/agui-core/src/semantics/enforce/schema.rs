@@ -49,7 +49,10 @@ pub(crate) struct Union {
 
 impl Union {
     pub fn member(&self, tag: &str) -> Option<&'static Obj> {
-        self.members.iter().find(|(t, _)| *t == tag).map(|(_, o)| *o)
+        self.members
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map(|(_, o)| *o)
     }
 }
 
@@ -109,7 +112,10 @@ static INTERRUPT: Obj = obj(&[
 static INTERRUPT_SHAPE: Shape = Shape::Obj(&INTERRUPT);
 
 static OUTCOME_SUCCESS: Obj = obj(&[req("type", A), opt("pendingToolCallIds", A)]);
-static OUTCOME_INTERRUPT: Obj = obj(&[req("type", A), req("interrupts", Shape::Arr(&INTERRUPT_SHAPE))]);
+static OUTCOME_INTERRUPT: Obj = obj(&[
+    req("type", A),
+    req("interrupts", Shape::Arr(&INTERRUPT_SHAPE)),
+]);
 static OUTCOME_CANCELLED: Obj = obj(&[req("type", A)]);
 static RUN_OUTCOME: Union = Union {
     tag: "type",
@@ -146,12 +152,22 @@ static PATCH: Shape = Shape::Arr(&PATCH_OP_SHAPE);
 
 static SRC_DATA: Obj = obj(&[req("type", A), req("value", A), req("mimeType", A)]);
 static SRC_URL: Obj = obj(&[req("type", A), req("value", A), opt("mimeType", A)]);
-static SRC_FILE: Obj = obj(&[req("type", A), req("value", A), opt("provider", A), opt("mimeType", A)]);
+static SRC_FILE: Obj = obj(&[
+    req("type", A),
+    req("value", A),
+    opt("provider", A),
+    opt("mimeType", A),
+]);
 static PART_SOURCE: Union = Union {
     tag: "type",
     members: &[("data", &SRC_DATA), ("url", &SRC_URL), ("file", &SRC_FILE)],
 };
-static PART_TEXT: Obj = obj(&[req("type", A), opt("id", A), req("text", A), opt("metadata", A)]);
+static PART_TEXT: Obj = obj(&[
+    req("type", A),
+    opt("id", A),
+    req("text", A),
+    opt("metadata", A),
+]);
 static PART_MEDIA: Obj = obj(&[
     req("type", A),
     opt("id", A),
@@ -250,11 +266,21 @@ static MESSAGE: Union = Union {
 static MESSAGE_SHAPE: Shape = Shape::Union(&MESSAGE);
 static MESSAGES: Shape = Shape::Arr(&MESSAGE_SHAPE);
 
-static TOOL: Obj = obj(&[req("name", A), req("description", A), opt("parameters", A), opt("metadata", A)]);
+static TOOL: Obj = obj(&[
+    req("name", A),
+    req("description", A),
+    opt("parameters", A),
+    opt("metadata", A),
+]);
 static TOOL_SHAPE: Shape = Shape::Obj(&TOOL);
 static CONTEXT: Obj = obj(&[req("description", A), req("value", A)]);
 static CONTEXT_SHAPE: Shape = Shape::Obj(&CONTEXT);
-static RESUME_ENTRY: Obj = obj(&[req("interruptId", A), req("status", A), opt("payload", A), opt("metadata", A)]);
+static RESUME_ENTRY: Obj = obj(&[
+    req("interruptId", A),
+    req("status", A),
+    opt("payload", A),
+    opt("metadata", A),
+]);
 static RESUME_SHAPE: Shape = Shape::Obj(&RESUME_ENTRY);
 
 /// `RunAgentInput`.
@@ -293,37 +319,167 @@ macro_rules! event {
     };
 }
 
-event!(TEXT_MESSAGE_START, attributable, [req("messageId", A), opt("role", A), opt("name", A)]);
-event!(TEXT_MESSAGE_CONTENT, attributable, [req("messageId", A), req("delta", A)]);
+event!(
+    TEXT_MESSAGE_START,
+    attributable,
+    [req("messageId", A), opt("role", A), opt("name", A)]
+);
+event!(
+    TEXT_MESSAGE_CONTENT,
+    attributable,
+    [req("messageId", A), req("delta", A)]
+);
 event!(TEXT_MESSAGE_END, attributable, [req("messageId", A)]);
-event!(TEXT_MESSAGE_CHUNK, attributable, [opt("messageId", A), opt("role", A), opt("delta", A), opt("name", A)]);
-event!(TOOL_CALL_START, attributable, [req("toolCallId", A), req("toolCallName", A), opt("parentMessageId", A)]);
-event!(TOOL_CALL_ARGS, attributable, [req("toolCallId", A), req("delta", A)]);
+event!(
+    TEXT_MESSAGE_CHUNK,
+    attributable,
+    [
+        opt("messageId", A),
+        opt("role", A),
+        opt("delta", A),
+        opt("name", A)
+    ]
+);
+event!(
+    TOOL_CALL_START,
+    attributable,
+    [
+        req("toolCallId", A),
+        req("toolCallName", A),
+        opt("parentMessageId", A)
+    ]
+);
+event!(
+    TOOL_CALL_ARGS,
+    attributable,
+    [req("toolCallId", A), req("delta", A)]
+);
 event!(TOOL_CALL_END, attributable, [req("toolCallId", A)]);
-event!(TOOL_CALL_CHUNK, attributable, [opt("toolCallId", A), opt("toolCallName", A), opt("parentMessageId", A), opt("delta", A)]);
-event!(TOOL_CALL_RESULT, attributable, [req("messageId", A), req("toolCallId", A), req("content", CONTENT), opt("role", A)]);
+event!(
+    TOOL_CALL_CHUNK,
+    attributable,
+    [
+        opt("toolCallId", A),
+        opt("toolCallName", A),
+        opt("parentMessageId", A),
+        opt("delta", A)
+    ]
+);
+event!(
+    TOOL_CALL_RESULT,
+    attributable,
+    [
+        req("messageId", A),
+        req("toolCallId", A),
+        req("content", CONTENT),
+        opt("role", A)
+    ]
+);
 event!(STATE_SNAPSHOT, attributable, [req("snapshot", A)]);
 event!(STATE_DELTA, attributable, [req("delta", PATCH)]);
 event!(MESSAGES_SNAPSHOT, run_scoped, [req("messages", MESSAGES)]);
-event!(ACTIVITY_SNAPSHOT, attributable, [req("messageId", A), req("activityType", A), req("content", A), opt("replace", A)]);
-event!(ACTIVITY_DELTA, attributable, [req("messageId", A), req("activityType", A), req("patch", PATCH)]);
+event!(
+    ACTIVITY_SNAPSHOT,
+    attributable,
+    [
+        req("messageId", A),
+        req("activityType", A),
+        req("content", A),
+        opt("replace", A)
+    ]
+);
+event!(
+    ACTIVITY_DELTA,
+    attributable,
+    [
+        req("messageId", A),
+        req("activityType", A),
+        req("patch", PATCH)
+    ]
+);
 event!(RAW, attributable, [req("event", A), opt("source", A)]);
 event!(CUSTOM, attributable, [req("name", A), req("value", A)]);
-event!(RUN_STARTED, run_scoped, [req("threadId", A), req("runId", A), opt("protocolVersion", A), opt("parentRunId", A), opt("input", Shape::Obj(&RUN_AGENT_INPUT))]);
-event!(RUN_FINISHED, run_scoped, [req("threadId", A), req("runId", A), opt("result", A), opt("outcome", Shape::Union(&RUN_OUTCOME)), opt("usage", Shape::Arr(&USAGE))]);
-event!(RUN_ERROR, run_scoped, [req("message", A), opt("code", A), opt("usage", Shape::Arr(&USAGE))]);
+event!(
+    RUN_STARTED,
+    run_scoped,
+    [
+        req("threadId", A),
+        req("runId", A),
+        opt("protocolVersion", A),
+        opt("parentRunId", A),
+        opt("input", Shape::Obj(&RUN_AGENT_INPUT))
+    ]
+);
+event!(
+    RUN_FINISHED,
+    run_scoped,
+    [
+        req("threadId", A),
+        req("runId", A),
+        opt("result", A),
+        opt("outcome", Shape::Union(&RUN_OUTCOME)),
+        opt("usage", Shape::Arr(&USAGE))
+    ]
+);
+event!(
+    RUN_ERROR,
+    run_scoped,
+    [
+        req("message", A),
+        opt("code", A),
+        opt("usage", Shape::Arr(&USAGE))
+    ]
+);
 event!(STEP_STARTED, attributable, [req("stepName", A)]);
 event!(STEP_FINISHED, attributable, [req("stepName", A)]);
 event!(REASONING_START, attributable, [req("messageId", A)]);
-event!(REASONING_MESSAGE_START, attributable, [req("messageId", A), req("role", A)]);
-event!(REASONING_MESSAGE_CONTENT, attributable, [req("messageId", A), req("delta", A)]);
+event!(
+    REASONING_MESSAGE_START,
+    attributable,
+    [req("messageId", A), req("role", A)]
+);
+event!(
+    REASONING_MESSAGE_CONTENT,
+    attributable,
+    [req("messageId", A), req("delta", A)]
+);
 event!(REASONING_MESSAGE_END, attributable, [req("messageId", A)]);
-event!(REASONING_MESSAGE_CHUNK, attributable, [opt("messageId", A), opt("delta", A)]);
+event!(
+    REASONING_MESSAGE_CHUNK,
+    attributable,
+    [opt("messageId", A), opt("delta", A)]
+);
 event!(REASONING_END, attributable, [req("messageId", A)]);
-event!(REASONING_ENCRYPTED_VALUE, attributable, [req("subtype", A), req("entityId", A), req("encryptedValue", A)]);
-event!(SUBAGENT_STARTED, subagent, [req("name", A), opt("description", A), opt("parentSubagentRunId", A), opt("parentToolCallId", A), opt("parentMessageId", A)]);
-event!(SUBAGENT_FINISHED, subagent, [opt("result", A), opt("outcome", Shape::Union(&SUB_OUTCOME))]);
-event!(SUBAGENT_ERROR, subagent, [req("message", A), opt("code", A)]);
+event!(
+    REASONING_ENCRYPTED_VALUE,
+    attributable,
+    [
+        req("subtype", A),
+        req("entityId", A),
+        req("encryptedValue", A)
+    ]
+);
+event!(
+    SUBAGENT_STARTED,
+    subagent,
+    [
+        req("name", A),
+        opt("description", A),
+        opt("parentSubagentRunId", A),
+        opt("parentToolCallId", A),
+        opt("parentMessageId", A)
+    ]
+);
+event!(
+    SUBAGENT_FINISHED,
+    subagent,
+    [opt("result", A), opt("outcome", Shape::Union(&SUB_OUTCOME))]
+);
+event!(
+    SUBAGENT_ERROR,
+    subagent,
+    [req("message", A), opt("code", A)]
+);
 
 /// The schema of an event type, by wire name.
 pub(crate) fn event_schema(ty: &str) -> Option<&'static Obj> {
@@ -388,16 +544,37 @@ mod tests {
         for ty in crate::event::EventType::ALL {
             assert!(event_schema(ty.as_str()).is_some(), "{ty}");
         }
-        assert_eq!(keys(&TEXT_MESSAGE_START), with_type(TextMessageStart::WIRE_KEYS));
+        assert_eq!(
+            keys(&TEXT_MESSAGE_START),
+            with_type(TextMessageStart::WIRE_KEYS)
+        );
         assert_eq!(keys(&TOOL_CALL_CHUNK), with_type(ToolCallChunk::WIRE_KEYS));
-        assert_eq!(keys(&TOOL_CALL_RESULT), with_type(ToolCallResult::WIRE_KEYS));
+        assert_eq!(
+            keys(&TOOL_CALL_RESULT),
+            with_type(ToolCallResult::WIRE_KEYS)
+        );
         assert_eq!(keys(&RUN_STARTED), with_type(RunStarted::WIRE_KEYS));
         assert_eq!(keys(&RUN_FINISHED), with_type(RunFinished::WIRE_KEYS));
-        assert_eq!(keys(&SUBAGENT_STARTED), with_type(SubagentStarted::WIRE_KEYS));
-        assert_eq!(keys(&SUBAGENT_FINISHED), with_type(SubagentFinished::WIRE_KEYS));
-        assert_eq!(keys(&ACTIVITY_SNAPSHOT), with_type(ActivitySnapshot::WIRE_KEYS));
-        assert_eq!(keys(&REASONING_ENCRYPTED_VALUE), with_type(ReasoningEncryptedValue::WIRE_KEYS));
-        assert_eq!(keys(&MESSAGES_SNAPSHOT), with_type(MessagesSnapshot::WIRE_KEYS));
+        assert_eq!(
+            keys(&SUBAGENT_STARTED),
+            with_type(SubagentStarted::WIRE_KEYS)
+        );
+        assert_eq!(
+            keys(&SUBAGENT_FINISHED),
+            with_type(SubagentFinished::WIRE_KEYS)
+        );
+        assert_eq!(
+            keys(&ACTIVITY_SNAPSHOT),
+            with_type(ActivitySnapshot::WIRE_KEYS)
+        );
+        assert_eq!(
+            keys(&REASONING_ENCRYPTED_VALUE),
+            with_type(ReasoningEncryptedValue::WIRE_KEYS)
+        );
+        assert_eq!(
+            keys(&MESSAGES_SNAPSHOT),
+            with_type(MessagesSnapshot::WIRE_KEYS)
+        );
         let sorted = |k: &[&'static str]| {
             let mut v = k.to_vec();
             v.sort_unstable();

@@ -27,3 +27,12 @@ pub use enforce::{
     enforce_event, enforce_outgoing_input, omit_optional_nulls, EnforceError, EnforceWarning,
     Enforced, NullsRoot,
 };
+pub mod pipeline;
+/// `Stream` adapters (feature `stream`).
+#[cfg(feature = "stream")]
+pub mod stream;
+
+pub use pipeline::{IncomingPipeline, PipelineError, PipelineWarning};
+#[cfg(feature = "stream")]
+pub use stream::{CompactStream, ExpandChunksStream, VerifyStream};
+pub use verify::verified;

@@ -173,8 +173,8 @@ fn block(r: &mut Rng) -> Vec<Value> {
                     1 => json!({"type": "TOOL_CALL_CHUNK"}),
                     _ => json!({"type": "REASONING_MESSAGE_CHUNK"}),
                 };
-                if i == 0 || r.chance(20) {
-                    if r.chance(90) {
+                if (i == 0 || r.chance(20)) && r.chance(90) {
+                    {
                         if kind == 1 {
                             c["toolCallId"] = json!(r.pick(CALL_IDS));
                             if r.chance(90) {
@@ -430,6 +430,131 @@ fn generate(seed: u64, n: usize) -> Vec<Value> {
         .collect()
 }
 
+/// Corrupts an event with material enforcement must remove (or reject).
+fn corrupt(r: &mut Rng, ev: &mut Value) {
+    let Some(o) = ev.as_object_mut() else { return };
+    match r.below(10) {
+        0 => {
+            o.insert("zz".into(), json!(1));
+        }
+        1 => {
+            o.insert(
+                "type".into(),
+                json!(r.pick(&["THINKING_START", "", "SOMETHING_NEW"])),
+            );
+        }
+        2 => {
+            if let Some(Value::Array(ms)) = o.get_mut("messages") {
+                if let Some(Value::Object(m)) = ms.first_mut() {
+                    if r.chance(50) {
+                        m.insert("role".into(), json!("critic"));
+                    } else {
+                        m.insert("junk".into(), json!({"x": null}));
+                    }
+                }
+            } else {
+                o.insert("toString".into(), json!("x"));
+            }
+        }
+        3 => {
+            if o.contains_key("outcome") {
+                o.insert(
+                    "outcome".into(),
+                    json!({"type": r.pick(&["timeout", "success"]), "extra": 1}),
+                );
+            } else if o.contains_key("content") && o["type"] == "TOOL_CALL_RESULT" {
+                o.insert(
+                    "content".into(),
+                    json!([{"type": "text", "text": "a", "k": 2},
+                    {"type": "image", "source": {"type": r.pick(&["s3", "url"]), "value": "v"}},
+                    {"type": "hologram"}]),
+                );
+            } else {
+                o.insert("metadata".into(), json!({"deep": {"x": null}}));
+            }
+        }
+        4 => {
+            if let Some(Value::Array(ops)) = o.get_mut("delta") {
+                ops.push(json!({"op": r.pick(&["merge", "add"]), "path": "/q", "value": 1, "note": "kept"}));
+            } else {
+                o.insert("rawEvent".into(), json!({"any": [null]}));
+            }
+        }
+        5 => {
+            // A null on an optional field: fatal.
+            o.insert(
+                r.pick(&["timestamp", "metadata", "rawEvent"]).to_string(),
+                Value::Null,
+            );
+        }
+        6 => {
+            // A malformed known field: fatal.
+            o.insert(
+                "timestamp".into(),
+                json!(r.pick(&[json!(1.5), json!("x")]).clone()),
+            );
+        }
+        7 => {
+            if let Some(Value::Object(input)) = o.get_mut("input") {
+                input.insert("weird".into(), json!(1));
+                input.insert("state".into(), Value::Null);
+            } else {
+                o.insert("subagentRunId".into(), json!("s9"));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn generate_enforce(seed: u64, n: usize, first_id: usize) -> Vec<Value> {
+    let mut r = Rng(seed ^ 0xE4F0);
+    (0..n)
+        .map(|k| {
+            let mut events = run(&mut r);
+            for e in events.iter_mut() {
+                if r.chance(40) {
+                    corrupt(&mut r, e);
+                }
+            }
+            json!({"id": first_id + k, "enforce": events})
+        })
+        .collect()
+}
+
+fn ours_enforce(case: &Value) -> Value {
+    let answers: Vec<Value> = case["enforce"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| match agui_core::semantics::enforce_event(v.clone()) {
+            Ok(e) => {
+                let warnings: Vec<String> = e
+                    .warnings
+                    .iter()
+                    .map(|w| match w {
+                        agui_core::semantics::EnforceWarning::UnrecognisedEvent { event_type } => {
+                            format!("drop:{event_type}")
+                        }
+                        other => other.path().unwrap_or_default().to_owned(),
+                    })
+                    .collect();
+                json!({"output": e.event.map(|e| serde_json::to_value(e).unwrap()), "warnings": warnings})
+            }
+            Err(e) => {
+                let path: Vec<Value> = e
+                    .source
+                    .path
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| s.parse::<u64>().map(Value::from).unwrap_or_else(|_| json!(s)))
+                    .collect();
+                json!({"errorPath": path})
+            }
+        })
+        .collect();
+    json!({"id": case["id"], "enforce": answers})
+}
+
 fn to_values(evs: &[Event]) -> Vec<Value> {
     evs.iter()
         .map(|e| serde_json::to_value(e).unwrap())
@@ -520,12 +645,53 @@ fn agrees_with_reference_client_on_random_streams() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5EED_A6E1);
-    let cases = generate(seed, n);
+    let mut cases = generate(seed, n);
+    let enforce_cases = generate_enforce(seed, n / 3, n);
+    cases.extend(enforce_cases.iter().cloned());
     let theirs = run_oracle(&cases);
     assert_eq!(theirs.len(), cases.len(), "oracle answered every case");
     let mut failures: Vec<(usize, &str, Value, Value)> = Vec::new();
     let mut stats = [0usize; 4];
+    let mut enforce_compared = 0usize;
+    let mut enforce_kinds = [0usize; 3];
+    let mut enforce_failures: Vec<(usize, Value, Value)> = Vec::new();
     for (case, want) in cases.iter().zip(&theirs) {
+        if case.get("enforce").is_some() {
+            let got = ours_enforce(case);
+            let mut want = want.clone();
+            // Where the reference errors, only the failing field is compared (its
+            // warnings for that event are not: they come from the same stripping).
+            for (g, w) in got["enforce"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(want["enforce"].as_array_mut().unwrap())
+            {
+                if g.get("errorPath").is_some() {
+                    if let Some(o) = w.as_object_mut() {
+                        o.remove("warnings");
+                    }
+                }
+            }
+            enforce_compared += case["enforce"].as_array().unwrap().len();
+            for w in want["enforce"].as_array().unwrap() {
+                if w.get("errorPath").is_some() {
+                    enforce_kinds[0] += 1;
+                } else if w["output"].is_null() {
+                    enforce_kinds[1] += 1;
+                } else if w["warnings"].as_array().is_some_and(|a| !a.is_empty()) {
+                    enforce_kinds[2] += 1;
+                }
+            }
+            if got != want {
+                enforce_failures.push((
+                    case["enforce"].as_array().unwrap().len(),
+                    json!({"case": case, "ours": got}),
+                    want,
+                ));
+            }
+            continue;
+        }
         let got = ours(case);
         for (k, part) in ["verify", "expand", "compact", "apply"].iter().enumerate() {
             if got[part] != want[part] {
@@ -549,12 +715,30 @@ fn agrees_with_reference_client_on_random_streams() {
     println!(
         "differential: {} cases x 4 operations compared against the reference client \
          ({rejected} streams rejected by its verifier; accepted/ok results: verify {}, expand {}, compact {}, apply {})",
-        cases.len(),
+        n,
         stats[0],
         stats[1],
         stats[2],
         stats[3]
     );
+    println!(
+        "differential: {enforce_compared} raw events enforced and compared ({} fatal, {} dropped, {} stripped; {} mismatching cases)",
+        enforce_kinds[0],
+        enforce_kinds[1],
+        enforce_kinds[2],
+        enforce_failures.len()
+    );
+    assert!(
+        enforce_kinds.iter().all(|&k| k > 0),
+        "enforcement cases exercise every outcome"
+    );
+    if let Some((_, got, want)) = enforce_failures.iter().min_by_key(|f| f.0) {
+        panic!(
+            "enforcement mismatch; smallest failing case:\n{}\nreference: {}",
+            serde_json::to_string(got).unwrap(),
+            serde_json::to_string(want).unwrap()
+        );
+    }
     for part in ["verify", "expand", "compact", "apply"] {
         let n = failures.iter().filter(|f| f.1 == part).count();
         if n > 0 {

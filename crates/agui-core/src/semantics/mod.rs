@@ -21,3 +21,18 @@ pub use interrupts::{
     build_resume_array, check_resume, is_interrupt_expired, ResumeCheckError, ResumeError,
     ResumeResponse,
 };
+pub mod enforce;
+
+pub use enforce::{
+    enforce_event, enforce_outgoing_input, omit_optional_nulls, EnforceError, EnforceWarning,
+    Enforced, NullsRoot,
+};
+pub mod pipeline;
+/// `Stream` adapters (feature `stream`).
+#[cfg(feature = "stream")]
+pub mod stream;
+
+pub use pipeline::{IncomingPipeline, PipelineError, PipelineWarning};
+#[cfg(feature = "stream")]
+pub use stream::{CompactStream, ExpandChunksStream, VerifyStream};
+pub use verify::verified;

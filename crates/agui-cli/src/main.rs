@@ -24,6 +24,8 @@ enum Command {
     Decode(cmd::codec::DecodeArgs),
     /// Encode JSON Lines events into a wire format.
     Encode(cmd::codec::EncodeArgs),
+    /// Serve the demo agents over HTTP (SSE and protobuf).
+    Serve(cmd::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Decode(args) => cmd::codec::decode(args),
         Command::Encode(args) => cmd::codec::encode(args),
+        Command::Serve(args) => cmd::serve::serve(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Installs the reference packages the interoperability tests run (npm registry: the
-# AG-UI 1.0.0 TypeScript packages) into interop/node_modules, which git ignores.
+# Installs the reference implementations the interoperability tests run, into folders
+# git ignores: the AG-UI 1.0.0 TypeScript packages (npm registry) into
+# interop/node_modules, and the Python reference SDK with uvicorn and the conformance
+# validator (PyPI) into interop/.venv.
 set -euo pipefail
 cd "$(dirname "$0")/../interop"
 if [ ! -d node_modules/@ag-ui/client ] || [ package.json -nt node_modules/.installed ]; then
   npm install --no-audit --no-fund --silent
   touch node_modules/.installed
+fi
+if [ ! -x .venv/bin/python ] || [ requirements.txt -nt .venv/.installed ]; then
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+  touch .venv/.installed
 fi

@@ -11,6 +11,7 @@ pub enum CliError {
     #[error("{0}")]
     Malformed(String),
     /// A protocol verdict against the input (exit status 1).
+    #[allow(dead_code)] // the verdict of `agui verify`
     #[error("{0}")]
     Rejected(String),
     /// Reading or writing failed (exit status 1).

@@ -60,3 +60,11 @@ impl ActivityDelta {
         }
     }
 }
+
+impl ActivitySnapshot {
+    /// Whether to replace an existing message, with the protocol's meaning of an absent
+    /// `replace` (`true`). The parser keeps the field as it came, as the 1.0 reference does.
+    pub fn replace_or_default(&self) -> bool {
+        self.replace.unwrap_or(true)
+    }
+}

@@ -18,7 +18,7 @@ event_struct! {
         /// The run that spawned this one.
         opt parent_run_id: String = "parentRunId",
         /// Echo of the request.
-        opt input: RunAgentInput = "input",
+        opt input: Box<RunAgentInput> = "input",
     }
 }
 

@@ -78,3 +78,11 @@ event_struct! {
         opt name: String = "name",
     }
 }
+
+impl TextMessageStart {
+    /// The role, with the protocol's meaning of an absent role (`assistant`). The parser
+    /// keeps the field as it came, as the 1.0 reference does.
+    pub fn role_or_default(&self) -> TextMessageRole {
+        self.role.unwrap_or_default()
+    }
+}

@@ -115,7 +115,7 @@ macro_rules! bounded_int {
                         write!(f, "an integer {} between {} and {}", $what, $min, MAX_SAFE_INTEGER)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        if v < $min || v > MAX_SAFE_INTEGER {
+                        if !($min..=MAX_SAFE_INTEGER).contains(&v) {
                             return Err(E::custom(format_args!(
                                 "{} is out of range: {} must be between {} and {}",
                                 v, $what, $min, MAX_SAFE_INTEGER
@@ -287,9 +287,7 @@ where
     let mut buffered: Vec<(String, Value)> = Vec::new();
     while let Some(key) = map.next_key::<Key<'de>>()? {
         if key.as_str() == tag {
-            let value: Key<'de> = map
-                .next_value()
-                .map_err(|e: A::Error| de::Error::custom(format_args!("`{tag}`: {e}")))?;
+            let value: Key<'de> = map.next_value()?;
             let replay = Replay {
                 buffered: buffered.into_iter(),
                 pending: None,
@@ -302,4 +300,17 @@ where
         buffered.push((key.as_str().to_owned(), v));
     }
     Err(de::Error::missing_field(tag))
+}
+
+/// The error for a union tag whose value names no member: says which key, which value,
+/// and lists the allowed values.
+pub fn unknown_tag<E: de::Error>(tag: &str, value: &str, allowed: &[&str]) -> E {
+    let list = allowed
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    E::custom(format_args!(
+        "unknown `{tag}` value `{value}`, expected one of {list}"
+    ))
 }

@@ -211,6 +211,7 @@ macro_rules! wire_union {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
         pub enum $name {
             $(
                 $(#[$vmeta])*
@@ -272,7 +273,7 @@ macro_rules! wire_union {
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, map: A) -> ::core::result::Result<$name, A::Error> {
                         $crate::wire::de::visit_tagged(map, $tag, |tag, rest| match tag {
                             $( $wire => <$inner>::visit_map_skipping(rest, $tag).map($name::$variant), )*
-                            other => Err(<A::Error as ::serde::de::Error>::unknown_variant(other, $name::TAGS)),
+                            other => Err($crate::wire::de::unknown_tag::<A::Error>($tag, other, $name::TAGS)),
                         })
                     }
                 }

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The protocol core must stay free of I/O and async runtimes (it serves wasm, embedded
+# hosts and any runtime). Fails when its normal dependency tree holds such a crate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+forbidden='^(tokio|tokio-util|hyper|hyper-util|reqwest|mio|async-std|smol|async-io|socket2|h2|axum|tower|tower-http|rustls|native-tls|openssl|ureq|isahc|surf)$'
+deps=$(cargo tree -p agui-core -e normal --prefix none --format '{p}' | awk '{print $1}' | sort -u)
+bad=$(printf '%s\n' "$deps" | grep -E "$forbidden" || true)
+if [ -n "$bad" ]; then
+  echo "agui-core depends on I/O crates it must not use:" >&2
+  printf '  %s\n' $bad >&2
+  exit 1
+fi
+echo "agui-core: $(printf '%s\n' "$deps" | wc -l) crates in its normal dependency tree, none of them I/O or async runtimes"

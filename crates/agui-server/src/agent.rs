@@ -23,6 +23,7 @@
 //! cancellation and back-pressure properties above.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -272,6 +273,7 @@ impl Agent for FnAgent {
             fut: Some(fut),
             rx,
             error: None,
+            panic: None,
         })
     }
 
@@ -285,6 +287,7 @@ struct EmitterStream {
     fut: Option<BoxFuture<'static, Result<(), AgentError>>>,
     rx: mpsc::Receiver<Event>,
     error: Option<AgentError>,
+    panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl Stream for EmitterStream {
@@ -292,28 +295,43 @@ impl Stream for EmitterStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        loop {
+        // Events already sent go out first.
+        if let Poll::Ready(Some(ev)) = this.rx.poll_recv(cx) {
+            return Poll::Ready(Some(Ok(ev)));
+        }
+        if let Some(fut) = this.fut.as_mut() {
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll_unpin(cx)));
+            match polled {
+                Ok(Poll::Pending) => {}
+                Ok(Poll::Ready(r)) => {
+                    this.fut = None;
+                    this.error = r.err();
+                }
+                Err(panic) => {
+                    // Deliver what was sent before the panic, then re-raise it for the
+                    // runtime to report.
+                    this.fut = None;
+                    this.panic = Some(panic);
+                }
+            }
+            // What the future sent during this poll.
             if let Poll::Ready(Some(ev)) = this.rx.poll_recv(cx) {
                 return Poll::Ready(Some(Ok(ev)));
             }
-            match this.fut.as_mut() {
-                Some(fut) => match fut.poll_unpin(cx) {
-                    Poll::Ready(r) => {
-                        this.fut = None;
-                        this.error = r.err();
-                        // Loop: drain what was sent before the future ended.
-                    }
-                    Poll::Pending => return Poll::Pending,
-                },
-                None => {
-                    // The future is done; senders cloned into spawned work may remain.
-                    return match this.rx.poll_recv(cx) {
-                        Poll::Ready(Some(ev)) => Poll::Ready(Some(Ok(ev))),
-                        Poll::Ready(None) => Poll::Ready(this.error.take().map(Err)),
-                        Poll::Pending => Poll::Pending,
-                    };
-                }
+            if this.fut.is_some() {
+                return Poll::Pending;
             }
+        }
+        if let Some(panic) = this.panic.take() {
+            // Nothing more was buffered: no sender outlives a panicked future's drop
+            // except clones in spawned work, which are not waited for.
+            std::panic::resume_unwind(panic);
+        }
+        // The future is done; senders cloned into spawned work may remain.
+        match this.rx.poll_recv(cx) {
+            Poll::Ready(Some(ev)) => Poll::Ready(Some(Ok(ev))),
+            Poll::Ready(None) => Poll::Ready(this.error.take().map(Err)),
+            Poll::Pending => Poll::Pending,
         }
     }
 }

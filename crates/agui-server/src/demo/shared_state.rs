@@ -25,15 +25,16 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         let mut state = match client_state {
             Value::Object(o) if o.contains_key("ingredients") => Value::Object(o),
             Value::Object(mut o) => {
+                // No recipe yet: establish one (keeping the client's other keys).
                 if let Value::Object(r) = default_recipe() {
                     for (k, v) in r {
                         o.entry(k).or_insert(v);
                     }
                 }
+                tx.state_snapshot(&mut tracker, Value::Object(o.clone())).await?;
                 Value::Object(o)
             }
             _ => {
-                // Nothing usable to patch: publish a snapshot first.
                 tx.state_snapshot(&mut tracker, default_recipe()).await?;
                 default_recipe()
             }

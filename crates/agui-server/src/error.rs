@@ -145,9 +145,15 @@ impl ApiError {
     /// The error for a body that is not a valid `RunAgentInput`.
     pub fn from_json_error(e: &agui_core::JsonError) -> Self {
         let (code, msg) = if e.syntax {
-            ("malformed_json", format!("request body is not JSON: {}", e.message))
+            (
+                "malformed_json",
+                format!("request body is not JSON: {}", e.message),
+            )
         } else {
-            ("invalid_input", format!("invalid RunAgentInput: {}", e.message))
+            (
+                "invalid_input",
+                format!("invalid RunAgentInput: {}", e.message),
+            )
         };
         ApiError {
             status: StatusCode::BAD_REQUEST,

@@ -123,3 +123,51 @@ impl StateTracker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn state_tracker_publishes_diffs_that_rebuild_the_state() {
+        let mut t = StateTracker::new(json!({"a": 1, "list": [1, 2]}));
+        let next = json!({"a": 2, "list": [1, 2, 3], "b": {"c": null}});
+        let Some(Event::StateDelta(d)) = t.delta(next.clone()) else {
+            panic!("expected a delta")
+        };
+        let mut rebuilt = json!({"a": 1, "list": [1, 2]});
+        let patch: json_patch::Patch =
+            serde_json::from_value(serde_json::to_value(&d.delta).unwrap()).unwrap();
+        json_patch::patch(&mut rebuilt, &patch).unwrap();
+        assert_eq!(rebuilt, next);
+        assert_eq!(t.state(), &next);
+        assert!(t.delta(next).is_none(), "no change, no event");
+        assert!(matches!(t.snapshot(json!(5)), Event::StateSnapshot(s) if s.snapshot == json!(5)));
+    }
+
+    #[test]
+    fn text_and_tool_call_shapes() {
+        let ev = text_message("m", ["a", "", "b"]);
+        let names: Vec<_> = ev.iter().map(|e| e.event_type().as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "TEXT_MESSAGE_START",
+                "TEXT_MESSAGE_CONTENT",
+                "TEXT_MESSAGE_CONTENT",
+                "TEXT_MESSAGE_END"
+            ]
+        );
+        let ev = tool_call("c", "f", Some("m"), ["{\"x\":", "1}"]);
+        assert!(
+            matches!(&ev[0], Event::ToolCallStart(s) if s.parent_message_id.as_deref() == Some("m"))
+        );
+        assert_eq!(ev.len(), 4);
+        assert_eq!(split_pieces("héllo wörld", 4), ["héll", "o wö", "rld"]);
+        let fin = interrupt_finished("t", "r", vec![Interrupt::new("i", "why")]);
+        assert!(fin
+            .to_json_string()
+            .contains("\"outcome\":{\"type\":\"interrupt\""));
+    }
+}

@@ -181,16 +181,16 @@ impl LifecycleGuard {
         self.index += 1;
         let ty = event.event_type();
         match &event {
-            Event::RunStarted(e) if !self.started => {
-                if e.thread_id != self.thread_id || e.run_id != self.run_id {
-                    let msg = format!(
-                        "RUN_STARTED names thread '{}' run '{}', but the request was for thread '{}' run '{}'",
-                        e.thread_id, e.run_id, self.thread_id, self.run_id
-                    );
-                    return self.violation(index, ty, msg, out);
-                }
+            Event::RunStarted(e)
+                if !self.started && (e.thread_id != self.thread_id || e.run_id != self.run_id) =>
+            {
+                let msg = format!(
+                    "RUN_STARTED names thread '{}' run '{}', but the request was for thread '{}' run '{}'",
+                    e.thread_id, e.run_id, self.thread_id, self.run_id
+                );
+                return self.violation(index, ty, msg, out);
             }
-            Event::RunStarted(_) => {
+            Event::RunStarted(_) if self.started => {
                 return self.violation(index, ty, "a second RUN_STARTED in one run".into(), out);
             }
             Event::RunFinished(e) if e.thread_id != self.thread_id || e.run_id != self.run_id => {
@@ -267,11 +267,7 @@ impl LifecycleGuard {
 
     /// The server is shutting down and the grace period is over.
     pub fn on_shutdown(&mut self, out: &mut Vec<Event>) {
-        self.fail(
-            "the server is shutting down".to_owned(),
-            "shutdown",
-            out,
-        );
+        self.fail("the server is shutting down".to_owned(), "shutdown", out);
     }
 
     fn start(&mut self, out: &mut Vec<Event>) {
@@ -303,5 +299,129 @@ impl LifecycleGuard {
         e.code = Some(code.to_owned());
         out.push(e.into());
         self.ended = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard() -> LifecycleGuard {
+        LifecycleGuard::new("t", "r", Some(default_verifier()))
+    }
+
+    fn names(out: &[Event]) -> Vec<&'static str> {
+        out.iter().map(|e| e.event_type().as_str()).collect()
+    }
+
+    #[test]
+    fn adds_run_started_before_the_first_event_and_run_finished_at_the_end() {
+        let mut g = guard();
+        let mut out = Vec::new();
+        assert_eq!(
+            g.on_event(Event::step_started("s"), &mut out),
+            Flow::Continue
+        );
+        assert_eq!(
+            g.on_event(Event::step_finished("s"), &mut out),
+            Flow::Continue
+        );
+        g.on_end(&mut out);
+        assert_eq!(
+            names(&out),
+            [
+                "RUN_STARTED",
+                "STEP_STARTED",
+                "STEP_FINISHED",
+                "RUN_FINISHED"
+            ]
+        );
+        assert!(g.is_ended());
+        // Nothing after the end.
+        g.on_end(&mut out);
+        g.on_shutdown(&mut out);
+        assert_eq!(out.len(), 4);
+    }
+
+    #[test]
+    fn an_empty_agent_still_gets_a_whole_run() {
+        let mut out = Vec::new();
+        guard().on_end(&mut out);
+        assert_eq!(names(&out), ["RUN_STARTED", "RUN_FINISHED"]);
+    }
+
+    #[test]
+    fn a_first_run_error_is_preceded_by_run_started() {
+        let mut g = guard();
+        let mut out = Vec::new();
+        assert_eq!(g.on_event(Event::run_error("no"), &mut out), Flow::End);
+        assert_eq!(names(&out), ["RUN_STARTED", "RUN_ERROR"]);
+    }
+
+    #[test]
+    fn violations_end_the_run_with_a_protocol_violation() {
+        let mut g = guard();
+        let mut out = Vec::new();
+        g.on_event(Event::tool_call_args("c1", "{}"), &mut out);
+        assert_eq!(names(&out), ["RUN_STARTED", "RUN_ERROR"]);
+        match &out[1] {
+            Event::RunError(e) => {
+                assert_eq!(e.code.as_deref(), Some("protocol_violation"));
+                assert!(
+                    e.message.contains("event 0 (TOOL_CALL_ARGS)"),
+                    "{}",
+                    e.message
+                );
+                assert!(e.message.contains("c1"), "{}", e.message);
+            }
+            _ => unreachable!(),
+        }
+        assert_eq!(g.on_event(Event::step_started("x"), &mut out), Flow::End);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn without_a_verifier_only_the_lifecycle_is_enforced() {
+        let mut g = LifecycleGuard::new("t", "r", None);
+        let mut out = Vec::new();
+        g.on_event(Event::tool_call_args("c1", "{}"), &mut out);
+        g.on_event(Event::run_started("t", "r"), &mut out);
+        assert_eq!(names(&out), ["RUN_STARTED", "TOOL_CALL_ARGS", "RUN_ERROR"]);
+    }
+
+    #[test]
+    fn errors_and_panics_are_sanitized() {
+        let mut out = Vec::new();
+        let io = std::io::Error::other("/etc/shadow unreadable");
+        guard().on_error(AgentError::from(io), &mut out);
+        let json = out[1].to_json_string();
+        assert!(
+            json.contains("\"agent failed\"") && !json.contains("shadow"),
+            "{json}"
+        );
+
+        let mut out = Vec::new();
+        let payload: Box<dyn std::any::Any + Send> = Box::new("secret detail");
+        guard().on_panic(&*payload, &mut out);
+        let json = out[1].to_json_string();
+        assert!(
+            json.contains("agent_panic") && !json.contains("secret"),
+            "{json}"
+        );
+
+        let mut out = Vec::new();
+        guard().on_error(
+            AgentError::public("rate limited").with_code("rate_limit"),
+            &mut out,
+        );
+        match &out[1] {
+            Event::RunError(e) => {
+                assert_eq!(
+                    (e.message.as_str(), e.code.as_deref()),
+                    ("rate limited", Some("rate_limit"))
+                )
+            }
+            _ => unreachable!(),
+        }
     }
 }

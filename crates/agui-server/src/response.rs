@@ -96,9 +96,7 @@ impl RunStream {
     ) -> Self {
         // Keep-alive comments exist only in SSE.
         let keep_alive = match (settings.encoding, settings.keep_alive) {
-            (Encoding::Sse, Some(d)) if !d.is_zero() => {
-                Some((d, Box::pin(tokio::time::sleep(d))))
-            }
+            (Encoding::Sse, Some(d)) if !d.is_zero() => Some((d, Box::pin(tokio::time::sleep(d)))),
             _ => None,
         };
         RunStream {

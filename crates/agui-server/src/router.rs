@@ -92,7 +92,10 @@ pub struct AgentRouter {
 impl std::fmt::Debug for AgentRouter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentRouter")
-            .field("agents", &self.agents.iter().map(|a| &a.0).collect::<Vec<_>>())
+            .field(
+                "agents",
+                &self.agents.iter().map(|a| &a.0).collect::<Vec<_>>(),
+            )
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
@@ -321,8 +324,14 @@ async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
 }
 
 fn is_json_media_type(v: &str) -> bool {
-    let essence = v.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let essence = v
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 async fn run(

@@ -37,8 +37,16 @@ fn user(text: &str) -> Value {
 
 /// Checks the lifecycle and the ids of one successful run; returns the ids it minted.
 fn check_run(events: &[Event]) -> HashSet<String> {
-    assert!(matches!(events.first(), Some(Event::RunStarted(_))), "{:?}", types(events));
-    assert!(matches!(events.last(), Some(Event::RunFinished(_))), "{:?}", types(events));
+    assert!(
+        matches!(events.first(), Some(Event::RunStarted(_))),
+        "{:?}",
+        types(events)
+    );
+    assert!(
+        matches!(events.last(), Some(Event::RunFinished(_))),
+        "{:?}",
+        types(events)
+    );
     assert!(!events.iter().any(|e| matches!(e, Event::RunError(_))));
     let mut ids = HashSet::new();
     let mut started_calls = HashSet::new();
@@ -51,7 +59,10 @@ fn check_run(events: &[Event]) -> HashSet<String> {
                     started_calls.contains(&r.tool_call_id),
                     "result for a call not started in this run"
                 );
-                assert!(matches!(r.content, agui_core::Content::Text(_)), "result content is a string");
+                assert!(
+                    matches!(r.content, agui_core::Content::Text(_)),
+                    "result content is a string"
+                );
                 Some(r.message_id.clone())
             }
             Event::ToolCallStart(t) => {
@@ -67,7 +78,8 @@ fn check_run(events: &[Event]) -> HashSet<String> {
     // Tool arguments are valid JSON once complete.
     for call in &started_calls {
         let args = tool_args(events, call);
-        serde_json::from_str::<Value>(&args).unwrap_or_else(|e| panic!("args of {call}: {e}: {args}"));
+        serde_json::from_str::<Value>(&args)
+            .unwrap_or_else(|e| panic!("args of {call}: {e}: {args}"));
     }
     ids
 }
@@ -124,9 +136,17 @@ async fn every_demo_agent_streams_a_well_formed_run_with_fresh_ids() {
 #[tokio::test]
 async fn agentic_chat_replies_and_answers_a_tool_result() {
     let srv = demo().await;
-    let ev = run(&srv, "agentic_chat", body("t", "r1", user("tell me a joke"))).await;
+    let ev = run(
+        &srv,
+        "agentic_chat",
+        body("t", "r1", user("tell me a joke")),
+    )
+    .await;
     assert!(text_of(&ev).contains("tell me a joke"));
-    let contents = ev.iter().filter(|e| matches!(e, Event::TextMessageContent(_))).count();
+    let contents = ev
+        .iter()
+        .filter(|e| matches!(e, Event::TextMessageContent(_)))
+        .count();
     assert!(contents > 3, "the reply streams in pieces");
 
     let msgs = json!([
@@ -142,9 +162,16 @@ async fn agentic_chat_replies_and_answers_a_tool_result() {
 #[tokio::test]
 async fn backend_tool_rendering_calls_and_answers_its_tool() {
     let srv = demo().await;
-    let ev = run(&srv, "backend_tool_rendering", body("t", "r", user("Berlin"))).await;
+    let ev = run(
+        &srv,
+        "backend_tool_rendering",
+        body("t", "r", user("Berlin")),
+    )
+    .await;
     check_run(&ev);
-    let Some(Event::ToolCallStart(start)) = ev.iter().find(|e| matches!(e, Event::ToolCallStart(_))) else {
+    let Some(Event::ToolCallStart(start)) =
+        ev.iter().find(|e| matches!(e, Event::ToolCallStart(_)))
+    else {
         panic!("no tool call")
     };
     assert_eq!(start.tool_call_name, "get_weather");
@@ -166,7 +193,12 @@ async fn backend_tool_rendering_calls_and_answers_its_tool() {
 #[tokio::test]
 async fn human_in_the_loop_streams_partial_arguments_then_answers_the_review() {
     let srv = demo().await;
-    let ev = run(&srv, "human_in_the_loop", body("t", "r1", user("plan a cake"))).await;
+    let ev = run(
+        &srv,
+        "human_in_the_loop",
+        body("t", "r1", user("plan a cake")),
+    )
+    .await;
     check_run(&ev);
     let pieces: Vec<&str> = ev
         .iter()
@@ -189,7 +221,9 @@ async fn human_in_the_loop_streams_partial_arguments_then_answers_the_review() {
     assert_eq!(call.tool_call_name, "generate_task_steps");
     // The call belongs to the intro message, which exists in the stream.
     let parent = call.parent_message_id.clone().unwrap();
-    assert!(ev.iter().any(|e| matches!(e, Event::TextMessageStart(m) if m.message_id == parent)));
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Event::TextMessageStart(m) if m.message_id == parent)));
     // The run ends with the call unanswered (a frontend tool).
     assert!(!ev.iter().any(|e| matches!(e, Event::ToolCallResult(_))));
 
@@ -202,7 +236,11 @@ async fn human_in_the_loop_streams_partial_arguments_then_answers_the_review() {
     ]);
     let ev = run(&srv, "human_in_the_loop", body("t", "r2", msgs)).await;
     check_run(&ev);
-    assert!(text_of(&ev).contains("Executing the 3 steps"), "{}", text_of(&ev));
+    assert!(
+        text_of(&ev).contains("Executing the 3 steps"),
+        "{}",
+        text_of(&ev)
+    );
 }
 
 #[tokio::test]
@@ -214,7 +252,16 @@ async fn agentic_generative_ui_publishes_a_snapshot_then_deltas() {
         .into_iter()
         .filter(|t| t.starts_with("STATE"))
         .collect();
-    assert_eq!(kinds, ["STATE_SNAPSHOT", "STATE_DELTA", "STATE_DELTA", "STATE_DELTA", "STATE_DELTA"]);
+    assert_eq!(
+        kinds,
+        [
+            "STATE_SNAPSHOT",
+            "STATE_DELTA",
+            "STATE_DELTA",
+            "STATE_DELTA",
+            "STATE_DELTA"
+        ]
+    );
     let state = apply_state(Value::Null, &ev);
     let steps = state["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 4);
@@ -224,7 +271,12 @@ async fn agentic_generative_ui_publishes_a_snapshot_then_deltas() {
 #[tokio::test]
 async fn tool_based_generative_ui_calls_a_frontend_tool() {
     let srv = demo().await;
-    let ev = run(&srv, "tool_based_generative_ui", body("t", "r", user("a haiku"))).await;
+    let ev = run(
+        &srv,
+        "tool_based_generative_ui",
+        body("t", "r", user("a haiku")),
+    )
+    .await;
     check_run(&ev);
     let call = ev
         .iter()
@@ -246,11 +298,17 @@ async fn shared_state_reads_and_updates_the_clients_state() {
     b["state"] = sent.clone();
     let ev = run(&srv, "shared_state", b).await;
     check_run(&ev);
-    assert!(!ev.iter().any(|e| matches!(e, Event::StateSnapshot(_))), "a delta suffices");
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::StateSnapshot(_))),
+        "a delta suffices"
+    );
     let state = apply_state(sent.clone(), &ev);
     assert_eq!(state["title"], "Soup");
     assert_eq!(state["servings"], 2);
-    assert_eq!(state["instructions"], json!(["Boil", "Step 2: taste and adjust"]));
+    assert_eq!(
+        state["instructions"],
+        json!(["Boil", "Step 2: taste and adjust"])
+    );
     assert_eq!(state["updatedBy"], "agent");
 
     // Without state: a snapshot first, then the update.
@@ -268,8 +326,14 @@ async fn predictive_state_updates_predicts_then_confirms() {
     b["state"] = json!({ "document": "" });
     let ev = run(&srv, "predictive_state_updates", b).await;
     check_run(&ev);
-    let custom_at = ev.iter().position(|e| matches!(e, Event::Custom(c) if c.name == "PredictState")).unwrap();
-    let call_at = ev.iter().position(|e| matches!(e, Event::ToolCallStart(_))).unwrap();
+    let custom_at = ev
+        .iter()
+        .position(|e| matches!(e, Event::Custom(c) if c.name == "PredictState"))
+        .unwrap();
+    let call_at = ev
+        .iter()
+        .position(|e| matches!(e, Event::ToolCallStart(_)))
+        .unwrap();
     assert!(custom_at < call_at);
     let call = match &ev[call_at] {
         Event::ToolCallStart(s) => s.tool_call_id.clone(),
@@ -285,7 +349,10 @@ async fn reasoning_streams_a_span_with_an_encrypted_value() {
     let srv = demo().await;
     let ev = run(&srv, "reasoning", body("t", "r", user("why?"))).await;
     check_run(&ev);
-    let t: Vec<&str> = types(&ev).into_iter().filter(|t| t.starts_with("REASONING")).collect();
+    let t: Vec<&str> = types(&ev)
+        .into_iter()
+        .filter(|t| t.starts_with("REASONING"))
+        .collect();
     assert_eq!(t.first(), Some(&"REASONING_START"));
     assert_eq!(t.last(), Some(&"REASONING_END"));
     assert!(t.contains(&"REASONING_MESSAGE_CONTENT"));
@@ -296,7 +363,9 @@ async fn reasoning_streams_a_span_with_an_encrypted_value() {
             _ => None,
         })
         .unwrap();
-    assert!(ev.iter().any(|e| matches!(e, Event::ReasoningEncryptedValue(v) if v.entity_id == msg)));
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Event::ReasoningEncryptedValue(v) if v.entity_id == msg)));
 }
 
 #[tokio::test]
@@ -304,12 +373,23 @@ async fn subagents_attribute_their_events() {
     let srv = demo().await;
     let ev = run(&srv, "subagents", body("t", "r", user("owls"))).await;
     check_run(&ev);
-    let start = ev.iter().position(|e| matches!(e, Event::SubagentStarted(_))).unwrap();
-    let end = ev.iter().position(|e| matches!(e, Event::SubagentFinished(_))).unwrap();
+    let start = ev
+        .iter()
+        .position(|e| matches!(e, Event::SubagentStarted(_)))
+        .unwrap();
+    let end = ev
+        .iter()
+        .position(|e| matches!(e, Event::SubagentFinished(_)))
+        .unwrap();
     let sub = ev[start].subagent_run_id().unwrap().to_owned();
     assert!(start + 1 < end);
     for e in &ev[start + 1..end] {
-        assert_eq!(e.subagent_run_id(), Some(sub.as_str()), "{}", e.event_type());
+        assert_eq!(
+            e.subagent_run_id(),
+            Some(sub.as_str()),
+            "{}",
+            e.event_type()
+        );
     }
     // The parent's own messages carry no attribution.
     for e in ev[..start].iter().chain(&ev[end + 1..]) {

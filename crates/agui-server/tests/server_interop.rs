@@ -66,12 +66,23 @@ async fn reference_client(srv: &TestServer, flags: &[&str]) -> Vec<Value> {
 }
 
 fn check_reference_client(results: &[Value], content_type: &str) {
-    let names: Vec<&str> = results.iter().map(|r| r["agent"].as_str().unwrap()).collect();
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["agent"].as_str().unwrap())
+        .collect();
     assert_eq!(names, agui_server::demo::NAMES);
     for r in results {
         let name = r["agent"].as_str().unwrap();
-        assert_eq!(r["ok"], true, "{name}: the reference client rejected the run: {}", r["error"]);
-        assert_eq!(r["warnings"], json!([]), "{name}: the reference client warned");
+        assert_eq!(
+            r["ok"], true,
+            "{name}: the reference client rejected the run: {}",
+            r["error"]
+        );
+        assert_eq!(
+            r["warnings"],
+            json!([]),
+            "{name}: the reference client warned"
+        );
         for ct in r["contentTypes"].as_array().unwrap() {
             assert_eq!(ct, content_type, "{name}");
         }
@@ -88,15 +99,25 @@ fn check_reference_client(results: &[Value], content_type: &str) {
         .filter_map(|m| m["content"].as_str())
         .collect();
     assert!(texts.iter().any(|t| t.contains("hello there")), "{texts:?}");
-    assert!(texts.iter().any(|t| t.contains("background is blue")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains("background is blue")),
+        "{texts:?}"
+    );
 
     let steps = &by("agentic_generative_ui")["state"]["steps"];
     assert_eq!(steps.as_array().unwrap().len(), 4);
-    assert!(steps.as_array().unwrap().iter().all(|s| s["status"] == "completed"));
+    assert!(steps
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["status"] == "completed"));
 
     let recipe = &by("shared_state")["state"];
     assert_eq!(recipe["title"], "Soup");
-    assert_eq!(recipe["instructions"], json!(["Boil", "Step 2: taste and adjust"]));
+    assert_eq!(
+        recipe["instructions"],
+        json!(["Boil", "Step 2: taste and adjust"])
+    );
 
     let doc = &by("predictive_state_updates")["state"]["document"];
     assert!(doc.as_str().unwrap().starts_with("Once upon a time"));
@@ -104,7 +125,10 @@ fn check_reference_client(results: &[Value], content_type: &str) {
     let hitl = by("human_in_the_loop");
     assert_eq!(hitl["outcomes"], json!(["success", "success"]));
     let last = hitl["messages"].as_array().unwrap().last().unwrap();
-    assert!(last["content"].as_str().unwrap().contains("Executing the 3 steps"));
+    assert!(last["content"]
+        .as_str()
+        .unwrap()
+        .contains("Executing the 3 steps"));
 
     let reasoning = by("reasoning");
     let thought = reasoning["messages"]
@@ -137,7 +161,10 @@ async fn reference_client_accepts_every_demo_agent_over_sse() {
 
 fn validator() -> PathBuf {
     let v = interop_dir().join(".venv/bin/ag-ui-validate");
-    assert!(v.exists(), "ag-ui-validate is not installed in interop/.venv: {SETUP}");
+    assert!(
+        v.exists(),
+        "ag-ui-validate is not installed in interop/.venv: {SETUP}"
+    );
     v
 }
 
@@ -148,10 +175,14 @@ async fn validate(target: &str, features: Option<&str>, stdin: Option<Vec<u8>>) 
     if let Some(f) = features {
         cmd.arg("--features").arg(f);
     }
-    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
     let mut child = cmd.spawn().expect("ag-ui-validate starts");
     if let Some(bytes) = stdin {
         use tokio::io::AsyncWriteExt;
@@ -176,11 +207,17 @@ async fn validate(target: &str, features: Option<&str>, stdin: Option<Vec<u8>>) 
         .iter()
         .filter(|d| d["severity"] == "error")
         .collect();
-    assert!(errors.is_empty(), "{target}: error-level findings: {errors:#?}");
+    assert!(
+        errors.is_empty(),
+        "{target}: error-level findings: {errors:#?}"
+    );
     assert_eq!(report["summary"]["errors"], 0, "{target}");
     // Not required, but the demo agents are clean at warning level too.
     assert_eq!(report["summary"]["warnings"], 0, "{target}: {report}");
-    assert!(report["eventCount"].as_u64().unwrap() > 2, "{target}: {report}");
+    assert!(
+        report["eventCount"].as_u64().unwrap() > 2,
+        "{target}: {report}"
+    );
     assert_eq!(out.status.code(), Some(0), "{target}: {report}");
     report
 }
@@ -211,7 +248,10 @@ async fn conformance_validator_finds_no_error_in_any_demo_agent() {
 
     // Follow-up runs the live mode cannot drive: a resumed interrupt and an answered
     // frontend tool call, recorded and validated as SSE captures.
-    let first = Client::post_json(srv.addr, "/interrupt", &common::input("tv", "rv1", "send")).await.events().await;
+    let first = Client::post_json(srv.addr, "/interrupt", &common::input("tv", "rv1", "send"))
+        .await
+        .events()
+        .await;
     let id = match first.last() {
         Some(agui_core::Event::RunFinished(f)) => match &f.outcome {
             Some(agui_core::RunFinishedOutcome::Interrupt(i)) => i.interrupts[0].id.clone(),
@@ -220,7 +260,8 @@ async fn conformance_validator_finds_no_error_in_any_demo_agent() {
         _ => panic!("no RUN_FINISHED"),
     };
     let mut body = common::input("tv", "rv2", "send");
-    body["resume"] = json!([{ "interruptId": id, "status": "resolved", "payload": { "approved": true } }]);
+    body["resume"] =
+        json!([{ "interruptId": id, "status": "resolved", "payload": { "approved": true } }]);
     let mut c = Client::post_json(srv.addr, "/interrupt", &body).await;
     let sse = c.body().await;
     validate("-", None, Some(sse)).await;

@@ -148,7 +148,10 @@ async fn panicking_agent_yields_run_error_and_the_server_keeps_serving() {
         .await
         .events()
         .await;
-    assert_eq!(types(&ev), ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]);
+    assert_eq!(
+        types(&ev),
+        ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]
+    );
     assert_eq!(run_error(&ev[2]), ("agent panicked", Some("agent_panic")));
     assert!(!ev[2].to_json_string().contains("boom"));
 
@@ -158,7 +161,12 @@ async fn panicking_agent_yields_run_error_and_the_server_keeps_serving() {
         .await;
     assert_eq!(
         types(&ev),
-        ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ]
     );
 }
 
@@ -199,10 +207,16 @@ async fn protocol_violations_become_run_error_saying_what_was_wrong() {
         .await
         .events()
         .await;
-    assert_eq!(types(&ev), ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]);
+    assert_eq!(
+        types(&ev),
+        ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]
+    );
     let (msg, code) = run_error(&ev[2]);
     assert_eq!(code, Some("protocol_violation"));
-    assert!(msg.contains("TEXT_MESSAGE_CONTENT") && msg.contains("m2"), "{msg}");
+    assert!(
+        msg.contains("TEXT_MESSAGE_CONTENT") && msg.contains("m2"),
+        "{msg}"
+    );
 
     // A stream that ends with a message still open.
     let srv = serve_one("o", Scripted(vec![Ok(Event::text_message_start("m1"))])).await;
@@ -210,7 +224,10 @@ async fn protocol_violations_become_run_error_saying_what_was_wrong() {
         .await
         .events()
         .await;
-    assert_eq!(types(&ev), ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]);
+    assert_eq!(
+        types(&ev),
+        ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"]
+    );
     let (msg, code) = run_error(&ev[2]);
     assert_eq!(code, Some("protocol_violation"));
     assert!(msg.contains("m1"), "{msg}");
@@ -301,7 +318,11 @@ async fn client_disconnect_cancels_the_agent() {
     let dropped = Arc::new(AtomicBool::new(false));
     let spawned_saw_cancel = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(AtomicUsize::new(0));
-    let (d, s, p) = (dropped.clone(), spawned_saw_cancel.clone(), progress.clone());
+    let (d, s, p) = (
+        dropped.clone(),
+        spawned_saw_cancel.clone(),
+        progress.clone(),
+    );
     let agent = agent_fn(move |_input, ctx, tx| {
         let (d, s, p) = (d.clone(), s.clone(), p.clone());
         async move {
@@ -327,8 +348,14 @@ async fn client_disconnect_cancels_the_agent() {
         .into_router();
     let srv = start(router, shutdown).await;
     let mut c = Client::post_json(srv.addr, "/slow", &input("t", "r", "x")).await;
-    assert_eq!(c.next_event_within(5).await.unwrap().event_type(), EventType::RunStarted);
-    assert_eq!(c.next_event_within(5).await.unwrap().event_type(), EventType::StepStarted);
+    assert_eq!(
+        c.next_event_within(5).await.unwrap().event_type(),
+        EventType::RunStarted
+    );
+    assert_eq!(
+        c.next_event_within(5).await.unwrap().event_type(),
+        EventType::StepStarted
+    );
     drop(c);
     wait_for(5, || dropped.load(Ordering::SeqCst)).await;
     wait_for(5, || spawned_saw_cancel.load(Ordering::SeqCst)).await;
@@ -357,13 +384,19 @@ async fn events_reach_the_client_as_soon_as_they_exist() {
     assert_eq!(c.header("content-type"), Some("text/event-stream"));
     assert_eq!(c.header("cache-control"), Some("no-cache"));
     assert_eq!(c.header("x-accel-buffering"), Some("no"));
-    assert_eq!(c.next_event_within(5).await.unwrap().event_type(), EventType::RunStarted);
+    assert_eq!(
+        c.next_event_within(5).await.unwrap().event_type(),
+        EventType::RunStarted
+    );
     assert_eq!(
         c.next_event_within(5).await.unwrap().event_type(),
         EventType::TextMessageStart
     );
     go_tx.send(()).await.unwrap();
-    assert_eq!(types(&c.events().await), ["TEXT_MESSAGE_END", "RUN_FINISHED"]);
+    assert_eq!(
+        types(&c.events().await),
+        ["TEXT_MESSAGE_END", "RUN_FINISHED"]
+    );
 }
 
 #[tokio::test]
@@ -394,7 +427,12 @@ async fn keep_alive_comments_flow_while_the_agent_is_quiet() {
     assert!(comments >= 3, "only {comments} keep-alive comments");
     assert_eq!(
         types(&events),
-        ["RUN_STARTED", "STEP_STARTED", "STEP_FINISHED", "RUN_FINISHED"]
+        [
+            "RUN_STARTED",
+            "STEP_STARTED",
+            "STEP_FINISHED",
+            "RUN_FINISHED"
+        ]
     );
 
     // Turned off: none.
@@ -430,7 +468,14 @@ async fn malformed_and_invalid_bodies_get_400_with_a_json_error() {
     let srv = demo_server().await;
     let json_ct = [("Content-Type", "application/json")];
 
-    let mut c = Client::request(srv.addr, "POST", "/agentic_chat", &json_ct, b"{\"threadId\": ").await;
+    let mut c = Client::request(
+        srv.addr,
+        "POST",
+        "/agentic_chat",
+        &json_ct,
+        b"{\"threadId\": ",
+    )
+    .await;
     assert_eq!(c.status, 400);
     assert_eq!(c.header("content-type"), Some("application/json"));
     let body = c.json().await;
@@ -446,7 +491,10 @@ async fn malformed_and_invalid_bodies_get_400_with_a_json_error() {
     assert!(body["error"]["message"].as_str().unwrap().contains("robot"));
 
     let missing = json!({"threadId": "t", "messages": []});
-    let body = Client::post_json(srv.addr, "/agentic_chat", &missing).await.json().await;
+    let body = Client::post_json(srv.addr, "/agentic_chat", &missing)
+        .await
+        .json()
+        .await;
     assert_eq!(body["error"]["code"], "invalid_input");
     assert!(body["error"]["message"].as_str().unwrap().contains("runId"));
 
@@ -487,7 +535,9 @@ async fn oversized_chunked_body_without_length_gets_413() {
     sock.write_all(head.as_bytes()).await.unwrap();
     let chunk = vec![b' '; 3000];
     for _ in 0..2 {
-        sock.write_all(format!("{:x}\r\n", chunk.len()).as_bytes()).await.unwrap();
+        sock.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+            .await
+            .unwrap();
         sock.write_all(&chunk).await.unwrap();
         sock.write_all(b"\r\n").await.unwrap();
     }
@@ -506,7 +556,10 @@ async fn unknown_agent_and_wrong_method_get_json_errors() {
     assert_eq!(c.status, 404);
     let body = c.json().await;
     assert_eq!(body["error"]["code"], "unknown_agent");
-    assert!(body["error"]["message"].as_str().unwrap().contains("no_such_agent"));
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no_such_agent"));
 
     let mut c = Client::request(srv.addr, "DELETE", "/agentic_chat", &[], b"").await;
     assert_eq!(c.status, 405);
@@ -532,8 +585,14 @@ async fn requests_without_accept_get_sse() {
     assert_eq!(c.status, 200);
     assert_eq!(c.header("content-type"), Some("text/event-stream"));
     let ev = c.events().await;
-    assert_eq!(ev.first().map(Event::event_type), Some(EventType::RunStarted));
-    assert_eq!(ev.last().map(Event::event_type), Some(EventType::RunFinished));
+    assert_eq!(
+        ev.first().map(Event::event_type),
+        Some(EventType::RunStarted)
+    );
+    assert_eq!(
+        ev.last().map(Event::event_type),
+        Some(EventType::RunFinished)
+    );
 }
 
 #[tokio::test]
@@ -572,11 +631,23 @@ async fn many_concurrent_streams_all_complete() {
         let addr = srv.addr;
         tasks.push(tokio::spawn(async move {
             let name = agui_server::demo::NAMES[i % 9];
-            let mut c = Client::post_json(addr, &format!("/{name}"), &input("t", &format!("r{i}"), "hi")).await;
+            let mut c = Client::post_json(
+                addr,
+                &format!("/{name}"),
+                &input("t", &format!("r{i}"), "hi"),
+            )
+            .await;
             assert_eq!(c.status, 200);
             let ev = c.events().await;
-            assert_eq!(ev.first().map(Event::event_type), Some(EventType::RunStarted));
-            assert_eq!(ev.last().map(Event::event_type), Some(EventType::RunFinished), "{name}");
+            assert_eq!(
+                ev.first().map(Event::event_type),
+                Some(EventType::RunStarted)
+            );
+            assert_eq!(
+                ev.last().map(Event::event_type),
+                Some(EventType::RunFinished),
+                "{name}"
+            );
             ev.len()
         }));
     }
@@ -610,12 +681,21 @@ async fn graceful_shutdown_lets_runs_finish_then_ends_the_rest() {
     let mut quick = Client::post_json(srv.addr, "/quick", &input("t", "r1", "x")).await;
     let mut stuck = Client::post_json(srv.addr, "/stuck", &input("t", "r2", "x")).await;
     for c in [&mut quick, &mut stuck] {
-        assert_eq!(c.next_event_within(5).await.unwrap().event_type(), EventType::RunStarted);
-        assert_eq!(c.next_event_within(5).await.unwrap().event_type(), EventType::StepStarted);
+        assert_eq!(
+            c.next_event_within(5).await.unwrap().event_type(),
+            EventType::RunStarted
+        );
+        assert_eq!(
+            c.next_event_within(5).await.unwrap().event_type(),
+            EventType::StepStarted
+        );
     }
     let t0 = std::time::Instant::now();
     shutdown.trigger();
-    assert_eq!(types(&quick.events().await), ["STEP_FINISHED", "RUN_FINISHED"]);
+    assert_eq!(
+        types(&quick.events().await),
+        ["STEP_FINISHED", "RUN_FINISHED"]
+    );
     let rest = stuck.events().await;
     assert_eq!(types(&rest), ["RUN_ERROR"]);
     assert_eq!(run_error(&rest[0]).1, Some("shutdown"));
@@ -631,8 +711,90 @@ async fn graceful_shutdown_lets_runs_finish_then_ends_the_rest() {
     use tower::ServiceExt;
     let req = axum::http::Request::post("/quick")
         .header("content-type", "application/json")
-        .body(axum::body::Body::from(serde_json::to_vec(&input("t", "r3", "x")).unwrap()))
+        .body(axum::body::Body::from(
+            serde_json::to_vec(&input("t", "r3", "x")).unwrap(),
+        ))
         .unwrap();
     let res = router.oneshot(req).await.unwrap();
     assert_eq!(res.status(), 503);
+}
+
+#[tokio::test]
+async fn works_behind_tower_layers_cors_and_bearer_auth() {
+    use axum::http::{header, HeaderValue, Method, Request, StatusCode};
+    use axum::middleware::{self, Next};
+    use axum::response::IntoResponse;
+    use tower::ServiceExt;
+    use tower_http::cors::CorsLayer;
+
+    async fn auth(req: axum::extract::Request, next: Next) -> axum::response::Response {
+        let ok = req.headers().get(header::AUTHORIZATION)
+            == Some(&HeaderValue::from_static("Bearer s3cret"));
+        if ok || req.method() == Method::OPTIONS {
+            next.run(req).await
+        } else {
+            agui_server::ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "token required")
+                .into_response()
+        }
+    }
+    let app = agui_server::demo::router(Duration::ZERO)
+        .into_router()
+        .layer(middleware::from_fn(auth))
+        .layer(
+            CorsLayer::new()
+                .allow_origin(HeaderValue::from_static("http://app.example"))
+                .allow_methods([Method::POST])
+                .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION]),
+        );
+    let body = || axum::body::Body::from(serde_json::to_vec(&input("t", "r", "hi")).unwrap());
+
+    let preflight = Request::builder()
+        .method(Method::OPTIONS)
+        .uri("/agentic_chat")
+        .header(header::ORIGIN, "http://app.example")
+        .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let res = app.clone().oneshot(preflight).await.unwrap();
+    assert_eq!(
+        res.headers()
+            .get(header::ACCESS_CONTROL_ALLOW_ORIGIN)
+            .unwrap(),
+        "http://app.example"
+    );
+
+    let anonymous = Request::post("/agentic_chat")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body())
+        .unwrap();
+    let res = app.clone().oneshot(anonymous).await.unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 16)
+        .await
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["error"]["code"], "unauthorized");
+
+    let authed = Request::post("/agentic_chat")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::AUTHORIZATION, "Bearer s3cret")
+        .header(header::ORIGIN, "http://app.example")
+        .body(body())
+        .unwrap();
+    let res = app.oneshot(authed).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(
+        res.headers()
+            .get(header::ACCESS_CONTROL_ALLOW_ORIGIN)
+            .unwrap(),
+        "http://app.example"
+    );
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    assert!(text.starts_with("data: {\"type\":\"RUN_STARTED\""));
+    assert!(text
+        .trim_end()
+        .ends_with("\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}"));
 }

@@ -15,7 +15,10 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             ),
             None => match last_user_text(&input) {
                 Some(text) if !text.trim().is_empty() => {
-                    format!("You said: \"{}\". This is a deterministic demo reply.", text.trim())
+                    format!(
+                        "You said: \"{}\". This is a deterministic demo reply.",
+                        text.trim()
+                    )
                 }
                 _ => "Hello! I am a deterministic demo agent. Say something.".to_owned(),
             },

@@ -34,8 +34,12 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             }
             tx.state_delta(&mut tracker, state.clone()).await?;
         }
-        tx.text_message(&id(&input, "reply"), words("All four steps are done."), delay)
-            .await?;
+        tx.text_message(
+            &id(&input, "reply"),
+            words("All four steps are done."),
+            delay,
+        )
+        .await?;
         Ok::<(), AgentError>(())
     })
     .with_capabilities(AgentCapabilities {

@@ -1,6 +1,8 @@
 use std::time::Duration;
 
-use agui_core::{AgentCapabilities, HumanInTheLoopCapabilities, IdentityCapabilities, ToolsCapabilities};
+use agui_core::{
+    AgentCapabilities, HumanInTheLoopCapabilities, IdentityCapabilities, ToolsCapabilities,
+};
 use serde_json::{json, Value};
 
 use super::{id, json_pieces, trailing_tool_result, words};
@@ -19,17 +21,15 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         if let Some(result) = trailing_tool_result(&input) {
             // The user reviewed the steps: count the ones they kept.
             let text = result.to_text();
-            let kept = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| {
-                    let steps = v.get("steps")?.as_array()?.clone();
-                    Some(
-                        steps
-                            .iter()
-                            .filter(|s| s.get("status").and_then(Value::as_str) != Some("disabled"))
-                            .count(),
-                    )
-                });
+            let kept = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
+                let steps = v.get("steps")?.as_array()?.clone();
+                Some(
+                    steps
+                        .iter()
+                        .filter(|s| s.get("status").and_then(Value::as_str) != Some("disabled"))
+                        .count(),
+                )
+            });
             let reply = match kept {
                 Some(n) => format!("Executing the {n} steps you approved."),
                 None => format!("Understood: {text}"),
@@ -39,8 +39,12 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             return Ok(());
         }
         let intro = id(&input, "intro");
-        tx.text_message(&intro, words("Here is a plan. Please review the steps."), delay)
-            .await?;
+        tx.text_message(
+            &intro,
+            words("Here is a plan. Please review the steps."),
+            delay,
+        )
+        .await?;
         let steps: Vec<Value> = STEPS
             .iter()
             .map(|d| json!({ "description": d, "status": "enabled" }))

@@ -164,8 +164,7 @@ fn decide(pending: &Mutex<Pending>, input: &RunAgentInput) -> Result<Plan, Agent
     p.take(&input.thread_id);
     let approved = resume.iter().all(|r| {
         r.status == ResumeStatus::Resolved
-            && r
-                .payload
+            && r.payload
                 .as_ref()
                 .and_then(|v| v.get("approved"))
                 .and_then(Value::as_bool)

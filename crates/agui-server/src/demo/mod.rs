@@ -58,12 +58,21 @@ pub const NAMES: [&str; 10] = [
 pub fn mount(router: AgentRouter, delay: Duration) -> AgentRouter {
     router
         .agent("agentic_chat", agentic_chat::agent(delay))
-        .agent("backend_tool_rendering", backend_tool_rendering::agent(delay))
+        .agent(
+            "backend_tool_rendering",
+            backend_tool_rendering::agent(delay),
+        )
         .agent("human_in_the_loop", human_in_the_loop::agent(delay))
         .agent("agentic_generative_ui", agentic_generative_ui::agent(delay))
-        .agent("tool_based_generative_ui", tool_based_generative_ui::agent(delay))
+        .agent(
+            "tool_based_generative_ui",
+            tool_based_generative_ui::agent(delay),
+        )
         .agent("shared_state", shared_state::agent(delay))
-        .agent("predictive_state_updates", predictive_state_updates::agent(delay))
+        .agent(
+            "predictive_state_updates",
+            predictive_state_updates::agent(delay),
+        )
         .agent("reasoning", reasoning::agent(delay))
         .agent("subagents", subagents::agent(delay))
         .agent("interrupt", InterruptAgent::new(delay))

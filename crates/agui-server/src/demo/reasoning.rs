@@ -38,7 +38,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             supported: Some(true),
             streaming: Some(true),
             encrypted: Some(true),
-        ..Default::default()
+            ..Default::default()
         }),
         ..Default::default()
     })

@@ -31,7 +31,8 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
                         o.entry(k).or_insert(v);
                     }
                 }
-                tx.state_snapshot(&mut tracker, Value::Object(o.clone())).await?;
+                tx.state_snapshot(&mut tracker, Value::Object(o.clone()))
+                    .await?;
                 Value::Object(o)
             }
             _ => {

@@ -130,7 +130,8 @@ impl Client {
                     .unwrap_or(0);
                 for l in lines {
                     if let Some((k, v)) = l.split_once(':') {
-                        self.headers.push((k.trim().to_owned(), v.trim().to_owned()));
+                        self.headers
+                            .push((k.trim().to_owned(), v.trim().to_owned()));
                     }
                 }
                 self.chunked = self
@@ -245,9 +246,8 @@ impl Client {
     /// The whole body as JSON.
     pub async fn json(&mut self) -> serde_json::Value {
         let b = self.body().await;
-        serde_json::from_slice(&b).unwrap_or_else(|e| {
-            panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&b))
-        })
+        serde_json::from_slice(&b)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&b)))
     }
 }
 
@@ -264,7 +264,10 @@ pub fn types(events: &[Event]) -> Vec<&'static str> {
 pub async fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
     while !cond() {
-        assert!(tokio::time::Instant::now() < deadline, "condition not met in time");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "condition not met in time"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

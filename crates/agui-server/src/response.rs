@@ -83,6 +83,8 @@ pub(crate) struct RunStream {
     done: bool,
     scratch: Vec<Event>,
     sent: u64,
+    /// Held while the run streams (the concurrent-run limit).
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl RunStream {
@@ -93,6 +95,7 @@ impl RunStream {
         shutdown: &tokio_util::sync::CancellationToken,
         settings: &StreamSettings,
         span: tracing::Span,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
     ) -> Self {
         // Keep-alive comments exist only in SSE.
         let keep_alive = match (settings.encoding, settings.keep_alive) {
@@ -113,6 +116,7 @@ impl RunStream {
             done: false,
             scratch: Vec::with_capacity(2),
             sent: 0,
+            _permit: permit,
         }
     }
 

@@ -54,6 +54,9 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// Whether `GET /agents` is mounted (default true).
     pub list_agents: bool,
+    /// Most runs streaming at once (default `None`: no limit). A run beyond the limit
+    /// is refused with `503` and code `too_many_runs`.
+    pub max_runs: Option<usize>,
 }
 
 impl Default for ServerConfig {
@@ -64,6 +67,7 @@ impl Default for ServerConfig {
             verify: cfg!(debug_assertions),
             shutdown_grace: Duration::from_secs(10),
             list_agents: true,
+            max_runs: None,
         }
     }
 }
@@ -169,6 +173,12 @@ impl AgentRouter {
         self
     }
 
+    /// Sets [`ServerConfig::max_runs`].
+    pub fn max_runs(mut self, limit: Option<usize>) -> Self {
+        self.config.max_runs = limit;
+        self
+    }
+
     /// Uses `factory` to make the per-run verifier (when verification is on).
     pub fn verifier(
         mut self,
@@ -202,7 +212,13 @@ impl AgentRouter {
             !(list && self.agents.iter().any(|(n, _)| n == "agents")),
             "an agent named 'agents' conflicts with the GET /agents listing"
         );
+        let runs = self.config.max_runs.map(|n| {
+            Arc::new(tokio::sync::Semaphore::new(
+                n.min(tokio::sync::Semaphore::MAX_PERMITS),
+            ))
+        });
         let shared = Arc::new(Shared {
+            runs,
             agents: self.agents,
             config: self.config,
             shutdown: self.shutdown,
@@ -221,6 +237,7 @@ impl AgentRouter {
 }
 
 struct Shared {
+    runs: Option<Arc<tokio::sync::Semaphore>>,
     agents: Vec<(String, Arc<dyn Agent>)>,
     config: ServerConfig,
     shutdown: Shutdown,
@@ -363,6 +380,16 @@ async fn start_run(
             "the server is shutting down",
         ));
     }
+    let permit = match &s.runs {
+        Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too_many_runs",
+                "the server is running as many runs as it is configured to; retry later",
+            )
+        })?),
+        None => None,
+    };
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
         if !ct.to_str().map(is_json_media_type).unwrap_or(false) {
             return Err(ApiError::new(
@@ -429,6 +456,6 @@ async fn start_run(
         shutdown_grace: s.config.shutdown_grace,
     };
     drop(_entered);
-    let run = RunStream::new(stream, guard, ctx, token, &settings, span);
+    let run = RunStream::new(stream, guard, ctx, token, &settings, span, permit);
     Ok(streaming_response(encoding, run))
 }

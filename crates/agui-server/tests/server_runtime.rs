@@ -798,3 +798,38 @@ async fn works_behind_tower_layers_cors_and_bearer_auth() {
         .trim_end()
         .ends_with("\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}"));
 }
+
+#[tokio::test]
+async fn concurrent_runs_beyond_the_limit_get_503() {
+    let agent = agent_fn(|_input, _ctx, tx| async move {
+        tx.emit(Event::step_started("s")).await?;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        tx.emit(Event::step_finished("s")).await?;
+        Ok(())
+    });
+    let shutdown = Shutdown::new();
+    let router = AgentRouter::new()
+        .agent("one", agent)
+        .max_runs(Some(1))
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = start(router, shutdown).await;
+    let mut first = Client::post_json(srv.addr, "/one", &input("t", "r1", "x")).await;
+    assert_eq!(
+        first.next_event_within(5).await.unwrap().event_type(),
+        EventType::RunStarted
+    );
+    let mut second = Client::post_json(srv.addr, "/one", &input("t", "r2", "x")).await;
+    assert_eq!(second.status, 503);
+    assert_eq!(second.json().await["error"]["code"], "too_many_runs");
+    assert_eq!(
+        types(&first.events().await),
+        ["STEP_STARTED", "STEP_FINISHED", "RUN_FINISHED"]
+    );
+    // The slot is free again once the first run's stream is gone.
+    wait_for(5, || true).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut third = Client::post_json(srv.addr, "/one", &input("t", "r3", "x")).await;
+    assert_eq!(third.status, 200);
+    assert_eq!(third.events().await.len(), 4);
+}

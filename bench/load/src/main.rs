@@ -48,6 +48,7 @@ fn command(server: &str) -> Command {
     let mut c = match server {
         "agui-server" => Command::new(exe_dir.join("srv_agui")),
         "ag-ui-crate" => Command::new(exe_dir.join("srv_agrs")),
+        "bare-axum" => Command::new(exe_dir.join("srv_bare")),
         "ts-encoder" => {
             let mut c = Command::new("node");
             c.arg(interop.join("bench-server.mjs"));

@@ -28,93 +28,17 @@ pub trait EventVerifier: Send {
     fn check(&mut self, event: &Event) -> Result<(), String>;
 }
 
-/// The verifier used when verification is on.
+/// The verifier used when verification is on: the core crate's
+/// [`Verifier`](agui_core::semantics::verify::Verifier), which applies the reference
+/// client's rules (lifecycle, open/close pairing of messages, tool calls, reasoning,
+/// steps and subagents, attribution).
 pub fn default_verifier() -> Box<dyn EventVerifier> {
-    Box::new(BasicVerifier::default())
+    Box::new(agui_core::semantics::verify::Verifier::new())
 }
 
-/// A verifier of message, tool call, reasoning, step and subagent open/close pairing.
-// Stands in until the core crate's semantic verifier is wired in here.
-#[derive(Debug, Default)]
-struct BasicVerifier {
-    text: Vec<String>,
-    tools: Vec<String>,
-    reasoning: Vec<String>,
-    spans: Vec<String>,
-    steps: Vec<String>,
-    subagents: Vec<String>,
-}
-
-fn open(set: &mut Vec<String>, id: &str, what: &str) -> Result<(), String> {
-    if set.iter().any(|x| x == id) {
-        return Err(format!("{what} '{id}' is already open"));
-    }
-    set.push(id.to_owned());
-    Ok(())
-}
-
-fn need(set: &[String], id: &str, what: &str) -> Result<(), String> {
-    if set.iter().any(|x| x == id) {
-        Ok(())
-    } else {
-        Err(format!("{what} '{id}' was not started (or already ended)"))
-    }
-}
-
-fn close(set: &mut Vec<String>, id: &str, what: &str) -> Result<(), String> {
-    need(set, id, what)?;
-    set.retain(|x| x != id);
-    Ok(())
-}
-
-impl EventVerifier for BasicVerifier {
+impl EventVerifier for agui_core::semantics::verify::Verifier {
     fn check(&mut self, event: &Event) -> Result<(), String> {
-        match event {
-            Event::TextMessageStart(e) => open(&mut self.text, &e.message_id, "text message"),
-            Event::TextMessageContent(e) => need(&self.text, &e.message_id, "text message"),
-            Event::TextMessageEnd(e) => close(&mut self.text, &e.message_id, "text message"),
-            Event::ToolCallStart(e) => open(&mut self.tools, &e.tool_call_id, "tool call"),
-            Event::ToolCallArgs(e) => need(&self.tools, &e.tool_call_id, "tool call"),
-            Event::ToolCallEnd(e) => close(&mut self.tools, &e.tool_call_id, "tool call"),
-            Event::ReasoningStart(e) => open(&mut self.spans, &e.message_id, "reasoning span"),
-            Event::ReasoningEnd(e) => close(&mut self.spans, &e.message_id, "reasoning span"),
-            Event::ReasoningMessageStart(e) => {
-                open(&mut self.reasoning, &e.message_id, "reasoning message")
-            }
-            Event::ReasoningMessageContent(e) => {
-                need(&self.reasoning, &e.message_id, "reasoning message")
-            }
-            Event::ReasoningMessageEnd(e) => {
-                close(&mut self.reasoning, &e.message_id, "reasoning message")
-            }
-            Event::StepStarted(e) => open(&mut self.steps, &e.step_name, "step"),
-            Event::StepFinished(e) => close(&mut self.steps, &e.step_name, "step"),
-            Event::SubagentStarted(e) => open(&mut self.subagents, &e.subagent_run_id, "subagent"),
-            Event::SubagentFinished(e) => {
-                close(&mut self.subagents, &e.subagent_run_id, "subagent")
-            }
-            Event::SubagentError(e) => close(&mut self.subagents, &e.subagent_run_id, "subagent"),
-            Event::RunFinished(_) => {
-                let sets: [(&Vec<String>, &str); 6] = [
-                    (&self.steps, "steps"),
-                    (&self.text, "text messages"),
-                    (&self.reasoning, "reasoning messages"),
-                    (&self.spans, "reasoning spans"),
-                    (&self.tools, "tool calls"),
-                    (&self.subagents, "subagents"),
-                ];
-                for (set, what) in sets {
-                    if !set.is_empty() {
-                        return Err(format!(
-                            "RUN_FINISHED while {what} are still open: {}",
-                            set.join(", ")
-                        ));
-                    }
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        }
+        self.push(event).map_err(|e| e.rule.to_string())
     }
 }
 

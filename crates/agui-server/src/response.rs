@@ -9,6 +9,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use agui_core::encoding::{Encoding, EventEncoder};
 use agui_core::Event;
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Response, StatusCode};
@@ -21,42 +22,8 @@ use crate::agent::EventStream;
 use crate::context::RunContext;
 use crate::lifecycle::{Flow, LifecycleGuard};
 
-/// The wire encoding of a response.
-// Replaced by `agui_core::encoding::Encoding` once the encodings land in the core crate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Encoding {
-    /// Server-Sent Events.
-    Sse,
-}
-
-impl Encoding {
-    pub(crate) fn content_type(self) -> &'static str {
-        match self {
-            Encoding::Sse => "text/event-stream",
-        }
-    }
-}
-
-/// Picks the encoding for an `Accept` header.
-// Replaced by `agui_core::encoding::negotiate` once the encodings land in the core crate.
-pub(crate) fn negotiate(_accept: Option<&str>) -> Encoding {
-    Encoding::Sse
-}
-
-/// Appends one event's frame to `out`.
-// Replaced by `agui_core::encoding::EventEncoder` once the encodings land in the core crate.
-fn encode_frame(encoding: Encoding, event: &Event, out: &mut Vec<u8>) {
-    match encoding {
-        Encoding::Sse => {
-            out.extend_from_slice(b"data: ");
-            event.write_json(out);
-            out.extend_from_slice(b"\n\n");
-        }
-    }
-}
-
 /// Whether the protobuf encoding is served.
-pub(crate) const PROTOBUF_AVAILABLE: bool = false;
+pub(crate) const PROTOBUF_AVAILABLE: bool = true;
 
 const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
@@ -72,7 +39,7 @@ pub(crate) struct StreamSettings {
 pub(crate) struct RunStream {
     agent: Option<EventStream>,
     guard: LifecycleGuard,
-    encoding: Encoding,
+    encoder: EventEncoder,
     ctx: RunContext,
     span: tracing::Span,
     keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
@@ -105,7 +72,7 @@ impl RunStream {
         RunStream {
             agent: Some(agent),
             guard,
-            encoding: settings.encoding,
+            encoder: EventEncoder::new(settings.encoding),
             ctx,
             span,
             keep_alive,
@@ -124,7 +91,7 @@ impl RunStream {
     fn flush_scratch(&mut self) -> Bytes {
         let mut buf = Vec::with_capacity(128 * self.scratch.len());
         for e in self.scratch.drain(..) {
-            encode_frame(self.encoding, &e, &mut buf);
+            self.encoder.encode(&e, &mut buf);
             self.sent += 1;
         }
         self.last_write = Instant::now();

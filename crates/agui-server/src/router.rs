@@ -31,8 +31,9 @@ use crate::agent::{Agent, EventStream};
 use crate::context::RunContext;
 use crate::error::{AgentError, ApiError};
 use crate::lifecycle::{default_verifier, EventVerifier, LifecycleGuard};
-use crate::response::{negotiate, streaming_response, RunStream, StreamSettings};
+use crate::response::{streaming_response, RunStream, StreamSettings};
 use crate::shutdown::Shutdown;
+use agui_core::encoding::negotiate;
 
 /// Makes one verifier per run.
 pub type VerifierFactory = Arc<dyn Fn() -> Box<dyn EventVerifier> + Send + Sync>;

@@ -48,6 +48,8 @@ fn check_run(events: &[Event]) -> HashSet<String> {
         types(events)
     );
     assert!(!events.iter().any(|e| matches!(e, Event::RunError(_))));
+    // The reference client's verification rules, applied here too.
+    agui_core::semantics::verify::verify_events(events).unwrap_or_else(|e| panic!("{e}"));
     let mut ids = HashSet::new();
     let mut started_calls = HashSet::new();
     for e in events {

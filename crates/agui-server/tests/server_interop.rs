@@ -1,7 +1,8 @@
 //! Interoperability, against our server started in process on a loopback port:
 //!
 //! * the reference client (`@ag-ui/client` 1.0.0 `HttpAgent`, from the npm registry)
-//!   runs every demo agent (`interop/server-client.mjs`); its own pipeline
+//!   runs every demo agent (`interop/server-client.mjs`), over SSE and over
+//!   protobuf; its own pipeline
 //!   (enforcement, chunk expansion, verification, reducer) must accept every stream
 //!   without a warning;
 //! * the conformance validator `ag-ui-validate` 0.4.0 (PyPI) reports no error-level
@@ -157,6 +158,13 @@ async fn reference_client_accepts_every_demo_agent_over_sse() {
     let srv = demo().await;
     let results = reference_client(&srv, &[]).await;
     check_reference_client(&results, "text/event-stream");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reference_client_accepts_every_demo_agent_over_protobuf() {
+    let srv = demo().await;
+    let results = reference_client(&srv, &["--proto"]).await;
+    check_reference_client(&results, "application/vnd.ag-ui.event+proto");
 }
 
 fn validator() -> PathBuf {

@@ -315,6 +315,17 @@ impl Drop for DropFlag {
 
 #[tokio::test]
 async fn client_disconnect_cancels_the_agent() {
+    disconnect_cancels(Some(Duration::from_millis(30))).await;
+}
+
+/// Without keep-alive writes (protobuf streams have none), the closed connection is
+/// seen on the read side.
+#[tokio::test]
+async fn client_disconnect_cancels_a_silent_agent_without_keep_alive() {
+    disconnect_cancels(None).await;
+}
+
+async fn disconnect_cancels(keep_alive: Option<Duration>) {
     let dropped = Arc::new(AtomicBool::new(false));
     let spawned_saw_cancel = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(AtomicUsize::new(0));
@@ -343,7 +354,7 @@ async fn client_disconnect_cancels_the_agent() {
     let shutdown = Shutdown::new();
     let router = AgentRouter::new()
         .agent("slow", agent)
-        .keep_alive(Some(Duration::from_millis(30)))
+        .keep_alive(keep_alive)
         .shutdown(shutdown.clone())
         .into_router();
     let srv = start(router, shutdown).await;
@@ -832,4 +843,50 @@ async fn concurrent_runs_beyond_the_limit_get_503() {
     let mut third = Client::post_json(srv.addr, "/one", &input("t", "r3", "x")).await;
     assert_eq!(third.status, 200);
     assert_eq!(third.events().await.len(), 4);
+}
+
+#[tokio::test]
+async fn content_negotiation_serves_protobuf_or_sse() {
+    use agui_core::encoding::{Encoding, EventDecoder};
+    let srv = demo_server().await;
+    let body = serde_json::to_vec(&input("t", "r", "hi")).unwrap();
+    for (accept, expected) in [
+        (Some("application/vnd.ag-ui.event+proto"), Encoding::Proto),
+        // As in the reference: any acceptable wildcard selects protobuf.
+        (Some("*/*"), Encoding::Proto),
+        (Some("text/event-stream"), Encoding::Sse),
+        (
+            Some("text/event-stream, application/vnd.ag-ui.event+proto;q=0"),
+            Encoding::Sse,
+        ),
+        (None, Encoding::Sse),
+    ] {
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(a) = accept {
+            headers.push(("Accept", a));
+        }
+        let mut c = Client::request(srv.addr, "POST", "/agentic_chat", &headers, &body).await;
+        assert_eq!(c.status, 200);
+        assert_eq!(
+            c.header("content-type"),
+            Some(expected.content_type()),
+            "{accept:?}"
+        );
+        let bytes = c.body().await;
+        let mut dec = EventDecoder::new(expected);
+        dec.push(&bytes);
+        dec.finish();
+        let events: Vec<Event> = std::iter::from_fn(|| dec.next())
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{accept:?}: {e}"));
+        assert_eq!(
+            events.first().map(Event::event_type),
+            Some(EventType::RunStarted)
+        );
+        assert_eq!(
+            events.last().map(Event::event_type),
+            Some(EventType::RunFinished)
+        );
+        assert!(events.len() > 4);
+    }
 }

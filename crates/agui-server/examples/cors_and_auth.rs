@@ -4,6 +4,7 @@
 //! ```text
 //! AGUI_TOKEN=secret cargo run -p agui-server --example cors_and_auth
 //! curl -N -X POST http://127.0.0.1:8000/agentic_chat -H 'authorization: Bearer secret' \
+//!   -H 'accept: text/event-stream' \
 //!   -H 'content-type: application/json' \
 //!   -d '{"threadId":"t1","runId":"r1","messages":[{"id":"u1","role":"user","content":"hi"}]}'
 //! ```

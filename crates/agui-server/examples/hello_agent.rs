@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run -p agui-server --example hello_agent
 //! curl -N -X POST http://127.0.0.1:8000/hello -H 'content-type: application/json' \
+//!   -H 'accept: text/event-stream' \
 //!   -d '{"threadId":"t1","runId":"r1","messages":[{"id":"u1","role":"user","content":"Ada"}]}'
 //! ```
 

@@ -109,7 +109,7 @@ impl RunStream {
         self.stop_agent();
         self.done = true;
         let bytes = self.flush_scratch();
-        tracing::debug!(events = self.sent, "run ended");
+        tracing::info!(events = self.sent, "run ended");
         Poll::Ready(Some(Ok(bytes)))
     }
 }

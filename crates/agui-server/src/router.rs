@@ -9,6 +9,11 @@
 //! | `GET /agents` | `{"agents":[{"name","path","capabilities"}]}` for every mounted agent (unless turned off) |
 //! | anything else | `404` (unknown agent or path) or `405`, with the JSON error body |
 //!
+//! Negotiation follows the reference encoder exactly: an `Accept` header that admits
+//! `application/vnd.ag-ui.event+proto` with a non-zero quality gets protobuf, and a
+//! wildcard such as `*/*` (what `curl` sends by default) admits it; a request without
+//! `Accept`, or with only `text/event-stream`, gets SSE.
+//!
 //! Refused requests get the JSON error body described in [`crate::error`]. The router
 //! is a plain [`axum::Router`]: nest it under a prefix, add tower layers (CORS,
 //! authentication, tracing) as usual.

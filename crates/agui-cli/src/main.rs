@@ -30,23 +30,31 @@ enum Command {
     Apply(cmd::semantics::ApplyArgs),
     /// Rewrite a stream: expand chunk events or compact a recording.
     Transform(cmd::semantics::TransformArgs),
+    /// Serve the demo agents over HTTP (SSE and protobuf).
+    Serve(cmd::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A server logs its runs by default; the other commands only warnings.
+    let default_level = match cli.command {
+        Command::Serve(_) => "info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("AGUI_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Decode(args) => cmd::codec::decode(args),
         Command::Encode(args) => cmd::codec::encode(args),
         Command::Verify(args) => cmd::semantics::verify(args),
         Command::Apply(args) => cmd::semantics::apply(args),
         Command::Transform(args) => cmd::semantics::transform(args),
+        Command::Serve(args) => cmd::serve::serve(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,3 +2,4 @@
 
 pub mod codec;
 pub mod semantics;
+pub mod serve;

@@ -24,6 +24,12 @@ enum Command {
     Decode(cmd::codec::DecodeArgs),
     /// Encode JSON Lines events into a wire format.
     Encode(cmd::codec::EncodeArgs),
+    /// Check that an event stream obeys the protocol's lifecycle rules.
+    Verify(cmd::semantics::VerifyArgs),
+    /// Apply events to a conversation and print the resulting messages and state.
+    Apply(cmd::semantics::ApplyArgs),
+    /// Rewrite a stream: expand chunk events or compact a recording.
+    Transform(cmd::semantics::TransformArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +44,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Decode(args) => cmd::codec::decode(args),
         Command::Encode(args) => cmd::codec::encode(args),
+        Command::Verify(args) => cmd::semantics::verify(args),
+        Command::Apply(args) => cmd::semantics::apply(args),
+        Command::Transform(args) => cmd::semantics::transform(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

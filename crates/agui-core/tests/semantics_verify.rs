@@ -57,7 +57,11 @@ fn verify_cases_match_reference() {
                 );
             }
             (false, Err(e)) => {
-                assert_eq!(e.rule.to_string(), case["error"].as_str().unwrap(), "{name}");
+                assert_eq!(
+                    e.rule.to_string(),
+                    case["error"].as_str().unwrap(),
+                    "{name}"
+                );
                 assert_eq!(e.index, events.len() - 1, "{name}: error index");
                 assert_eq!(e.to_string(), format!("event {}: {}", e.index, e.rule));
             }
@@ -67,7 +71,10 @@ fn verify_cases_match_reference() {
         compared += 1;
     }
     assert!(compared >= 46, "only {compared} cases compared");
-    assert!(decoder_enforced <= 8, "{decoder_enforced} cases left to the decoder");
+    assert!(
+        decoder_enforced <= 8,
+        "{decoder_enforced} cases left to the decoder"
+    );
 }
 
 #[test]

@@ -73,6 +73,18 @@ pub fn read_jsonl(
     }
 }
 
+/// Reads events in `format` from `input`, calling `sink` for each (the single entry
+/// point the semantic subcommands read through).
+pub fn read_events(
+    format: Format,
+    input: &mut dyn BufRead,
+    sink: impl FnMut(Event) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    match format {
+        Format::Jsonl => read_jsonl(input, sink),
+    }
+}
+
 fn trim_line(line: &[u8]) -> &[u8] {
     let mut l = line;
     if let [rest @ .., b'\n'] = l {
@@ -84,7 +96,11 @@ fn trim_line(line: &[u8]) -> &[u8] {
     l
 }
 
-fn write_jsonl(out: &mut impl Write, ev: &Event, buf: &mut Vec<u8>) -> Result<(), CliError> {
+pub(crate) fn write_jsonl(
+    out: &mut impl Write,
+    ev: &Event,
+    buf: &mut Vec<u8>,
+) -> Result<(), CliError> {
     buf.clear();
     ev.write_json(buf);
     buf.push(b'\n');

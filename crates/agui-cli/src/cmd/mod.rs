@@ -1,3 +1,4 @@
 //! One module per group of subcommands.
 
 pub mod codec;
+pub mod semantics;

@@ -4,4 +4,20 @@
 
 pub mod verify;
 
-pub use verify::{verify_events, VerifyError, VerifyRule, Verifier};
+pub use verify::{verify_events, Verifier, VerifyError, VerifyRule};
+pub mod apply;
+pub mod patch;
+
+pub use apply::{Applied, ApplyError, Reducer, RunOutcome};
+pub mod chunks;
+
+pub use chunks::{expand_chunks, ChunkError, ChunkExpander, ChunkRule};
+pub mod compact;
+
+pub use compact::{compact_events, Compactor};
+pub mod interrupts;
+
+pub use interrupts::{
+    build_resume_array, check_resume, is_interrupt_expired, ResumeCheckError, ResumeError,
+    ResumeResponse,
+};

@@ -381,7 +381,9 @@ impl Verifier {
                         .insert(id.clone(), tag.map(str::to_owned));
                 }
             }
-            Event::TextMessageContent(e) => self.continue_text(event_type, tag, &e.message_id, false)?,
+            Event::TextMessageContent(e) => {
+                self.continue_text(event_type, tag, &e.message_id, false)?
+            }
             Event::TextMessageEnd(e) => self.continue_text(event_type, tag, &e.message_id, true)?,
             Event::ToolCallStart(e) => {
                 let id = &e.tool_call_id;
@@ -417,7 +419,10 @@ impl Verifier {
                                 return Err(VerifyRule::ToolCallReopenMismatch {
                                     tool_call_id: id.clone(),
                                     call_owner: existing.clone(),
-                                    parent_message_id: e.parent_message_id.clone().unwrap_or_default(),
+                                    parent_message_id: e
+                                        .parent_message_id
+                                        .clone()
+                                        .unwrap_or_default(),
                                     parent_owner: inh.clone(),
                                 });
                             }
@@ -434,7 +439,9 @@ impl Verifier {
                     self.owner_tool_call.insert(id.clone(), owner);
                 }
             }
-            Event::ToolCallArgs(e) => self.continue_tool(event_type, tag, &e.tool_call_id, false)?,
+            Event::ToolCallArgs(e) => {
+                self.continue_tool(event_type, tag, &e.tool_call_id, false)?
+            }
             Event::ToolCallEnd(e) => self.continue_tool(event_type, tag, &e.tool_call_id, true)?,
             Event::StepStarted(e) => {
                 let owner: Owner = tag.map(str::to_owned);
@@ -486,7 +493,9 @@ impl Verifier {
                 self.owner_message
                     .insert(e.message_id.clone(), tag.map(str::to_owned));
             }
-            Event::ReasoningStart(e) => self.open_reasoning(event_type, tag, &e.message_id, true)?,
+            Event::ReasoningStart(e) => {
+                self.open_reasoning(event_type, tag, &e.message_id, true)?
+            }
             Event::ReasoningMessageStart(e) => {
                 self.open_reasoning(event_type, tag, &e.message_id, false)?
             }
@@ -496,7 +505,9 @@ impl Verifier {
             Event::ReasoningMessageEnd(e) => {
                 self.continue_reasoning(event_type, tag, &e.message_id, false, true)?
             }
-            Event::ReasoningEnd(e) => self.continue_reasoning(event_type, tag, &e.message_id, true, true)?,
+            Event::ReasoningEnd(e) => {
+                self.continue_reasoning(event_type, tag, &e.message_id, true, true)?
+            }
             Event::ReasoningEncryptedValue(e) => {
                 use crate::event::EncryptedValueSubtype as S;
                 let (owner, kind) = match e.subtype {
@@ -528,7 +539,9 @@ impl Verifier {
                     return Err(VerifyRule::SubagentReused { id: id.clone() });
                 }
                 if let Some(parent) = &e.parent_subagent_run_id {
-                    if !self.active_subagents.contains(parent) && !self.closed_subagents.contains(parent) {
+                    if !self.active_subagents.contains(parent)
+                        && !self.closed_subagents.contains(parent)
+                    {
                         return Err(VerifyRule::SubagentParentUnknown {
                             parent: parent.clone(),
                         });
@@ -648,7 +661,13 @@ impl Verifier {
                 }
             });
         }
-        Self::tag_check(event_type, tag, self.owner_tool_call.get(id), "tool call", id)?;
+        Self::tag_check(
+            event_type,
+            tag,
+            self.owner_tool_call.get(id),
+            "tool call",
+            id,
+        )?;
         if close {
             self.active_tool_calls.shift_remove(id);
         }
@@ -758,4 +777,3 @@ where
     }
     Ok(v.events_seen())
 }
-

@@ -1,0 +1,148 @@
+//! `agui verify`, `agui apply` and `agui transform`.
+
+use std::path::PathBuf;
+
+use agui_core::semantics::{ChunkExpander, Compactor, Reducer, Verifier};
+use agui_core::{Event, RunAgentInput};
+use clap::{ArgGroup, Args};
+
+use super::codec::{read_events, write_jsonl, Format};
+use crate::io::{flush, open_input, stdout, CliError};
+
+/// Arguments of `agui verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Format of the input.
+    #[arg(long, value_enum)]
+    pub from: Format,
+    /// Expand chunk events first, as a client does before verifying what it receives
+    /// (without it, chunk events pass the verifier untouched, as in the reference).
+    #[arg(long)]
+    pub expand_chunks: bool,
+    /// Input file (standard input when absent or `-`).
+    pub file: Option<PathBuf>,
+}
+
+/// Arguments of `agui apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// A `RunAgentInput` JSON file whose messages and state the events apply to
+    /// (default: no messages and the state `{}`).
+    #[arg(long)]
+    pub input: Option<PathBuf>,
+    /// Format of the event stream.
+    #[arg(long, value_enum)]
+    pub from: Format,
+    /// Event stream file (standard input when absent or `-`).
+    pub file: Option<PathBuf>,
+}
+
+/// Arguments of `agui transform`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("mode").required(true).args(["expand_chunks", "compact"])))]
+pub struct TransformArgs {
+    /// Rewrite `*_CHUNK` events into start / content / end events.
+    #[arg(long)]
+    pub expand_chunks: bool,
+    /// Compact a recorded stream (collapse deltas and state windows).
+    #[arg(long)]
+    pub compact: bool,
+    /// Format of the input.
+    #[arg(long, value_enum)]
+    pub from: Format,
+    /// Input file (standard input when absent or `-`).
+    pub file: Option<PathBuf>,
+}
+
+/// `agui verify`: exit 0 when the stream is valid, 1 with `event N: reason` when not.
+pub fn verify(args: VerifyArgs) -> Result<(), CliError> {
+    let mut input = open_input(args.file.as_deref())?;
+    let mut verifier = Verifier::new();
+    let mut expander = args.expand_chunks.then(ChunkExpander::new);
+    let mut buf = Vec::new();
+    read_events(args.from, &mut input, |ev| match &mut expander {
+        None => verifier
+            .push(&ev)
+            .map_err(|e| CliError::Rejected(e.to_string())),
+        Some(x) => {
+            x.push(ev, &mut buf)
+                .map_err(|e| CliError::Rejected(e.to_string()))?;
+            for e in buf.drain(..) {
+                verifier
+                    .push(&e)
+                    .map_err(|e| CliError::Rejected(format!("expanded {e}")))?;
+            }
+            Ok(())
+        }
+    })
+}
+
+/// `agui apply`: prints `{"messages":[...],"state":...}`.
+pub fn apply(args: ApplyArgs) -> Result<(), CliError> {
+    let mut reducer = match &args.input {
+        None => Reducer::new(
+            Vec::new(),
+            Some(serde_json::Value::Object(Default::default())),
+        ),
+        Some(p) => {
+            let bytes =
+                std::fs::read(p).map_err(CliError::io(format!("cannot read {}", p.display())))?;
+            let input: RunAgentInput = agui_core::wire::from_json_slice(&bytes)
+                .map_err(|e| CliError::Malformed(format!("{}: {e}", p.display())))?;
+            Reducer::from_input(&input)
+        }
+    };
+    let mut input = open_input(args.file.as_deref())?;
+    read_events(args.from, &mut input, |ev| {
+        reducer
+            .apply_owned(ev)
+            .map(|_| ())
+            .map_err(|e| CliError::Rejected(e.to_string()))
+    })?;
+    let mut json = reducer.to_json();
+    if let serde_json::Value::Object(o) = &mut json {
+        o.entry("state").or_insert(serde_json::Value::Null);
+    }
+    let mut out = stdout();
+    let mut text = serde_json::to_vec(&json).unwrap_or_default();
+    text.push(b'\n');
+    std::io::Write::write_all(&mut out, &text).map_err(CliError::io("writing standard output"))?;
+    flush(&mut out)
+}
+
+/// `agui transform`: JSON Lines out.
+pub fn transform(args: TransformArgs) -> Result<(), CliError> {
+    let mut input = open_input(args.file.as_deref())?;
+    let mut out = stdout();
+    let mut line = Vec::with_capacity(4096);
+    let mut produced: Vec<Event> = Vec::new();
+    let result = if args.compact {
+        let mut c = Compactor::new();
+        let r = read_events(args.from, &mut input, |ev| {
+            c.push(ev, &mut produced);
+            for e in produced.drain(..) {
+                write_jsonl(&mut out, &e, &mut line)?;
+            }
+            Ok(())
+        });
+        if r.is_ok() {
+            c.finish(&mut produced);
+            for e in produced.drain(..) {
+                write_jsonl(&mut out, &e, &mut line)?;
+            }
+        }
+        r
+    } else {
+        let mut x = ChunkExpander::new();
+        read_events(args.from, &mut input, |ev| {
+            x.push(ev, &mut produced)
+                .map_err(|e| CliError::Rejected(e.to_string()))?;
+            for e in produced.drain(..) {
+                write_jsonl(&mut out, &e, &mut line)?;
+            }
+            Ok(())
+        })
+    };
+    flush(&mut out)?;
+    result
+}

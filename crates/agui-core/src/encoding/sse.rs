@@ -1,0 +1,650 @@
+//! Server-Sent Events: the reference framing on the way out, the WHATWG event-stream
+//! parser on the way in.
+//!
+//! **Encoding** is what the reference `EventEncoder.encodeSSE` writes, byte for byte:
+//! `data: <event JSON>\n\n`, one `data:` line per event (JSON never contains a raw line
+//! break), no `event:` or `id:` field, LF line endings, UTF-8.
+//!
+//! **Decoding** follows the [WHATWG event-stream rules] rather than the reference
+//! client's shortcut (which splits on `"\n\n"` only and so cannot read a CRLF stream):
+//! LF, CR and CRLF line endings (also mixed, and a CRLF split between two chunks);
+//! several `data:` lines joined with `\n`; comment lines (`:` keep-alives) ignored;
+//! `event:`, `id:` and `retry:` parsed and kept ([`SseDecoder::last_event_id`] persists
+//! across events, as the spec's "last event ID buffer" does, for resuming a stream);
+//! one leading byte order mark skipped; input split at any byte, inside a UTF-8
+//! sequence or a CRLF included; a frame without `data` is not an event. Each event's
+//! data must be one AG-UI event object. The decoder is sans-io: [`SseDecoder::push`]
+//! bytes in, [`SseDecoder::next`] events out.
+//!
+//! Two choices where the specification leaves room or the reference differs:
+//! - at the end of the stream an event whose closing blank line never came is not
+//!   dispatched (WHATWG); the decoder reports it as [`DecodeErrorKind::Truncated`]
+//!   instead of dropping it silently (the reference client parses it anyway);
+//! - data that is not valid UTF-8 is decoded with replacement characters, as the spec's
+//!   UTF-8 decode does, before the JSON is read.
+//!
+//! [WHATWG event-stream rules]: https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::error::{DecodeError, DecodeErrorKind, DecoderLimits};
+use crate::event::{Event, EventType};
+
+/// The SSE media type (`text/event-stream`).
+pub const CONTENT_TYPE: &str = "text/event-stream";
+
+/// Appends one event as an SSE frame, `data: <JSON>\n\n`, to `out`: the reference
+/// encoder's exact bytes.
+///
+/// ```
+/// use agui_core::{encoding::sse, Event};
+/// let mut out = Vec::new();
+/// sse::encode_event(&Event::text_message_content("m1", "Hi"), &mut out);
+/// assert_eq!(out, b"data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"Hi\"}\n\n");
+/// ```
+pub fn encode_event(event: &Event, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"data: ");
+    event.write_json(out);
+    out.extend_from_slice(b"\n\n");
+}
+
+/// Appends an SSE comment (`: text`, one line per line of `text`) and the blank line
+/// that ends the frame, e.g. a keep-alive. Decoders ignore it.
+pub fn encode_comment(text: &str, out: &mut Vec<u8>) {
+    for line in text.split(['\n', '\r']) {
+        out.push(b':');
+        if !line.is_empty() {
+            out.push(b' ');
+            out.extend_from_slice(line.as_bytes());
+        }
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+}
+
+/// One dispatched SSE event, before its data is read as an AG-UI event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SseFrame<'a> {
+    /// Index of the event in the stream (0-based).
+    pub index: u64,
+    /// Byte offset in the stream where the event's frame starts.
+    pub offset: u64,
+    /// The `event:` field, if the frame had one (the spec's default type is `message`).
+    pub event: Option<&'a str>,
+    /// The data lines, joined with `\n`.
+    pub data: Cow<'a, str>,
+    /// The last event id at this event (the most recent `id:` field, possibly from an
+    /// earlier event; empty when none was sent).
+    pub last_event_id: &'a str,
+}
+
+/// Where a dispatched frame starts, and its position.
+#[derive(Debug, Clone, Copy)]
+struct Dispatched {
+    index: u64,
+    offset: u64,
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+/// Room for a field name, its colon and a space on top of the data a line may carry.
+const LINE_SLACK: usize = 16;
+
+/// An incremental, sans-io SSE decoder: push bytes as they arrive (split anywhere), pull
+/// AG-UI events. Memory is bounded by [`DecoderLimits::max_event_size`] plus the
+/// largest pushed chunk.
+///
+/// ```
+/// use agui_core::encoding::sse::SseDecoder;
+/// let mut dec = SseDecoder::new();
+/// dec.push(b": keep-alive\r\nid: 7\r\ndata: {\"type\":\"RUN_ERROR\",");
+/// assert!(dec.next().is_none()); // the event is not complete yet
+/// dec.push(b"\r\ndata: \"message\":\"boom\"}\r\n\r\n");
+/// let event = dec.next().unwrap().unwrap();
+/// assert_eq!(event.to_json_string(), r#"{"type":"RUN_ERROR","message":"boom"}"#);
+/// assert_eq!(dec.last_event_id(), "7");
+/// dec.finish();
+/// assert!(dec.next().is_none());
+/// ```
+#[derive(Debug)]
+pub struct SseDecoder {
+    buf: Vec<u8>,
+    /// Start of the first unread line in `buf`.
+    pos: usize,
+    /// `buf[pos..scanned]` holds no line terminator.
+    scanned: usize,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    /// Whether the leading byte order mark has been looked for.
+    started: bool,
+    /// The previous line ended with a CR at the end of the input: skip a following LF.
+    skip_lf: bool,
+
+    // The frame being read.
+    data: Vec<u8>,
+    /// The frame's data when it is a single line still in `buf`.
+    data_in_buf: Option<(usize, usize)>,
+    has_data: bool,
+    event_name: Option<String>,
+    frame_start: Option<u64>,
+    /// The frame was dispatched; clear it before reading on.
+    reset_pending: bool,
+
+    last_event_id: String,
+    retry: Option<u64>,
+
+    index: u64,
+    limits: DecoderLimits,
+    skip_unknown: bool,
+    skipped: u64,
+    eof: bool,
+    done: bool,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SseDecoder {
+    /// A decoder with the default limits.
+    pub fn new() -> Self {
+        Self::with_limits(DecoderLimits::default())
+    }
+
+    /// A decoder with the given limits.
+    pub fn with_limits(limits: DecoderLimits) -> Self {
+        SseDecoder {
+            buf: Vec::new(),
+            pos: 0,
+            scanned: 0,
+            base: 0,
+            started: false,
+            skip_lf: false,
+            data: Vec::new(),
+            data_in_buf: None,
+            has_data: false,
+            event_name: None,
+            frame_start: None,
+            reset_pending: false,
+            last_event_id: String::new(),
+            retry: None,
+            index: 0,
+            limits,
+            skip_unknown: true,
+            skipped: 0,
+            eof: false,
+            done: false,
+        }
+    }
+
+    /// Whether events of a type protocol 1.0 does not define are skipped (the default,
+    /// with a `tracing` warning, as the reference client drops them) or returned as
+    /// [`DecodeErrorKind::UnknownEventType`] errors (to translate them, for instance).
+    pub fn skip_unknown_events(mut self, skip: bool) -> Self {
+        self.skip_unknown = skip;
+        self
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> DecoderLimits {
+        self.limits
+    }
+
+    /// Feeds the next bytes of the stream.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.done {
+            return;
+        }
+        if self.reset_pending {
+            self.reset_frame();
+        }
+        if self.pos > 0 {
+            if let Some((s, e)) = self.data_in_buf.take() {
+                // The frame's data line is about to move: keep a copy.
+                self.data.clear();
+                self.data.extend_from_slice(&self.buf[s..e]);
+            }
+            if self.pos == self.buf.len() {
+                self.buf.clear();
+            } else {
+                self.buf.drain(..self.pos);
+            }
+            self.base += self.pos as u64;
+            self.scanned -= self.pos;
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Marks the end of the stream. The events still buffered can then be pulled; an
+    /// unfinished one is reported as [`DecodeErrorKind::Truncated`].
+    pub fn finish(&mut self) {
+        self.eof = true;
+    }
+
+    /// The next event, `None` when more input is needed (or the stream has ended).
+    ///
+    /// An error that is not [fatal](DecodeError::is_fatal) concerns one event: it has
+    /// been consumed and the next call goes on with the following one.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Result<Event, DecodeError>> {
+        loop {
+            let d = match self.dispatch_next()? {
+                Ok(d) => d,
+                Err(e) => return Some(Err(e)),
+            };
+            match parse_event(self.frame_data()) {
+                Ok(ev) => return Some(Ok(ev)),
+                Err(DecodeErrorKind::UnknownEventType(name)) if self.skip_unknown => {
+                    tracing::warn!(
+                        event_index = d.index,
+                        byte_offset = d.offset,
+                        event_type = name.as_deref().unwrap_or(""),
+                        "skipped an SSE event of a type protocol 1.0 does not define"
+                    );
+                    self.skipped += 1;
+                }
+                Err(kind) => return Some(Err(DecodeError::new(d.index, d.offset, kind))),
+            }
+        }
+    }
+
+    /// The next dispatched SSE event, without reading its data as an AG-UI event.
+    pub fn next_frame(&mut self) -> Option<Result<SseFrame<'_>, DecodeError>> {
+        let d = match self.dispatch_next()? {
+            Ok(d) => d,
+            Err(e) => return Some(Err(e)),
+        };
+        let data = match self.data_in_buf {
+            Some((s, e)) => String::from_utf8_lossy(&self.buf[s..e]),
+            None => String::from_utf8_lossy(&self.data),
+        };
+        Some(Ok(SseFrame {
+            index: d.index,
+            offset: d.offset,
+            event: self.event_name.as_deref(),
+            data,
+            last_event_id: &self.last_event_id,
+        }))
+    }
+
+    /// The last event id received (`id:` field), empty when none was. It persists across
+    /// events until another `id:` changes it; a client resuming a stream sends it as
+    /// `Last-Event-ID`.
+    pub fn last_event_id(&self) -> &str {
+        &self.last_event_id
+    }
+
+    /// The reconnection time the server asked for (`retry:` field), in milliseconds.
+    pub fn retry(&self) -> Option<u64> {
+        self.retry
+    }
+
+    /// How many events of unknown types were skipped.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// How many events (frames with data) have been dispatched, skipped ones included.
+    pub fn events_seen(&self) -> u64 {
+        self.index
+    }
+
+    /// Bytes consumed so far (the stream offset of the first byte not yet read).
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    fn frame_data(&self) -> &[u8] {
+        match self.data_in_buf {
+            Some((s, e)) => &self.buf[s..e],
+            None => &self.data,
+        }
+    }
+
+    fn reset_frame(&mut self) {
+        self.data.clear();
+        self.data_in_buf = None;
+        self.has_data = false;
+        self.event_name = None;
+        self.frame_start = None;
+        self.reset_pending = false;
+    }
+
+    fn fail(
+        &mut self,
+        offset: u64,
+        kind: DecodeErrorKind,
+    ) -> Option<Result<Dispatched, DecodeError>> {
+        self.done = true;
+        Some(Err(DecodeError::new(self.index, offset, kind)))
+    }
+
+    fn too_large(&mut self, line_start: usize) -> Option<Result<Dispatched, DecodeError>> {
+        let offset = self.frame_start.unwrap_or(self.base + line_start as u64);
+        let limit = self.limits.max_event_size;
+        self.fail(offset, DecodeErrorKind::TooLarge { limit })
+    }
+
+    /// Reads lines until an event is dispatched.
+    fn dispatch_next(&mut self) -> Option<Result<Dispatched, DecodeError>> {
+        if self.done {
+            return None;
+        }
+        if self.reset_pending {
+            self.reset_frame();
+        }
+        if !self.started {
+            let avail = &self.buf[self.pos..];
+            if avail.len() < BOM.len() && BOM.starts_with(avail) && !self.eof {
+                return None;
+            }
+            if avail.starts_with(BOM) {
+                self.pos += BOM.len();
+            }
+            self.scanned = self.pos;
+            self.started = true;
+        }
+        let max_line = self.limits.max_event_size.saturating_add(LINE_SLACK);
+        loop {
+            if self.skip_lf && self.pos < self.buf.len() {
+                if self.buf[self.pos] == b'\n' {
+                    self.pos += 1;
+                }
+                self.skip_lf = false;
+                self.scanned = self.scanned.max(self.pos);
+            }
+            let from = self.scanned.max(self.pos);
+            let Some(rel) = memchr::memchr2(b'\n', b'\r', &self.buf[from..]) else {
+                self.scanned = self.buf.len();
+                if self.buf.len() - self.pos > max_line {
+                    return self.too_large(self.pos);
+                }
+                if self.eof {
+                    return self.end_of_stream();
+                }
+                return None;
+            };
+            let end = from + rel;
+            let start = self.pos;
+            let next = if self.buf[end] == b'\r' {
+                match self.buf.get(end + 1) {
+                    Some(b'\n') => end + 2,
+                    Some(_) => end + 1,
+                    None => {
+                        self.skip_lf = true;
+                        end + 1
+                    }
+                }
+            } else {
+                end + 1
+            };
+            self.pos = next;
+            self.scanned = next;
+            if end - start > max_line {
+                return self.too_large(start);
+            }
+            if start == end {
+                // A blank line dispatches the frame, if it has data.
+                if self.has_data {
+                    let d = Dispatched {
+                        index: self.index,
+                        offset: self.frame_start.unwrap_or(self.base + start as u64),
+                    };
+                    self.index += 1;
+                    self.reset_pending = true;
+                    return Some(Ok(d));
+                }
+                self.event_name = None;
+                self.frame_start = None;
+                continue;
+            }
+            if self.frame_start.is_none() {
+                self.frame_start = Some(self.base + start as u64);
+            }
+            if let Some(err) = self.field(start, end) {
+                return Some(Err(err));
+            }
+        }
+    }
+
+    /// Interprets the field on the line `buf[start..end]`.
+    fn field(&mut self, start: usize, end: usize) -> Option<DecodeError> {
+        let line = &self.buf[start..end];
+        if line[0] == b':' {
+            return None;
+        }
+        let (name_end, value_start) = match memchr::memchr(b':', line) {
+            Some(i) if line.get(i + 1) == Some(&b' ') => (start + i, start + i + 2),
+            Some(i) => (start + i, start + i + 1),
+            None => (end, end),
+        };
+        match &self.buf[start..name_end] {
+            b"data" => {
+                if !self.has_data {
+                    self.data_in_buf = Some((value_start, end));
+                    self.has_data = true;
+                } else {
+                    if let Some((s, e)) = self.data_in_buf.take() {
+                        self.data.extend_from_slice(&self.buf[s..e]);
+                    }
+                    self.data.push(b'\n');
+                    self.data.extend_from_slice(&self.buf[value_start..end]);
+                }
+                let len = match self.data_in_buf {
+                    Some((s, e)) => e - s,
+                    None => self.data.len(),
+                };
+                if len > self.limits.max_event_size {
+                    self.done = true;
+                    let offset = self.frame_start.unwrap_or(self.base + start as u64);
+                    let limit = self.limits.max_event_size;
+                    return Some(DecodeError::new(
+                        self.index,
+                        offset,
+                        DecodeErrorKind::TooLarge { limit },
+                    ));
+                }
+            }
+            b"event" => {
+                self.event_name =
+                    Some(String::from_utf8_lossy(&self.buf[value_start..end]).into_owned());
+            }
+            b"id" => {
+                let value = &self.buf[value_start..end];
+                if !value.contains(&0) {
+                    self.last_event_id = String::from_utf8_lossy(value).into_owned();
+                }
+            }
+            b"retry" => {
+                let value = &self.buf[value_start..end];
+                if !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
+                    self.retry = Some(value.iter().fold(0u64, |n, d| {
+                        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+                    }));
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// The input has ended and no complete line is left.
+    fn end_of_stream(&mut self) -> Option<Result<Dispatched, DecodeError>> {
+        self.done = true;
+        let partial = &self.buf[self.pos..];
+        let partial_is_data =
+            partial.starts_with(b"data") && matches!(partial.get(4), None | Some(b':'));
+        if self.has_data || partial_is_data {
+            let pending = self.frame_data().len() + partial.len();
+            let offset = self.frame_start.unwrap_or(self.base + self.pos as u64);
+            return Some(Err(DecodeError::new(
+                self.index,
+                offset,
+                DecodeErrorKind::Truncated { pending },
+            )));
+        }
+        None
+    }
+}
+
+/// Reads one event's data as an AG-UI event.
+pub(crate) fn parse_event(data: &[u8]) -> Result<Event, DecodeErrorKind> {
+    match Event::from_json_slice(data) {
+        Ok(ev) => Ok(ev),
+        Err(e) => {
+            // The slow path: find out why.
+            if std::str::from_utf8(data).is_err() {
+                let text = String::from_utf8_lossy(data);
+                return parse_event(text.as_bytes());
+            }
+            if let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(data) {
+                if let Some(Value::String(ty)) = obj.get("type") {
+                    if EventType::from_wire(ty).is_none() {
+                        return Err(DecodeErrorKind::UnknownEventType(Some(ty.clone())));
+                    }
+                }
+            }
+            Err(DecodeErrorKind::Json(e))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(input: &[&[u8]]) -> Vec<(Option<String>, String, String)> {
+        let mut dec = SseDecoder::new();
+        let mut out = Vec::new();
+        for chunk in input {
+            dec.push(chunk);
+            while let Some(f) = dec.next_frame() {
+                let f = f.unwrap();
+                out.push((
+                    f.event.map(str::to_owned),
+                    f.data.into_owned(),
+                    f.last_event_id.to_owned(),
+                ));
+            }
+        }
+        dec.finish();
+        assert!(dec.next_frame().is_none());
+        out
+    }
+
+    #[test]
+    fn whatwg_examples() {
+        // From the spec: three lines of data, a comment, an id that persists.
+        let got = frames(&[b": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n"]);
+        assert_eq!(
+            got,
+            vec![
+                (None, "first event".into(), "1".into()),
+                (None, "second event".into(), "".into()),
+                (None, " third event".into(), "".into()),
+            ]
+        );
+        let got = frames(&[b"data\n\ndata\ndata\n\n"]);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].1, "");
+        assert_eq!(got[1].1, "\n");
+    }
+
+    #[test]
+    fn line_endings_and_bom() {
+        let got = frames(&[
+            b"\xEF\xBB",
+            b"\xBFevent: x\rdata: a\r",
+            b"\ndata: b\r\n\r",
+            b"\n",
+        ]);
+        assert_eq!(got, vec![(Some("x".into()), "a\nb".into(), "".into())]);
+    }
+
+    #[test]
+    fn frames_without_data_are_not_events() {
+        assert!(frames(&[b"event: ping\nid: 3\n\n: comment\n\n"]).is_empty());
+    }
+
+    #[test]
+    fn retry_and_id_rules() {
+        let mut dec = SseDecoder::new();
+        dec.push(b"retry: 1500\nretry: 12x\nid: a\0b\nid: ok\n\n");
+        assert!(dec.next_frame().is_none());
+        assert_eq!(dec.retry(), Some(1500));
+        assert_eq!(dec.last_event_id(), "ok");
+    }
+
+    #[test]
+    fn truncated_event_is_reported() {
+        let mut dec = SseDecoder::new();
+        dec.push(b"data: {\"type\":\"RUN_ERROR\",\"message\":\"x\"}\n");
+        assert!(dec.next().is_none());
+        dec.finish();
+        let err = dec.next().unwrap().unwrap_err();
+        assert!(matches!(err.kind, DecodeErrorKind::Truncated { .. }));
+        assert!(dec.next().is_none());
+    }
+
+    #[test]
+    fn oversized_line_fails_without_buffering_it() {
+        let mut dec = SseDecoder::with_limits(DecoderLimits::default().with_max_event_size(64));
+        dec.push(b"data: ");
+        dec.push(&[b'x'; 100]);
+        let err = dec.next().unwrap().unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::TooLarge { limit: 64 });
+        assert!(err.is_fatal());
+        assert!(dec.next().is_none());
+    }
+
+    #[test]
+    fn oversized_multi_line_data_fails() {
+        let mut dec = SseDecoder::with_limits(DecoderLimits::default().with_max_event_size(64));
+        for _ in 0..10 {
+            dec.push(b"data: 0123456789\n");
+        }
+        let err = dec.next().unwrap().unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::TooLarge { limit: 64 });
+    }
+
+    #[test]
+    fn unknown_types_are_skipped_or_reported() {
+        let input = b"data: {\"type\":\"THINKING_START\"}\n\ndata: {\"type\":\"RUN_ERROR\",\"message\":\"m\"}\n\n";
+        let mut dec = SseDecoder::new();
+        dec.push(input);
+        assert!(matches!(dec.next(), Some(Ok(Event::RunError(_)))));
+        assert_eq!(dec.skipped(), 1);
+        let mut dec = SseDecoder::new().skip_unknown_events(false);
+        dec.push(input);
+        let err = dec.next().unwrap().unwrap_err();
+        assert_eq!(
+            err.kind,
+            DecodeErrorKind::UnknownEventType(Some("THINKING_START".into()))
+        );
+        assert_eq!((err.index, err.offset), (0, 0));
+        assert!(matches!(dec.next(), Some(Ok(Event::RunError(_)))));
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        let mut dec = SseDecoder::new();
+        dec.push(b"data: {\"type\":\"RUN_ERROR\",\"message\":\"a\xFFb\"}\n\n");
+        match dec.next() {
+            Some(Ok(Event::RunError(e))) => assert_eq!(e.message, "a\u{FFFD}b"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn comments_encode_as_ignored_frames() {
+        let mut out = Vec::new();
+        encode_comment("keep-alive\nsecond", &mut out);
+        assert_eq!(out, b": keep-alive\n: second\n\n");
+        assert!(frames(&[&out]).is_empty());
+    }
+}

@@ -1,0 +1,290 @@
+//! Interrupts: reading them from a run outcome, expiry, building the `resume` array
+//! for the next run, and the check made before sending a run that continues a paused
+//! thread.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::event::RunFinished;
+use crate::types::{Interrupt, ResumeEntry, ResumeStatus, RunFinishedOutcome};
+use crate::JsonObject;
+
+/// The outcome of a `RUN_FINISHED` (`None` means success).
+pub fn run_outcome(event: &RunFinished) -> Option<&RunFinishedOutcome> {
+    event.outcome.as_ref()
+}
+
+/// The interrupts a `RUN_FINISHED` leaves open (empty unless its outcome is an
+/// interrupt).
+pub fn open_interrupts(event: &RunFinished) -> &[Interrupt] {
+    match &event.outcome {
+        Some(RunFinishedOutcome::Interrupt(o)) => &o.interrupts,
+        _ => &[],
+    }
+}
+
+/// Milliseconds since the Unix epoch for `now`.
+fn millis(now: SystemTime) -> i64 {
+    match now.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Parses the ISO 8601 date-time forms a JavaScript `Date` reads
+/// (`YYYY`, `YYYY-MM`, `YYYY-MM-DD`, optionally `THH:mm`, `:ss`, `.fraction`, and `Z`
+/// or `±HH:mm`; `±YYYYYY` expanded years) into milliseconds since the Unix epoch.
+/// A date-time without an offset is read as UTC (JavaScript reads it as local time).
+pub fn parse_iso8601_millis(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let mut p = 0usize;
+    let num = |p: &mut usize, n: usize| -> Option<i64> {
+        let digits = b.get(*p..*p + n)?;
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        *p += n;
+        std::str::from_utf8(digits).ok()?.parse().ok()
+    };
+    let year = match b.first()? {
+        b'+' | b'-' => {
+            let neg = b[0] == b'-';
+            p = 1;
+            let y = num(&mut p, 6)?;
+            if neg && y == 0 {
+                return None;
+            }
+            if neg {
+                -y
+            } else {
+                y
+            }
+        }
+        _ => num(&mut p, 4)?,
+    };
+    let (mut month, mut day) = (1, 1);
+    if b.get(p) == Some(&b'-') {
+        p += 1;
+        month = num(&mut p, 2)?;
+        if b.get(p) == Some(&b'-') {
+            p += 1;
+            day = num(&mut p, 2)?;
+        }
+    }
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    let (mut h, mut mi, mut sec, mut ms) = (0, 0, 0, 0);
+    let mut offset_min = 0i64;
+    if matches!(b.get(p), Some(b'T') | Some(b't')) {
+        p += 1;
+        h = num(&mut p, 2)?;
+        if b.get(p) != Some(&b':') {
+            return None;
+        }
+        p += 1;
+        mi = num(&mut p, 2)?;
+        if b.get(p) == Some(&b':') {
+            p += 1;
+            sec = num(&mut p, 2)?;
+            if b.get(p) == Some(&b'.') {
+                p += 1;
+                let start = p;
+                while b.get(p).is_some_and(u8::is_ascii_digit) {
+                    p += 1;
+                }
+                if p == start {
+                    return None;
+                }
+                let frac = &s[start..p];
+                let first3: String = frac.chars().chain("00".chars()).take(3).collect();
+                ms = first3.parse().ok()?;
+            }
+        }
+        match b.get(p) {
+            Some(b'Z') | Some(b'z') => p += 1,
+            Some(&c @ (b'+' | b'-')) => {
+                p += 1;
+                let oh = num(&mut p, 2)?;
+                if b.get(p) != Some(&b':') {
+                    return None;
+                }
+                p += 1;
+                let om = num(&mut p, 2)?;
+                if oh > 23 || om > 59 {
+                    return None;
+                }
+                offset_min = (oh * 60 + om) * if c == b'+' { 1 } else { -1 };
+            }
+            _ => {}
+        }
+        if h > 24 || mi > 59 || sec > 59 || (h == 24 && (mi != 0 || sec != 0 || ms != 0)) {
+            return None;
+        }
+    }
+    if p != b.len() {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let t = days * 86_400_000 + h * 3_600_000 + mi * 60_000 + sec * 1000 + ms - offset_min * 60_000;
+    // JavaScript dates span ±8.64e15 ms.
+    (t.abs() <= 8_640_000_000_000_000).then_some(t)
+}
+
+/// Whether an interrupt has expired at `now`: false without `expiresAt` or when it
+/// does not parse (it then never expires); else `expiresAt <= now`.
+pub fn is_interrupt_expired(interrupt: &Interrupt, now: SystemTime) -> bool {
+    is_interrupt_expired_at(interrupt, millis(now))
+}
+
+/// [`is_interrupt_expired`] with `now` in milliseconds since the Unix epoch.
+pub fn is_interrupt_expired_at(interrupt: &Interrupt, now_millis: i64) -> bool {
+    interrupt
+        .expires_at
+        .as_deref()
+        .and_then(parse_iso8601_millis)
+        .is_some_and(|t| t <= now_millis)
+}
+
+/// The application's answer to one interrupt.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResumeResponse {
+    /// Resolved or cancelled.
+    pub status: ResumeStatus,
+    /// The answer (kept only for `resolved`).
+    pub payload: Option<Value>,
+    /// Envelope data.
+    pub metadata: Option<JsonObject>,
+}
+
+/// Why a `resume` array cannot be built. The `Display` text is the reference's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResumeError {
+    /// Open interrupts without a response.
+    #[error("buildResumeArray: missing responses for open interrupts: {}", .0.join(", "))]
+    Missing(Vec<String>),
+    /// Responses naming no open interrupt.
+    #[error("buildResumeArray: responses reference unknown interrupt ids: {}", .0.join(", "))]
+    Unknown(Vec<String>),
+}
+
+/// Builds the `resume` array answering `interrupts` (one entry per interrupt, in
+/// interrupt order). Every interrupt needs a response and every response must name an
+/// interrupt. Responses are keyed by interrupt id; a repeated key keeps the last one.
+pub fn build_resume_array<K: Into<String>>(
+    interrupts: &[Interrupt],
+    responses: impl IntoIterator<Item = (K, ResumeResponse)>,
+) -> Result<Vec<ResumeEntry>, ResumeError> {
+    let responses: IndexMap<String, ResumeResponse> =
+        responses.into_iter().map(|(k, v)| (k.into(), v)).collect();
+    let mut open: IndexMap<&str, ()> = IndexMap::new();
+    for i in interrupts {
+        open.insert(&i.id, ());
+    }
+    let missing: Vec<String> = open
+        .keys()
+        .filter(|id| !responses.contains_key(**id))
+        .map(|s| (*s).to_owned())
+        .collect();
+    if !missing.is_empty() {
+        return Err(ResumeError::Missing(missing));
+    }
+    let unknown: Vec<String> = responses
+        .keys()
+        .filter(|id| !open.contains_key(id.as_str()))
+        .cloned()
+        .collect();
+    if !unknown.is_empty() {
+        return Err(ResumeError::Unknown(unknown));
+    }
+    Ok(interrupts
+        .iter()
+        .filter_map(|i| {
+            let r = responses.get(&i.id)?;
+            Some(ResumeEntry {
+                interrupt_id: i.id.clone(),
+                status: r.status,
+                payload: match r.status {
+                    ResumeStatus::Resolved => r.payload.clone(),
+                    ResumeStatus::Cancelled => None,
+                },
+                metadata: r.metadata.clone(),
+                ..Default::default()
+            })
+        })
+        .collect())
+}
+
+/// Why a run may not be sent while interrupts are pending. The `Display` text is the
+/// reference's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResumeCheckError {
+    /// Pending interrupts the input's `resume` does not answer.
+    #[error("Thread has {} pending interrupt(s) not addressed by resume: {}", .0.len(), .0.join(", "))]
+    Uncovered(Vec<String>),
+    /// An expired interrupt answered with anything but `cancelled`.
+    #[error("Interrupt {id} expired at {expires_at} and can no longer be answered. Cancel it to continue the thread.")]
+    Expired {
+        /// The interrupt.
+        id: String,
+        /// Its `expiresAt`.
+        expires_at: String,
+    },
+}
+
+/// The check the reference client makes before starting a run: every pending
+/// interrupt must be answered by `resume`, and an expired one only by `cancelled`.
+pub fn check_resume(
+    pending: &[Interrupt],
+    resume: Option<&[ResumeEntry]>,
+    now: SystemTime,
+) -> Result<(), ResumeCheckError> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let resume = resume.unwrap_or(&[]);
+    let uncovered: Vec<String> = pending
+        .iter()
+        .filter(|i| !resume.iter().any(|r| r.interrupt_id == i.id))
+        .map(|i| i.id.clone())
+        .collect();
+    if !uncovered.is_empty() {
+        return Err(ResumeCheckError::Uncovered(uncovered));
+    }
+    let now = millis(now);
+    for i in pending {
+        if !is_interrupt_expired_at(i, now) {
+            continue;
+        }
+        let entry = resume.iter().find(|r| r.interrupt_id == i.id);
+        if !matches!(entry, Some(r) if r.status == ResumeStatus::Cancelled) {
+            return Err(ResumeCheckError::Expired {
+                id: i.id.clone(),
+                expires_at: i.expires_at.clone().unwrap_or_default(),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+// Reads semantic test cases (JSON Lines on stdin) and answers each with what the
+// AG-UI 1.0 reference client computes, one JSON line per case on stdout.
+//
+// Case: {"id": n, "events": [...], "messages": [...], "state": any}
+// Answer: {"id": n,
+//          "verify":  {"ok": true, "emitted": k} | {"ok": false, "error": "..."},
+//          "expand":  {"ok": true, "output": [...]} | {"ok": false, "error": "..."},
+//          "compact": {"output": [...]}   (of the expanded events when expansion succeeded),
+//          "apply":   {"ok": true, "messages": [...], "state": any, "pendingInterrupts": [...]}
+//                   | {"ok": false, "error": "..."}}
+// "apply" runs on the expanded events when expansion succeeded, else on the raw ones.
+
+import { createInterface } from "node:readline";
+import {
+  verifyEvents,
+  transformChunks,
+  compactEvents,
+  defaultApplyEvents,
+} from "@ag-ui/client";
+import { from, lastValueFrom, toArray } from "rxjs";
+
+// The reference reducer and compactor warn on skipped events; the answers carry what
+// matters, so keep the output clean.
+console.warn = () => {};
+console.log = () => {};
+process.env.SUPPRESS_TRANSFORMATION_WARNINGS = "true";
+
+const clone = (v) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+
+async function runVerify(events) {
+  try {
+    const out = await lastValueFrom(from(clone(events)).pipe(verifyEvents(), toArray()));
+    return { ok: true, emitted: out.length };
+  } catch (e) {
+    return { ok: false, error: String(e && e.message) };
+  }
+}
+
+async function runExpand(events) {
+  try {
+    const out = await lastValueFrom(from(clone(events)).pipe(transformChunks(), toArray()));
+    return { ok: true, output: out };
+  } catch (e) {
+    return { ok: false, error: String(e && e.message) };
+  }
+}
+
+async function runApply(events, messages, state) {
+  const agent = { messages: clone(messages), state: clone(state), pendingInterrupts: [] };
+  const input = {
+    threadId: "t",
+    runId: "r",
+    messages: clone(messages),
+    state: clone(state),
+    tools: [],
+    context: [],
+  };
+  let finalMessages = clone(messages);
+  let finalState = clone(state);
+  try {
+    const mutations = await lastValueFrom(
+      defaultApplyEvents(input, from(clone(events)), agent, []).pipe(toArray()),
+    );
+    for (const m of mutations) {
+      if (m.messages !== undefined) finalMessages = m.messages;
+      if (m.state !== undefined) finalState = m.state;
+    }
+    return {
+      ok: true,
+      messages: finalMessages,
+      state: finalState,
+      pendingInterrupts: agent.pendingInterrupts,
+    };
+  } catch (e) {
+    return { ok: false, error: String(e && e.message) };
+  }
+}
+
+const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+const answers = [];
+for await (const line of rl) {
+  if (!line.trim()) continue;
+  const c = JSON.parse(line);
+  const verify = await runVerify(c.events);
+  const expand = await runExpand(c.events);
+  const compact = { output: compactEvents(clone(expand.ok ? expand.output : c.events)) };
+  const apply = await runApply(expand.ok ? expand.output : c.events, c.messages ?? [], c.state);
+  answers.push(JSON.stringify({ id: c.id, verify, expand, compact, apply }));
+  if (answers.length >= 256) {
+    process.stdout.write(answers.join("\n") + "\n");
+    answers.length = 0;
+  }
+}
+if (answers.length) process.stdout.write(answers.join("\n") + "\n");

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod io;
+mod render;
 
 /// AG-UI 1.0 from the command line: decode, encode and check event streams.
 #[derive(Debug, Parser)]
@@ -30,6 +31,8 @@ enum Command {
     Apply(cmd::semantics::ApplyArgs),
     /// Rewrite a stream: expand chunk events or compact a recording.
     Transform(cmd::semantics::TransformArgs),
+    /// Run an agent at a URL and show (or print as JSON) what it does.
+    Run(cmd::run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => cmd::semantics::verify(args),
         Command::Apply(args) => cmd::semantics::apply(args),
         Command::Transform(args) => cmd::semantics::transform(args),
+        Command::Run(args) => cmd::run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,4 +1,5 @@
 //! One module per group of subcommands.
 
 pub mod codec;
+pub mod run;
 pub mod semantics;

@@ -16,7 +16,7 @@ mod middleware;
 mod subscriber;
 mod tools;
 
-pub use agent::{Agent, RunParams, RunResult};
+pub use agent::{Agent, RunParams, RunResult, Transport};
 pub use error::ClientError;
 pub use http::{EventStream, HttpAgent, HttpAgentBuilder};
 pub use middleware::{FilterToolCalls, Middleware};

@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 /// Runs the plan with our client; one `{messages, state, outcome}` per run.
 async fn ours(url: &str, plan: &Value, encoding: Encoding) -> Vec<Value> {
     let http = HttpAgent::builder(url).encoding(encoding).build().unwrap();
-    let messages: Vec<Message> = serde_json::from_value(plan["messages"].clone()).unwrap_or_default();
+    let messages: Vec<Message> =
+        serde_json::from_value(plan["messages"].clone()).unwrap_or_default();
     let mut agent = Agent::new(http)
         .thread_id(plan["threadId"].as_str().unwrap())
         .messages(messages)
@@ -21,12 +22,22 @@ async fn ours(url: &str, plan: &Value, encoding: Encoding) -> Vec<Value> {
     let mut out = Vec::new();
     for run in plan["runs"].as_array().unwrap() {
         let mut params = RunParams::new().run_id(run["runId"].as_str().unwrap());
-        for r in run.get("resume").and_then(Value::as_array).into_iter().flatten() {
+        for r in run
+            .get("resume")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             params = params.resume(serde_json::from_value::<ResumeEntry>(r.clone()).unwrap());
         }
-        let result = agent.run_agent(params).await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        let result = agent
+            .run_agent(params)
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
         let (outcome, result_value) = match &result.outcome {
-            RunOutcome::Success { result, .. } => ("success", result.clone().unwrap_or(Value::Null)),
+            RunOutcome::Success { result, .. } => {
+                ("success", result.clone().unwrap_or(Value::Null))
+            }
             RunOutcome::Interrupt { .. } => ("interrupt", Value::Null),
             RunOutcome::Cancelled => ("cancelled", Value::Null),
         };
@@ -44,14 +55,29 @@ async fn ours(url: &str, plan: &Value, encoding: Encoding) -> Vec<Value> {
 fn plans() -> Vec<(&'static str, Value)> {
     let user = json!([{"id": "u1", "role": "user", "content": "hello"}]);
     vec![
-        ("chat", json!({"threadId": "t-chat", "messages": user, "runs": [{"runId": "r1"}, {"runId": "r2"}]})),
-        ("tools", json!({"threadId": "t-tools", "messages": user, "runs": [{"runId": "r1"}]})),
-        ("state", json!({"threadId": "t-state", "messages": user, "state": {"seed": true}, "runs": [{"runId": "r1"}]})),
-        ("reasoning", json!({"threadId": "t-reason", "messages": user, "runs": [{"runId": "r1"}]})),
-        ("interrupt", json!({"threadId": "t-int", "messages": user, "runs": [
-            {"runId": "r1"},
-            {"runId": "r2", "resume": [{"interruptId": "approve-1", "status": "resolved", "payload": {"approved": true}}]}
-        ]})),
+        (
+            "chat",
+            json!({"threadId": "t-chat", "messages": user, "runs": [{"runId": "r1"}, {"runId": "r2"}]}),
+        ),
+        (
+            "tools",
+            json!({"threadId": "t-tools", "messages": user, "runs": [{"runId": "r1"}]}),
+        ),
+        (
+            "state",
+            json!({"threadId": "t-state", "messages": user, "state": {"seed": true}, "runs": [{"runId": "r1"}]}),
+        ),
+        (
+            "reasoning",
+            json!({"threadId": "t-reason", "messages": user, "runs": [{"runId": "r1"}]}),
+        ),
+        (
+            "interrupt",
+            json!({"threadId": "t-int", "messages": user, "runs": [
+                {"runId": "r1"},
+                {"runId": "r2", "resume": [{"interruptId": "approve-1", "status": "resolved", "payload": {"approved": true}}]}
+            ]}),
+        ),
     ]
 }
 
@@ -77,7 +103,9 @@ async fn same_conversation_as_the_reference_client_against_the_node_encoder() {
     let server = common::node_server();
     let n = compare(&server, &[Encoding::Sse, Encoding::Proto]).await;
     assert_eq!(n, 2 * 7);
-    println!("compared {n} runs against the reference HttpAgent (Node encoder server, SSE and protobuf)");
+    println!(
+        "compared {n} runs against the reference HttpAgent (Node encoder server, SSE and protobuf)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,6 @@
 //! One module per group of subcommands.
 
 pub mod codec;
+pub mod run;
 pub mod semantics;
 pub mod serve;

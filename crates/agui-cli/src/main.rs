@@ -35,6 +35,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Run an agent at a URL and show (or print as JSON) what it does.
     Run(cmd::run::RunArgs),
+    /// Start the demo agents and run a scripted conversation through each of them.
+    Demo(cmd::demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Transform(args) => cmd::semantics::transform(args),
         Command::Serve(args) => cmd::serve::serve(args),
         Command::Run(args) => cmd::run::run(args),
+        Command::Demo(args) => cmd::demo::demo(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

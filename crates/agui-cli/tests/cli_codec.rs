@@ -48,7 +48,12 @@ fn golden_sse_decodes_and_encodes_byte_for_byte() {
     ok(&out);
     assert_eq!(out.stdout, read("events.jsonl"));
     let out = agui(
-        &["encode", "--to", "sse", fixture("events.jsonl").to_str().unwrap()],
+        &[
+            "encode",
+            "--to",
+            "sse",
+            fixture("events.jsonl").to_str().unwrap(),
+        ],
         b"",
     );
     ok(&out);
@@ -58,7 +63,12 @@ fn golden_sse_decodes_and_encodes_byte_for_byte() {
 #[test]
 fn golden_protobuf_decodes_and_encodes_byte_for_byte() {
     let out = agui(
-        &["decode", "--from", "proto", fixture("events.pb").to_str().unwrap()],
+        &[
+            "decode",
+            "--from",
+            "proto",
+            fixture("events.pb").to_str().unwrap(),
+        ],
         b"",
     );
     ok(&out);
@@ -85,7 +95,11 @@ fn truncated_sse_writes_the_events_before_and_names_the_event() {
     let sse = read("events.sse");
     let out = agui(&["decode", "--from", "sse"], &sse[..5000]);
     assert_eq!(out.status.code(), Some(2));
-    let lines = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    let lines = out
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
     assert_eq!(lines, 29);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -101,7 +115,10 @@ fn malformed_sse_event_is_named() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(out.stdout, b"{\"type\":\"RUN_ERROR\",\"message\":\"a\"}\n");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("event 1 (byte offset 50)") && err.contains("message"), "{err}");
+    assert!(
+        err.contains("event 1 (byte offset 50)") && err.contains("message"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -1,4 +1,8 @@
-//! AG-UI 1.0 client: run any AG-UI agent over HTTP, consume its events as a typed
+#![doc = include_str!("../../../README.md")]
+//!
+//! # This crate
+//!
+//! The AG-UI 1.0 client: run any AG-UI agent over HTTP, consume its events as a typed
 //! stream, and keep the conversation (messages, state, pending interrupts) across runs.
 //!
 //! Two layers:

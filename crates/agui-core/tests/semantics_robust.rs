@@ -124,7 +124,10 @@ fn generator_produces_accepted_events() {
         }
     }
     // Enough random events get through for the state machines to see real input.
-    assert!(accepted > 40, "only {accepted} of 2000 random events were accepted");
+    assert!(
+        accepted > 40,
+        "only {accepted} of 2000 random events were accepted"
+    );
     println!("{accepted} of 2000 random events accepted by enforcement");
 }
 

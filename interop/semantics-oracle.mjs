@@ -10,6 +10,10 @@
 //                   | {"ok": false, "error": "..."}}
 // "apply" runs on the expanded events when expansion succeeded, else on the raw ones.
 //
+// Interrupt case: {"id": n, "expiry": {"now": iso, "expiresAt": [string|null...]},
+//                  "resume": {"interrupts": [...], "responses": {...}}}
+// Answer: {"id": n, "expired": [bool...], "resume": {"output": [...]} | {"error": "..."}}
+//
 // Enforcement case: {"id": n, "enforce": [raw events...]}
 // Answer: {"id": n, "enforce": [{"output": event|null, "warnings": [paths or "drop:TYPE"]}
 //                               | {"errorPath": [...], "warnings": [...]}, ...]}
@@ -21,6 +25,8 @@ import {
   transformChunks,
   compactEvents,
   defaultApplyEvents,
+  isInterruptExpired,
+  buildResumeArray,
 } from "@ag-ui/client";
 import { from, lastValueFrom, of, toArray } from "rxjs";
 
@@ -112,6 +118,20 @@ const answers = [];
 for await (const line of rl) {
   if (!line.trim()) continue;
   const c = JSON.parse(line);
+  if (c.expiry) {
+    const now = new Date(c.expiry.now);
+    const expired = c.expiry.expiresAt.map((e) =>
+      isInterruptExpired(e === null ? { id: "i", reason: "r" } : { id: "i", reason: "r", expiresAt: e }, now),
+    );
+    let resume;
+    try {
+      resume = { output: buildResumeArray(c.resume.interrupts, c.resume.responses) };
+    } catch (e) {
+      resume = { error: String(e && e.message) };
+    }
+    answers.push(JSON.stringify({ id: c.id, expired, resume }));
+    continue;
+  }
   if (c.enforce) {
     answers.push(JSON.stringify({ id: c.id, enforce: await runEnforce(c.enforce) }));
     continue;

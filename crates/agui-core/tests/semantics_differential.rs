@@ -521,6 +521,107 @@ fn generate_enforce(seed: u64, n: usize, first_id: usize) -> Vec<Value> {
         .collect()
 }
 
+fn date_string(r: &mut Rng) -> Value {
+    let y = 1990 + r.below(80);
+    let mo = 1 + r.below(12);
+    let d = 1 + r.below(31);
+    let (h, mi, sec, ms) = (r.below(24), r.below(60), r.below(60), r.below(1000));
+    match r.below(9) {
+        0 => Value::Null,
+        1 => json!(format!("{y:04}-{mo:02}-{d:02}")),
+        2 => json!(format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}Z")),
+        3 => json!(format!(
+            "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}.{ms:03}Z"
+        )),
+        4 => json!(format!(
+            "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}+{:02}:30",
+            r.below(12)
+        )),
+        5 => json!(format!("{y:04}-{mo:02}")),
+        6 => json!(format!("{y:04}")),
+        7 => json!(*r.pick(&[
+            "not a date",
+            "",
+            "2026-09-17T00:00:00Zjunk",
+            "2026-09-17T25:00:00Z"
+        ])),
+        _ => json!(format!(
+            "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}.{ms:03}-{:02}:00",
+            r.below(12)
+        )),
+    }
+}
+
+fn generate_interrupts(seed: u64, n: usize, first_id: usize) -> Vec<Value> {
+    let mut r = Rng(seed ^ 0x1A7E);
+    (0..n)
+        .map(|k| {
+            let expires: Vec<Value> = (0..8).map(|_| date_string(&mut r)).collect();
+            let ids: Vec<String> = (0..r.below(4)).map(|i| format!("i{i}")).collect();
+            let interrupts: Vec<Value> = ids
+                .iter()
+                .map(|id| json!({"id": id, "reason": "x"}))
+                .collect();
+            let mut responses = serde_json::Map::new();
+            for id in &ids {
+                if r.chance(85) {
+                    let mut resp = json!({"status": r.pick(&["resolved", "cancelled"])});
+                    if r.chance(50) {
+                        resp["payload"] = json!({"ok": true});
+                    }
+                    if r.chance(30) {
+                        resp["metadata"] = json!({"sig": "s"});
+                    }
+                    responses.insert(id.clone(), resp);
+                }
+            }
+            if r.chance(15) {
+                responses.insert("ghost".into(), json!({"status": "cancelled"}));
+            }
+            json!({"id": first_id + k,
+                   "expiry": {"now": "2026-09-17T00:00:00Z", "expiresAt": expires},
+                   "resume": {"interrupts": interrupts, "responses": responses}})
+        })
+        .collect()
+}
+
+fn ours_interrupts(case: &Value) -> Value {
+    use agui_core::semantics::interrupts::{is_interrupt_expired_at, parse_iso8601_millis};
+    use agui_core::semantics::{build_resume_array, ResumeResponse};
+    let now = parse_iso8601_millis(case["expiry"]["now"].as_str().unwrap()).unwrap();
+    let expired: Vec<bool> = case["expiry"]["expiresAt"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let mut i = agui_core::Interrupt::new("i", "r");
+            i.expires_at = e.as_str().map(str::to_owned);
+            is_interrupt_expired_at(&i, now)
+        })
+        .collect();
+    let interrupts: Vec<agui_core::Interrupt> =
+        serde_json::from_value(case["resume"]["interrupts"].clone()).unwrap();
+    let responses = case["resume"]["responses"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                ResumeResponse {
+                    status: serde_json::from_value(v["status"].clone()).unwrap(),
+                    payload: v.get("payload").cloned(),
+                    metadata: v.get("metadata").and_then(|m| m.as_object().cloned()),
+                },
+            )
+        });
+    let resume = match build_resume_array(&interrupts, responses) {
+        Ok(entries) => json!({"output": entries}),
+        Err(e) => json!({"error": e.to_string()}),
+    };
+    json!({"id": case["id"], "expired": expired, "resume": resume})
+}
+
 fn ours_enforce(case: &Value) -> Value {
     let answers: Vec<Value> = case["enforce"]
         .as_array()
@@ -613,6 +714,7 @@ fn run_oracle(cases: &[Value]) -> Vec<Value> {
     let mut child = Command::new("node")
         .arg(&script)
         .current_dir(&dir)
+        .env("TZ", "UTC")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -648,6 +750,8 @@ fn agrees_with_reference_client_on_random_streams() {
     let mut cases = generate(seed, n);
     let enforce_cases = generate_enforce(seed, n / 3, n);
     cases.extend(enforce_cases.iter().cloned());
+    let interrupt_cases = generate_interrupts(seed, n / 10, cases.len());
+    cases.extend(interrupt_cases.iter().cloned());
     let theirs = run_oracle(&cases);
     assert_eq!(theirs.len(), cases.len(), "oracle answered every case");
     let mut failures: Vec<(usize, &str, Value, Value)> = Vec::new();
@@ -655,7 +759,15 @@ fn agrees_with_reference_client_on_random_streams() {
     let mut enforce_compared = 0usize;
     let mut enforce_kinds = [0usize; 3];
     let mut enforce_failures: Vec<(usize, Value, Value)> = Vec::new();
+    let mut interrupt_failures: Vec<(Value, Value)> = Vec::new();
     for (case, want) in cases.iter().zip(&theirs) {
+        if case.get("expiry").is_some() {
+            let got = ours_interrupts(case);
+            if &got != want {
+                interrupt_failures.push((json!({"case": case, "ours": got}), want.clone()));
+            }
+            continue;
+        }
         if case.get("enforce").is_some() {
             let got = ours_enforce(case);
             let mut want = want.clone();
@@ -721,6 +833,18 @@ fn agrees_with_reference_client_on_random_streams() {
         stats[2],
         stats[3]
     );
+    println!(
+        "differential: {} interrupt cases (8 expiry dates and one resume array each; {} mismatching)",
+        interrupt_cases.len(),
+        interrupt_failures.len()
+    );
+    if let Some((got, want)) = interrupt_failures.first() {
+        panic!(
+            "interrupt helper mismatch:\n{}\nreference: {}",
+            serde_json::to_string(got).unwrap(),
+            serde_json::to_string(want).unwrap()
+        );
+    }
     println!(
         "differential: {enforce_compared} raw events enforced and compared ({} fatal, {} dropped, {} stripped; {} mismatching cases)",
         enforce_kinds[0],

@@ -30,7 +30,7 @@ pub enum PipelineError {
         /// Index of the raw event.
         index: usize,
         /// The validation failure.
-        source: EnforceError,
+        source: Box<EnforceError>,
     },
     /// Chunk expansion failed.
     #[error("event {index}: {}", .source.rule)]
@@ -38,7 +38,7 @@ pub enum PipelineError {
         /// Index of the raw event.
         index: usize,
         /// The expansion failure.
-        source: ChunkError,
+        source: Box<ChunkError>,
     },
     /// The expanded stream broke a lifecycle rule.
     #[error("event {index}: {}", .source.rule)]
@@ -46,7 +46,7 @@ pub enum PipelineError {
         /// Index of the raw event that produced the offending event.
         index: usize,
         /// The verification failure (its own index counts expanded events).
-        source: VerifyError,
+        source: Box<VerifyError>,
     },
 }
 
@@ -91,19 +91,27 @@ impl IncomingPipeline {
                 warnings.push(PipelineWarning::Compat(w));
             }
         }
-        let enforced =
-            enforce_event(raw).map_err(|source| PipelineError::Enforce { index, source })?;
+        let enforced = enforce_event(raw).map_err(|source| PipelineError::Enforce {
+            index,
+            source: Box::new(source),
+        })?;
         warnings.extend(enforced.warnings.into_iter().map(PipelineWarning::Enforce));
         let Some(event) = enforced.event else {
             return Ok(());
         };
         self.expander
             .push(event, &mut self.scratch)
-            .map_err(|source| PipelineError::Chunk { index, source })?;
+            .map_err(|source| PipelineError::Chunk {
+                index,
+                source: Box::new(source),
+            })?;
         for e in self.scratch.drain(..) {
             self.verifier
                 .push(&e)
-                .map_err(|source| PipelineError::Verify { index, source })?;
+                .map_err(|source| PipelineError::Verify {
+                    index,
+                    source: Box::new(source),
+                })?;
             out.push(e);
         }
         Ok(())

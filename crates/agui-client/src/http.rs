@@ -293,7 +293,7 @@ impl HttpAgent {
         tracing::debug!(%status, ?encoding, "response");
         Ok(BodyStream {
             body: response.bytes_stream().boxed(),
-            decoder: EventDecoder::with_limits(encoding, self.limits.clone()),
+            decoder: EventDecoder::with_limits(encoding, self.limits),
             idle_timeout: self.idle_timeout,
             events: 0,
             terminal: false,

@@ -56,14 +56,10 @@ impl Middleware for FilterToolCalls {
                     blocked.clear();
                     true
                 }
-                Ok(Event::ToolCallStart(e)) => {
-                    if filter.blocks(&e.tool_call_name) {
-                        tracing::debug!(tool = %e.tool_call_name, id = %e.tool_call_id, "filtered tool call");
-                        blocked.insert(e.tool_call_id.clone());
-                        false
-                    } else {
-                        true
-                    }
+                Ok(Event::ToolCallStart(e)) if filter.blocks(&e.tool_call_name) => {
+                    tracing::debug!(tool = %e.tool_call_name, id = %e.tool_call_id, "filtered tool call");
+                    blocked.insert(e.tool_call_id.clone());
+                    false
                 }
                 Ok(Event::ToolCallArgs(e)) => !blocked.contains(&e.tool_call_id),
                 Ok(Event::ToolCallEnd(e)) => !blocked.contains(&e.tool_call_id),

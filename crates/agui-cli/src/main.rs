@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod io;
+mod render;
 
 /// AG-UI 1.0 from the command line: decode, encode and check event streams.
 #[derive(Debug, Parser)]
@@ -30,23 +31,37 @@ enum Command {
     Apply(cmd::semantics::ApplyArgs),
     /// Rewrite a stream: expand chunk events or compact a recording.
     Transform(cmd::semantics::TransformArgs),
+    /// Serve the demo agents over HTTP (SSE and protobuf).
+    Serve(cmd::serve::ServeArgs),
+    /// Run an agent at a URL and show (or print as JSON) what it does.
+    Run(cmd::run::RunArgs),
+    /// Start the demo agents and run a scripted conversation through each of them.
+    Demo(cmd::demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A server logs its runs by default; the other commands only warnings.
+    let default_level = match cli.command {
+        Command::Serve(_) => "info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("AGUI_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Decode(args) => cmd::codec::decode(args),
         Command::Encode(args) => cmd::codec::encode(args),
         Command::Verify(args) => cmd::semantics::verify(args),
         Command::Apply(args) => cmd::semantics::apply(args),
         Command::Transform(args) => cmd::semantics::transform(args),
+        Command::Serve(args) => cmd::serve::serve(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Demo(args) => cmd::demo::demo(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,1 +1,46 @@
-//! AG-UI server runtime.
+//! Put an AG-UI agent behind an HTTP endpoint, with [axum].
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use agui_server::{agent_fn, serve, AgentError, AgentRouter, Shutdown};
+//!
+//! # async fn main_() -> std::io::Result<()> {
+//! let hello = agent_fn(|input, _ctx, tx| async move {
+//!     let id = format!("{}-reply", input.run_id);
+//!     tx.text_message(&id, ["Hello", ", ", "world"], Duration::ZERO).await?;
+//!     Ok::<(), AgentError>(())
+//! });
+//! let shutdown = Shutdown::new();
+//! shutdown.trigger_on_signals();
+//! let app = AgentRouter::new().agent("hello", hello).shutdown(shutdown.clone()).into_router();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+//! serve(listener, app, shutdown).await
+//! # }
+//! ```
+//!
+//! * [`Agent`] (a stream of events) and [`agent_fn`] (an async function with an
+//!   [`Emitter`]) define agents; [`RunContext`] carries the cancellation signal.
+//! * The runtime guarantees the run lifecycle ([`lifecycle`]): `RUN_STARTED` first, one
+//!   terminal event last, errors and panics turned into `RUN_ERROR`, verification.
+//! * [`AgentRouter`] mounts agents on an [`axum::Router`] ([`router`] lists the routes);
+//!   refused requests get a JSON error body ([`error`]).
+//! * [`Shutdown`] and [`serve`] give graceful shutdown on SIGINT/SIGTERM.
+//! * [`demo`] holds ten deterministic demo agents, one per AG-UI feature.
+
+pub mod agent;
+pub mod context;
+pub mod demo;
+pub mod error;
+pub mod helpers;
+pub mod lifecycle;
+mod response;
+pub mod router;
+pub mod shutdown;
+
+pub use agent::{agent_fn, Agent, Emitter, EventStream, FnAgent};
+pub use context::RunContext;
+pub use error::{AgentError, ApiError};
+pub use helpers::StateTracker;
+pub use lifecycle::{EventVerifier, LifecycleGuard};
+pub use router::{AgentRouter, ServerConfig, VerifierFactory};
+pub use shutdown::{serve, termination_signal, Shutdown};

@@ -1,0 +1,123 @@
+//! `agui serve` end to end: the demo agents over HTTP, and graceful shutdown on SIGTERM.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Starts `agui serve` on a free port; returns the child and its address.
+fn serve(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agui runs");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("agui prints its address").unwrap();
+        if let Some(rest) = line.strip_prefix("agui: listening on http://") {
+            break rest.to_owned();
+        }
+    };
+    // Keep draining stderr so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+fn post(addr: &str, path: &str, body: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    s
+}
+
+fn terminate(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn wait_exit(child: &mut Child, secs: u64) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("agui serve did not exit in time");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+const INPUT: &str =
+    r#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"hi"}]}"#;
+
+#[test]
+fn serve_runs_the_demo_agents_and_stops_on_sigterm() {
+    let (mut child, addr) = serve(&["--delay-ms", "0"]);
+    let mut out = String::new();
+    post(&addr, "/agentic_chat", INPUT)
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    assert!(out.contains("content-type: text/event-stream"), "{out}");
+    assert!(out.contains(r#"data: {"type":"RUN_STARTED","threadId":"t","runId":"r""#));
+    assert!(out.contains(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#));
+
+    let mut out = String::new();
+    let mut s = TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "GET /agents HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    s.read_to_string(&mut out).unwrap();
+    for name in ["agentic_chat", "interrupt", "subagents", "reasoning"] {
+        assert!(out.contains(&format!("\"name\":\"{name}\"")), "{out}");
+    }
+
+    terminate(&child);
+    assert!(wait_exit(&mut child, 10).success());
+}
+
+#[test]
+fn sigterm_gives_in_flight_runs_a_bounded_grace_then_run_error() {
+    // With 300 ms between pieces the reply takes seconds; the grace is one second.
+    let (mut child, addr) = serve(&["--delay-ms", "300", "--grace-secs", "1"]);
+    let mut s = post(&addr, "/agentic_chat", INPUT);
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("TEXT_MESSAGE_CONTENT") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "stream ended early");
+        got.extend_from_slice(&buf[..n]);
+    }
+    let t0 = Instant::now();
+    terminate(&child);
+    s.read_to_end(&mut got).unwrap();
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.contains(
+            r#"{"type":"RUN_ERROR","message":"the server is shutting down","code":"shutdown"}"#
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("RUN_FINISHED"));
+    let elapsed = t0.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(5),
+        "{elapsed:?}"
+    );
+    assert!(wait_exit(&mut child, 10).success());
+}

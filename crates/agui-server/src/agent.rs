@@ -1,0 +1,337 @@
+//! The agent abstraction.
+//!
+//! # Design: a stream, with an emitter built on top
+//!
+//! The primitive is [`Agent::run`], which returns the run's events as a
+//! [`Stream`](futures_util::Stream) ([`EventStream`]). A stream was chosen as the
+//! primitive because:
+//!
+//! * **cancellation is structural**: the runtime polls the stream from inside the
+//!   response body, so when the client disconnects the body is dropped, the stream is
+//!   dropped, and every future the agent was awaiting is dropped with it. Nothing needs
+//!   to remember to check a flag for the common case;
+//! * **back-pressure is free**: the agent is only polled when the socket can take more,
+//!   so a slow client slows the agent instead of growing a queue;
+//! * **zero overhead**: no task, no channel between an event's creation and its
+//!   encoding (this is what gives sub-millisecond emit-to-socket delay);
+//! * it composes with every stream combinator and adapts any existing event source.
+//!
+//! Writing a multi-step agent as a hand-made stream is awkward, so [`agent_fn`] offers
+//! the emitter shape on top: an `async` function receiving an [`Emitter`] and calling
+//! `emit(...).await` in straight-line code. Its future is still polled inside the
+//! response stream (not spawned), joined with a *bounded* channel, so it keeps the
+//! cancellation and back-pressure properties above.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use agui_core::{AgentCapabilities, Event, RunAgentInput};
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use futures_util::{FutureExt, Stream};
+use tokio::sync::mpsc;
+
+use crate::context::RunContext;
+use crate::error::AgentError;
+use crate::helpers::{self, StateTracker};
+
+/// The events of one run, as produced by an agent.
+pub type EventStream = BoxStream<'static, Result<Event, AgentError>>;
+
+/// Something that answers a run with a stream of events.
+///
+/// The runtime guarantees the run lifecycle around what the agent produces (see
+/// [`crate::lifecycle`]): the agent may omit `RUN_STARTED` and the terminal event, may
+/// fail with an [`AgentError`] or even panic; the client always sees `RUN_STARTED`
+/// first and exactly one `RUN_FINISHED` or `RUN_ERROR` last.
+pub trait Agent: Send + Sync + 'static {
+    /// Starts a run. Called on a runtime worker; the work happens when the returned
+    /// stream is polled (do not block here).
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream;
+
+    /// What the agent declares it can do (served as JSON on `GET /{name}`). The router
+    /// fills in `identity.name` and `transport` when they are left out.
+    fn capabilities(&self) -> AgentCapabilities {
+        AgentCapabilities::default()
+    }
+}
+
+impl<A: Agent + ?Sized> Agent for Arc<A> {
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream {
+        (**self).run(input, ctx)
+    }
+    fn capabilities(&self) -> AgentCapabilities {
+        (**self).capabilities()
+    }
+}
+
+impl<A: Agent + ?Sized> Agent for Box<A> {
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream {
+        (**self).run(input, ctx)
+    }
+    fn capabilities(&self) -> AgentCapabilities {
+        (**self).capabilities()
+    }
+}
+
+/// The sending side handed to an [`agent_fn`] agent.
+///
+/// Emitting waits while the bounded buffer between the agent and the socket is full
+/// (back-pressure). Emitting after the client went away returns an error with code
+/// `disconnected` (only reachable from work the agent spawned itself: the agent's own
+/// future is dropped at that point).
+#[derive(Debug, Clone)]
+pub struct Emitter {
+    tx: mpsc::Sender<Event>,
+    thread_id: Arc<str>,
+    run_id: Arc<str>,
+}
+
+impl Emitter {
+    /// Sends one event.
+    pub async fn emit(&self, event: impl Into<Event>) -> Result<(), AgentError> {
+        self.tx
+            .send(event.into())
+            .await
+            .map_err(|_| AgentError::public("client disconnected").with_code("disconnected"))
+    }
+
+    /// Sends several events in order.
+    pub async fn emit_all(
+        &self,
+        events: impl IntoIterator<Item = Event>,
+    ) -> Result<(), AgentError> {
+        for e in events {
+            self.emit(e).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends events with a pause of `pace` before each one after the first (no pause
+    /// when `pace` is zero).
+    pub async fn emit_paced(
+        &self,
+        events: impl IntoIterator<Item = Event>,
+        pace: Duration,
+    ) -> Result<(), AgentError> {
+        for (i, e) in events.into_iter().enumerate() {
+            if i > 0 && !pace.is_zero() {
+                tokio::time::sleep(pace).await;
+            }
+            self.emit(e).await?;
+        }
+        Ok(())
+    }
+
+    /// Streams an assistant text message from string pieces: `TEXT_MESSAGE_START`, one
+    /// `TEXT_MESSAGE_CONTENT` per piece (paced), `TEXT_MESSAGE_END`.
+    pub async fn text_message<S: Into<String>>(
+        &self,
+        message_id: &str,
+        pieces: impl IntoIterator<Item = S>,
+        pace: Duration,
+    ) -> Result<(), AgentError> {
+        self.emit_paced(helpers::text_message(message_id, pieces), pace)
+            .await
+    }
+
+    /// Emits a tool call: `TOOL_CALL_START` (with `parent_message_id` when given), one
+    /// `TOOL_CALL_ARGS` per argument piece (paced), `TOOL_CALL_END`.
+    pub async fn tool_call<S: Into<String>>(
+        &self,
+        tool_call_id: &str,
+        tool_name: &str,
+        parent_message_id: Option<&str>,
+        arg_pieces: impl IntoIterator<Item = S>,
+        pace: Duration,
+    ) -> Result<(), AgentError> {
+        self.emit_paced(
+            helpers::tool_call(tool_call_id, tool_name, parent_message_id, arg_pieces),
+            pace,
+        )
+        .await
+    }
+
+    /// Publishes `state` as a `STATE_SNAPSHOT` and remembers it in `tracker`.
+    pub async fn state_snapshot(
+        &self,
+        tracker: &mut StateTracker,
+        state: serde_json::Value,
+    ) -> Result<(), AgentError> {
+        self.emit(tracker.snapshot(state)).await
+    }
+
+    /// Publishes the change from the tracker's state to `state` as a `STATE_DELTA` (a
+    /// JSON Patch computed by diffing); nothing is sent when nothing changed.
+    pub async fn state_delta(
+        &self,
+        tracker: &mut StateTracker,
+        state: serde_json::Value,
+    ) -> Result<(), AgentError> {
+        match tracker.delta(state) {
+            Some(e) => self.emit(e).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Ends the run with an interrupt outcome (`RUN_FINISHED` whose outcome lists
+    /// `interrupts`); the next run continues with `resume` entries answering them.
+    pub async fn finish_with_interrupts(
+        &self,
+        interrupts: Vec<agui_core::Interrupt>,
+    ) -> Result<(), AgentError> {
+        self.emit(helpers::interrupt_finished(
+            &self.thread_id,
+            &self.run_id,
+            interrupts,
+        ))
+        .await
+    }
+
+    /// Ends the run successfully with a `result`.
+    pub async fn finish_with_result(&self, result: serde_json::Value) -> Result<(), AgentError> {
+        let mut e = agui_core::event::RunFinished::new(&*self.thread_id, &*self.run_id);
+        e.result = Some(result);
+        self.emit(e).await
+    }
+}
+
+type BoxedFn = dyn Fn(RunAgentInput, RunContext, Emitter) -> BoxFuture<'static, Result<(), AgentError>>
+    + Send
+    + Sync;
+
+/// An agent written as an `async` function over an [`Emitter`]. Build it with
+/// [`agent_fn`].
+pub struct FnAgent {
+    f: Arc<BoxedFn>,
+    capabilities: AgentCapabilities,
+    buffer: usize,
+}
+
+impl std::fmt::Debug for FnAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnAgent")
+            .field("buffer", &self.buffer)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An agent from an `async` function that emits its events through an [`Emitter`].
+///
+/// ```
+/// use std::time::Duration;
+/// use agui_server::{agent_fn, AgentError};
+///
+/// let agent = agent_fn(|input, _ctx, tx| async move {
+///     let id = format!("{}-reply", input.run_id);
+///     tx.text_message(&id, ["Hello", ", world"], Duration::ZERO).await?;
+///     Ok::<(), AgentError>(())
+/// });
+/// # let _ = agent;
+/// ```
+pub fn agent_fn<F, Fut>(f: F) -> FnAgent
+where
+    F: Fn(RunAgentInput, RunContext, Emitter) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), AgentError>> + Send + 'static,
+{
+    FnAgent {
+        f: Arc::new(move |i, c, e| f(i, c, e).boxed()),
+        capabilities: AgentCapabilities::default(),
+        buffer: 16,
+    }
+}
+
+impl FnAgent {
+    /// Declares the agent's capabilities.
+    pub fn with_capabilities(mut self, capabilities: AgentCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Sets how many events may wait between the agent and the socket (at least 1;
+    /// default 16).
+    pub fn with_buffer(mut self, events: usize) -> Self {
+        self.buffer = events.max(1);
+        self
+    }
+}
+
+impl Agent for FnAgent {
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream {
+        let (tx, rx) = mpsc::channel(self.buffer);
+        let emitter = Emitter {
+            tx,
+            thread_id: Arc::from(input.thread_id.as_str()),
+            run_id: Arc::from(input.run_id.as_str()),
+        };
+        let fut = (self.f)(input, ctx, emitter);
+        Box::pin(EmitterStream {
+            fut: Some(fut),
+            rx,
+            error: None,
+            panic: None,
+        })
+    }
+
+    fn capabilities(&self) -> AgentCapabilities {
+        self.capabilities.clone()
+    }
+}
+
+/// Joins an emitter agent's future with the receiving end of its channel.
+struct EmitterStream {
+    fut: Option<BoxFuture<'static, Result<(), AgentError>>>,
+    rx: mpsc::Receiver<Event>,
+    error: Option<AgentError>,
+    panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl Stream for EmitterStream {
+    type Item = Result<Event, AgentError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        // Events already sent go out first.
+        if let Poll::Ready(Some(ev)) = this.rx.poll_recv(cx) {
+            return Poll::Ready(Some(Ok(ev)));
+        }
+        if let Some(fut) = this.fut.as_mut() {
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll_unpin(cx)));
+            match polled {
+                Ok(Poll::Pending) => {}
+                Ok(Poll::Ready(r)) => {
+                    this.fut = None;
+                    this.error = r.err();
+                }
+                Err(panic) => {
+                    // Deliver what was sent before the panic, then re-raise it for the
+                    // runtime to report.
+                    this.fut = None;
+                    this.panic = Some(panic);
+                }
+            }
+            // What the future sent during this poll.
+            if let Poll::Ready(Some(ev)) = this.rx.poll_recv(cx) {
+                return Poll::Ready(Some(Ok(ev)));
+            }
+            if this.fut.is_some() {
+                return Poll::Pending;
+            }
+        }
+        if let Some(panic) = this.panic.take() {
+            // Nothing more was buffered: no sender outlives a panicked future's drop
+            // except clones in spawned work, which are not waited for.
+            std::panic::resume_unwind(panic);
+        }
+        // The future is done; senders cloned into spawned work may remain.
+        match this.rx.poll_recv(cx) {
+            Poll::Ready(Some(ev)) => Poll::Ready(Some(Ok(ev))),
+            Poll::Ready(None) => Poll::Ready(this.error.take().map(Err)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,57 @@
+use std::time::Duration;
+
+use agui_core::{AgentCapabilities, IdentityCapabilities, StateCapabilities};
+use serde_json::{json, Value};
+
+use super::{id, words};
+use crate::agent::{agent_fn, FnAgent};
+use crate::error::AgentError;
+use crate::helpers::StateTracker;
+
+const STEPS: [&str; 4] = [
+    "Research the topic",
+    "Draft an outline",
+    "Write the sections",
+    "Review and publish",
+];
+
+pub(super) fn agent(delay: Duration) -> FnAgent {
+    agent_fn(move |input, _ctx, tx| async move {
+        let mut tracker = StateTracker::default();
+        let mut state = json!({
+            "steps": STEPS
+                .iter()
+                .map(|d| json!({ "description": d, "status": "pending" }))
+                .collect::<Vec<Value>>(),
+        });
+        tx.state_snapshot(&mut tracker, state.clone()).await?;
+        for i in 0..STEPS.len() {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            if let Some(step) = state.pointer_mut(&format!("/steps/{i}/status")) {
+                *step = Value::from("completed");
+            }
+            tx.state_delta(&mut tracker, state.clone()).await?;
+        }
+        tx.text_message(
+            &id(&input, "reply"),
+            words("All four steps are done."),
+            delay,
+        )
+        .await?;
+        Ok::<(), AgentError>(())
+    })
+    .with_capabilities(AgentCapabilities {
+        identity: Some(IdentityCapabilities {
+            description: Some("Publishes a plan as state, then a delta per step.".into()),
+            ..Default::default()
+        }),
+        state: Some(StateCapabilities {
+            snapshots: Some(true),
+            deltas: Some(true),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+}

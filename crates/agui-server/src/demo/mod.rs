@@ -1,0 +1,133 @@
+//! Deterministic demo agents, one per AG-UI feature (no model, no network). Each is
+//! mounted at `POST /{name}` by [`router`]; ids are derived from the run id, so every
+//! run of a thread gets fresh message and tool call ids.
+//!
+//! | name | shows |
+//! |---|---|
+//! | `agentic_chat` | a streamed text reply; answers a tool result when the last message is one |
+//! | `backend_tool_rendering` | a tool the agent runs itself: call, result, then a reply |
+//! | `human_in_the_loop` | a frontend tool call whose JSON arguments stream in small partial pieces; answers the tool result on the next run |
+//! | `agentic_generative_ui` | a state snapshot of planned steps, then one JSON Patch delta per step |
+//! | `tool_based_generative_ui` | a frontend tool call the client renders (a haiku) |
+//! | `shared_state` | reads the state the client sent and publishes its update as a delta |
+//! | `predictive_state_updates` | a `PredictState` custom event, tool arguments the client can preview, then the state delta |
+//! | `reasoning` | a reasoning span with a streamed reasoning message and an encrypted value |
+//! | `subagents` | a subagent invocation whose events carry its attribution |
+//! | `interrupt` | finishes with an interrupt outcome; the next run's `resume` completes it |
+//!
+//! The agents stay within the 1.0 schema and the stricter checks of common
+//! conformance validators: `TOOL_CALL_RESULT` content is a string, results only
+//! answer calls started in the same run, tool arguments are valid JSON once complete,
+//! and no message id is used twice.
+
+use std::time::Duration;
+
+use agui_core::{Content, Event, Message, RunAgentInput};
+
+use crate::router::AgentRouter;
+
+mod agentic_chat;
+mod agentic_generative_ui;
+mod backend_tool_rendering;
+mod human_in_the_loop;
+mod interrupt;
+mod predictive_state_updates;
+mod reasoning;
+mod shared_state;
+mod subagents;
+mod tool_based_generative_ui;
+
+pub use interrupt::InterruptAgent;
+
+/// The demo agents' names, in listing order.
+pub const NAMES: [&str; 10] = [
+    "agentic_chat",
+    "backend_tool_rendering",
+    "human_in_the_loop",
+    "agentic_generative_ui",
+    "tool_based_generative_ui",
+    "shared_state",
+    "predictive_state_updates",
+    "reasoning",
+    "subagents",
+    "interrupt",
+];
+
+/// Adds every demo agent to `router`; `delay` is the pause between streamed pieces
+/// (zero for tests).
+pub fn mount(router: AgentRouter, delay: Duration) -> AgentRouter {
+    router
+        .agent("agentic_chat", agentic_chat::agent(delay))
+        .agent(
+            "backend_tool_rendering",
+            backend_tool_rendering::agent(delay),
+        )
+        .agent("human_in_the_loop", human_in_the_loop::agent(delay))
+        .agent("agentic_generative_ui", agentic_generative_ui::agent(delay))
+        .agent(
+            "tool_based_generative_ui",
+            tool_based_generative_ui::agent(delay),
+        )
+        .agent("shared_state", shared_state::agent(delay))
+        .agent(
+            "predictive_state_updates",
+            predictive_state_updates::agent(delay),
+        )
+        .agent("reasoning", reasoning::agent(delay))
+        .agent("subagents", subagents::agent(delay))
+        .agent("interrupt", InterruptAgent::new(delay))
+}
+
+/// A router with every demo agent (see [`mount`]).
+pub fn router(delay: Duration) -> AgentRouter {
+    mount(AgentRouter::new(), delay)
+}
+
+/// An id unique to this run.
+fn id(input: &RunAgentInput, suffix: &str) -> String {
+    format!("{}-{suffix}", input.run_id)
+}
+
+/// The text of the last user message, if any.
+fn last_user_text(input: &RunAgentInput) -> Option<String> {
+    input.messages.iter().rev().find_map(|m| match m {
+        Message::User(u) => Some(u.content.to_text()),
+        _ => None,
+    })
+}
+
+/// The content of the last message when it is a tool result.
+fn trailing_tool_result(input: &RunAgentInput) -> Option<&Content> {
+    match input.messages.last() {
+        Some(Message::Tool(t)) => Some(&t.content),
+        _ => None,
+    }
+}
+
+/// Splits a reply into word pieces (each keeps its trailing space).
+fn words(text: &str) -> Vec<String> {
+    text.split_inclusive(' ').map(str::to_owned).collect()
+}
+
+/// Splits JSON text into small pieces, so that partial arguments stream.
+fn json_pieces(value: &serde_json::Value, size: usize) -> Vec<String> {
+    crate::helpers::split_pieces(&value.to_string(), size)
+}
+
+/// Marks `event` as produced by the subagent invocation `subagent_run_id`.
+fn attribute(mut event: Event, subagent_run_id: &str) -> Event {
+    let tag = Some(subagent_run_id.to_owned());
+    match &mut event {
+        Event::TextMessageStart(e) => e.subagent_run_id = tag,
+        Event::TextMessageContent(e) => e.subagent_run_id = tag,
+        Event::TextMessageEnd(e) => e.subagent_run_id = tag,
+        Event::ToolCallStart(e) => e.subagent_run_id = tag,
+        Event::ToolCallArgs(e) => e.subagent_run_id = tag,
+        Event::ToolCallEnd(e) => e.subagent_run_id = tag,
+        Event::ToolCallResult(e) => e.subagent_run_id = tag,
+        Event::StepStarted(e) => e.subagent_run_id = tag,
+        Event::StepFinished(e) => e.subagent_run_id = tag,
+        _ => {}
+    }
+    event
+}

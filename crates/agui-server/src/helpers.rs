@@ -1,0 +1,173 @@
+//! Builders for the common event shapes: a streamed text message, a tool call, state
+//! published as a snapshot or as a JSON Patch diff, and a run finished with interrupts.
+//!
+//! These return plain events, so they serve stream-based agents as well as the
+//! [`Emitter`](crate::Emitter) methods built on them.
+
+use agui_core::event::{RunFinished, ToolCallStart};
+use agui_core::{Event, Interrupt, JsonPatch, RunFinishedOutcome};
+use serde_json::Value;
+
+/// `TEXT_MESSAGE_START` (role `assistant`), one `TEXT_MESSAGE_CONTENT` per piece,
+/// `TEXT_MESSAGE_END`. Empty pieces are skipped.
+pub fn text_message<S: Into<String>>(
+    message_id: &str,
+    pieces: impl IntoIterator<Item = S>,
+) -> Vec<Event> {
+    let mut out = vec![Event::text_message_start(message_id)];
+    for p in pieces {
+        let p: String = p.into();
+        if !p.is_empty() {
+            out.push(Event::text_message_content(message_id, p));
+        }
+    }
+    out.push(Event::text_message_end(message_id));
+    out
+}
+
+/// `TOOL_CALL_START` (with `parentMessageId` when given), one `TOOL_CALL_ARGS` per
+/// argument piece, `TOOL_CALL_END`.
+pub fn tool_call<S: Into<String>>(
+    tool_call_id: &str,
+    tool_name: &str,
+    parent_message_id: Option<&str>,
+    arg_pieces: impl IntoIterator<Item = S>,
+) -> Vec<Event> {
+    let mut start = ToolCallStart::new(tool_call_id, tool_name);
+    start.parent_message_id = parent_message_id.map(str::to_owned);
+    let mut out = vec![Event::from(start)];
+    for p in arg_pieces {
+        out.push(Event::tool_call_args(tool_call_id, p));
+    }
+    out.push(Event::tool_call_end(tool_call_id));
+    out
+}
+
+/// Splits `text` into pieces of about `size` characters (never inside a character), for
+/// streaming a complete string.
+pub fn split_pieces(text: &str, size: usize) -> Vec<String> {
+    let size = size.max(1);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i > 0 && i % size == 0 {
+            out.push(std::mem::take(&mut cur));
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// `RUN_FINISHED` with an interrupt outcome.
+pub fn interrupt_finished(thread_id: &str, run_id: &str, interrupts: Vec<Interrupt>) -> Event {
+    let mut e = RunFinished::new(thread_id, run_id);
+    e.outcome = Some(RunFinishedOutcome::interrupt(interrupts));
+    e.into()
+}
+
+/// Remembers the last state an agent published, so the next change can be sent as a
+/// JSON Patch (`STATE_DELTA`) computed by diffing.
+#[derive(Debug, Clone, Default)]
+pub struct StateTracker {
+    state: Value,
+}
+
+impl StateTracker {
+    /// A tracker starting from `state` (e.g. the state the client sent in the input;
+    /// use `Value::Null` when there is none).
+    pub fn new(state: Value) -> Self {
+        StateTracker { state }
+    }
+
+    /// The last published state.
+    pub fn state(&self) -> &Value {
+        &self.state
+    }
+
+    /// Publishes `state` whole: a `STATE_SNAPSHOT`.
+    pub fn snapshot(&mut self, state: Value) -> Event {
+        self.state = state;
+        Event::state_snapshot(self.state.clone())
+    }
+
+    /// The JSON Patch from the last published state to `state`, remembering `state`.
+    /// `None` only if the computed patch could not be represented (not expected).
+    pub fn diff(&mut self, state: Value) -> Option<JsonPatch> {
+        let patch = json_patch::diff(&self.state, &state);
+        self.state = state;
+        // json-patch's operations have the RFC 6902 JSON form, which ours read.
+        let converted = serde_json::to_value(&patch)
+            .map_err(|e| e.to_string())
+            .and_then(|v| {
+                agui_core::wire::from_json_value::<JsonPatch>(&v).map_err(|e| e.to_string())
+            });
+        match converted {
+            Ok(p) => Some(p),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot convert a computed JSON Patch");
+                None
+            }
+        }
+    }
+
+    /// Publishes the change to `state` as a `STATE_DELTA`; `None` when nothing changed.
+    /// (Falls back to a `STATE_SNAPSHOT` if the patch cannot be represented.)
+    pub fn delta(&mut self, state: Value) -> Option<Event> {
+        match self.diff(state) {
+            Some(p) if p.is_empty() => None,
+            Some(p) => Some(Event::state_delta(p)),
+            None => Some(Event::state_snapshot(self.state.clone())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn state_tracker_publishes_diffs_that_rebuild_the_state() {
+        let mut t = StateTracker::new(json!({"a": 1, "list": [1, 2]}));
+        let next = json!({"a": 2, "list": [1, 2, 3], "b": {"c": null}});
+        let Some(Event::StateDelta(d)) = t.delta(next.clone()) else {
+            panic!("expected a delta")
+        };
+        let mut rebuilt = json!({"a": 1, "list": [1, 2]});
+        let patch: json_patch::Patch =
+            serde_json::from_value(serde_json::to_value(&d.delta).unwrap()).unwrap();
+        json_patch::patch(&mut rebuilt, &patch).unwrap();
+        assert_eq!(rebuilt, next);
+        assert_eq!(t.state(), &next);
+        assert!(t.delta(next).is_none(), "no change, no event");
+        assert!(matches!(t.snapshot(json!(5)), Event::StateSnapshot(s) if s.snapshot == json!(5)));
+    }
+
+    #[test]
+    fn text_and_tool_call_shapes() {
+        let ev = text_message("m", ["a", "", "b"]);
+        let names: Vec<_> = ev.iter().map(|e| e.event_type().as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "TEXT_MESSAGE_START",
+                "TEXT_MESSAGE_CONTENT",
+                "TEXT_MESSAGE_CONTENT",
+                "TEXT_MESSAGE_END"
+            ]
+        );
+        let ev = tool_call("c", "f", Some("m"), ["{\"x\":", "1}"]);
+        assert!(
+            matches!(&ev[0], Event::ToolCallStart(s) if s.parent_message_id.as_deref() == Some("m"))
+        );
+        assert_eq!(ev.len(), 4);
+        assert_eq!(split_pieces("héllo wörld", 4), ["héll", "o wö", "rld"]);
+        let fin = interrupt_finished("t", "r", vec![Interrupt::new("i", "why")]);
+        assert!(fin
+            .to_json_string()
+            .contains("\"outcome\":{\"type\":\"interrupt\""));
+    }
+}

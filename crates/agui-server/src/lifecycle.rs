@@ -1,0 +1,351 @@
+//! The run lifecycle the runtime guarantees, whatever the agent does.
+//!
+//! [`LifecycleGuard`] sits between the agent's stream and the wire:
+//!
+//! * **`RUN_STARTED` first**: added (with the request's thread and run ids and protocol
+//!   version `1.0`) when the agent's first event is something else. An agent's own
+//!   `RUN_STARTED` must carry the request's ids; a second one is a violation.
+//! * **exactly one terminal event last**: when the agent's stream ends without
+//!   `RUN_FINISHED`/`RUN_ERROR`, a `RUN_FINISHED` is added; after the agent's terminal
+//!   event the agent is not read any further (it is dropped and its context cancelled).
+//! * **failures become `RUN_ERROR`**: an [`AgentError`] (its public message only, code
+//!   `agent_error` unless it set one), a panic (`agent panicked`, code `agent_panic`;
+//!   the panic message goes to the log, not to the client), a protocol violation
+//!   (code `protocol_violation`, saying which event and what was wrong), server
+//!   shutdown after the grace period (code `shutdown`).
+//! * **verification**: every event the agent emits (and every event the guard adds) is
+//!   checked by an [`EventVerifier`] when verification is on (the default in debug
+//!   builds, see [`ServerConfig::verify`](crate::ServerConfig)).
+
+use agui_core::event::RunError;
+use agui_core::{Event, EventType};
+
+use crate::error::AgentError;
+
+/// Checks the events of one run, in order. One verifier is made per run.
+pub trait EventVerifier: Send {
+    /// Accepts the next event, or says what is wrong with it.
+    fn check(&mut self, event: &Event) -> Result<(), String>;
+}
+
+/// The verifier used when verification is on: the core crate's
+/// [`Verifier`](agui_core::semantics::verify::Verifier), which applies the reference
+/// client's rules (lifecycle, open/close pairing of messages, tool calls, reasoning,
+/// steps and subagents, attribution).
+pub fn default_verifier() -> Box<dyn EventVerifier> {
+    Box::new(agui_core::semantics::verify::Verifier::new())
+}
+
+impl EventVerifier for agui_core::semantics::verify::Verifier {
+    fn check(&mut self, event: &Event) -> Result<(), String> {
+        self.push(event).map_err(|e| e.rule.to_string())
+    }
+}
+
+/// Whether the guard wants more events from the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep reading the agent.
+    Continue,
+    /// The run is over: stop reading the agent.
+    End,
+}
+
+/// Enforces the run lifecycle over one run's events. See the [module docs](self).
+pub struct LifecycleGuard {
+    thread_id: String,
+    run_id: String,
+    started: bool,
+    ended: bool,
+    index: u64,
+    verifier: Option<Box<dyn EventVerifier>>,
+}
+
+impl std::fmt::Debug for LifecycleGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LifecycleGuard")
+            .field("thread_id", &self.thread_id)
+            .field("run_id", &self.run_id)
+            .field("started", &self.started)
+            .field("ended", &self.ended)
+            .field("index", &self.index)
+            .field("verifying", &self.verifier.is_some())
+            .finish()
+    }
+}
+
+impl LifecycleGuard {
+    /// A guard for the run `run_id` of `thread_id`, verifying with `verifier` if given.
+    pub fn new(
+        thread_id: impl Into<String>,
+        run_id: impl Into<String>,
+        verifier: Option<Box<dyn EventVerifier>>,
+    ) -> Self {
+        LifecycleGuard {
+            thread_id: thread_id.into(),
+            run_id: run_id.into(),
+            started: false,
+            ended: false,
+            index: 0,
+            verifier,
+        }
+    }
+
+    /// Whether the terminal event has been produced.
+    pub fn is_ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Takes the agent's next event; appends what to send to `out`.
+    pub fn on_event(&mut self, event: Event, out: &mut Vec<Event>) -> Flow {
+        if self.ended {
+            return Flow::End;
+        }
+        let index = self.index;
+        self.index += 1;
+        let ty = event.event_type();
+        match &event {
+            Event::RunStarted(e)
+                if !self.started && (e.thread_id != self.thread_id || e.run_id != self.run_id) =>
+            {
+                let msg = format!(
+                    "RUN_STARTED names thread '{}' run '{}', but the request was for thread '{}' run '{}'",
+                    e.thread_id, e.run_id, self.thread_id, self.run_id
+                );
+                return self.violation(index, ty, msg, out);
+            }
+            Event::RunStarted(_) if self.started => {
+                return self.violation(index, ty, "a second RUN_STARTED in one run".into(), out);
+            }
+            Event::RunFinished(e) if e.thread_id != self.thread_id || e.run_id != self.run_id => {
+                let msg = format!(
+                    "RUN_FINISHED names thread '{}' run '{}', but the run is thread '{}' run '{}'",
+                    e.thread_id, e.run_id, self.thread_id, self.run_id
+                );
+                return self.violation(index, ty, msg, out);
+            }
+            _ => {}
+        }
+        if !self.started {
+            if ty == EventType::RunStarted {
+                // The agent's own RUN_STARTED opens the run.
+                self.started = true;
+            } else {
+                self.start(out);
+            }
+        }
+        if let Some(v) = self.verifier.as_mut() {
+            if let Err(msg) = v.check(&event) {
+                return self.violation(index, ty, msg, out);
+            }
+        }
+        let terminal = matches!(ty, EventType::RunFinished | EventType::RunError);
+        out.push(event);
+        if terminal {
+            self.ended = true;
+            Flow::End
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// The agent's stream ended: adds `RUN_FINISHED` unless the run already ended.
+    pub fn on_end(&mut self, out: &mut Vec<Event>) {
+        if self.ended {
+            return;
+        }
+        self.start(out);
+        let fin = Event::run_finished(&self.thread_id, &self.run_id);
+        if let Some(v) = self.verifier.as_mut() {
+            if let Err(msg) = v.check(&fin) {
+                let msg = format!("the agent ended its stream with the run incomplete: {msg}");
+                tracing::warn!(%msg, "agent broke the protocol");
+                self.fail(msg, "protocol_violation", out);
+                return;
+            }
+        }
+        out.push(fin);
+        self.ended = true;
+    }
+
+    /// The agent failed: adds `RUN_ERROR` with the error's public message.
+    pub fn on_error(&mut self, err: AgentError, out: &mut Vec<Event>) {
+        match err.cause() {
+            Some(cause) => tracing::warn!(error = %err.message(), cause = %cause, "agent failed"),
+            None => tracing::warn!(error = %err.message(), "agent failed"),
+        }
+        let code = err.code().unwrap_or("agent_error").to_owned();
+        self.fail(err.message().to_owned(), &code, out);
+    }
+
+    /// The agent panicked: adds `RUN_ERROR` (the panic message is logged only).
+    pub fn on_panic(&mut self, panic: &(dyn std::any::Any + Send), out: &mut Vec<Event>) {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-string panic payload".to_owned());
+        tracing::error!(panic = %what, "agent panicked");
+        self.fail("agent panicked".to_owned(), "agent_panic", out);
+    }
+
+    /// The server is shutting down and the grace period is over.
+    pub fn on_shutdown(&mut self, out: &mut Vec<Event>) {
+        self.fail("the server is shutting down".to_owned(), "shutdown", out);
+    }
+
+    fn start(&mut self, out: &mut Vec<Event>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let ev = Event::run_started(&self.thread_id, &self.run_id);
+        if let Some(v) = self.verifier.as_mut() {
+            // RUN_STARTED is always acceptable as a first event.
+            let _ = v.check(&ev);
+        }
+        out.push(ev);
+    }
+
+    fn violation(&mut self, index: u64, ty: EventType, msg: String, out: &mut Vec<Event>) -> Flow {
+        let msg = format!("the agent broke the protocol at its event {index} ({ty}): {msg}");
+        tracing::warn!(%msg, "agent broke the protocol");
+        self.fail(msg, "protocol_violation", out);
+        Flow::End
+    }
+
+    fn fail(&mut self, message: String, code: &str, out: &mut Vec<Event>) {
+        if self.ended {
+            return;
+        }
+        self.start(out);
+        let mut e = RunError::new(message);
+        e.code = Some(code.to_owned());
+        out.push(e.into());
+        self.ended = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard() -> LifecycleGuard {
+        LifecycleGuard::new("t", "r", Some(default_verifier()))
+    }
+
+    fn names(out: &[Event]) -> Vec<&'static str> {
+        out.iter().map(|e| e.event_type().as_str()).collect()
+    }
+
+    #[test]
+    fn adds_run_started_before_the_first_event_and_run_finished_at_the_end() {
+        let mut g = guard();
+        let mut out = Vec::new();
+        assert_eq!(
+            g.on_event(Event::step_started("s"), &mut out),
+            Flow::Continue
+        );
+        assert_eq!(
+            g.on_event(Event::step_finished("s"), &mut out),
+            Flow::Continue
+        );
+        g.on_end(&mut out);
+        assert_eq!(
+            names(&out),
+            [
+                "RUN_STARTED",
+                "STEP_STARTED",
+                "STEP_FINISHED",
+                "RUN_FINISHED"
+            ]
+        );
+        assert!(g.is_ended());
+        // Nothing after the end.
+        g.on_end(&mut out);
+        g.on_shutdown(&mut out);
+        assert_eq!(out.len(), 4);
+    }
+
+    #[test]
+    fn an_empty_agent_still_gets_a_whole_run() {
+        let mut out = Vec::new();
+        guard().on_end(&mut out);
+        assert_eq!(names(&out), ["RUN_STARTED", "RUN_FINISHED"]);
+    }
+
+    #[test]
+    fn a_first_run_error_is_preceded_by_run_started() {
+        let mut g = guard();
+        let mut out = Vec::new();
+        assert_eq!(g.on_event(Event::run_error("no"), &mut out), Flow::End);
+        assert_eq!(names(&out), ["RUN_STARTED", "RUN_ERROR"]);
+    }
+
+    #[test]
+    fn violations_end_the_run_with_a_protocol_violation() {
+        let mut g = guard();
+        let mut out = Vec::new();
+        g.on_event(Event::tool_call_args("c1", "{}"), &mut out);
+        assert_eq!(names(&out), ["RUN_STARTED", "RUN_ERROR"]);
+        match &out[1] {
+            Event::RunError(e) => {
+                assert_eq!(e.code.as_deref(), Some("protocol_violation"));
+                assert!(
+                    e.message.contains("event 0 (TOOL_CALL_ARGS)"),
+                    "{}",
+                    e.message
+                );
+                assert!(e.message.contains("c1"), "{}", e.message);
+            }
+            _ => unreachable!(),
+        }
+        assert_eq!(g.on_event(Event::step_started("x"), &mut out), Flow::End);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn without_a_verifier_only_the_lifecycle_is_enforced() {
+        let mut g = LifecycleGuard::new("t", "r", None);
+        let mut out = Vec::new();
+        g.on_event(Event::tool_call_args("c1", "{}"), &mut out);
+        g.on_event(Event::run_started("t", "r"), &mut out);
+        assert_eq!(names(&out), ["RUN_STARTED", "TOOL_CALL_ARGS", "RUN_ERROR"]);
+    }
+
+    #[test]
+    fn errors_and_panics_are_sanitized() {
+        let mut out = Vec::new();
+        let io = std::io::Error::other("/etc/shadow unreadable");
+        guard().on_error(AgentError::from(io), &mut out);
+        let json = out[1].to_json_string();
+        assert!(
+            json.contains("\"agent failed\"") && !json.contains("shadow"),
+            "{json}"
+        );
+
+        let mut out = Vec::new();
+        let payload: Box<dyn std::any::Any + Send> = Box::new("secret detail");
+        guard().on_panic(&*payload, &mut out);
+        let json = out[1].to_json_string();
+        assert!(
+            json.contains("agent_panic") && !json.contains("secret"),
+            "{json}"
+        );
+
+        let mut out = Vec::new();
+        guard().on_error(
+            AgentError::public("rate limited").with_code("rate_limit"),
+            &mut out,
+        );
+        match &out[1] {
+            Event::RunError(e) => {
+                assert_eq!(
+                    (e.message.as_str(), e.code.as_deref()),
+                    ("rate limited", Some("rate_limit"))
+                )
+            }
+            _ => unreachable!(),
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! The streaming response of a run: the agent's events, passed through the lifecycle
+//! guard, encoded and handed to the socket one by one, with SSE keep-alive comments
+//! and the shutdown grace period.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use agui_core::encoding::{Encoding, EventEncoder};
+use agui_core::Event;
+use axum::body::Body;
+use axum::http::{header, HeaderValue, Response, StatusCode};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::WaitForCancellationFutureOwned;
+
+use crate::agent::EventStream;
+use crate::context::RunContext;
+use crate::lifecycle::{Flow, LifecycleGuard};
+
+/// Whether the protobuf encoding is served.
+pub(crate) const PROTOBUF_AVAILABLE: bool = true;
+
+const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
+
+/// Settings of one run's stream.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamSettings {
+    pub encoding: Encoding,
+    pub keep_alive: Option<Duration>,
+    pub shutdown_grace: Duration,
+}
+
+/// The body stream of one run.
+pub(crate) struct RunStream {
+    agent: Option<EventStream>,
+    guard: LifecycleGuard,
+    encoder: EventEncoder,
+    ctx: RunContext,
+    span: tracing::Span,
+    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    last_write: Instant,
+    shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
+    shutdown_grace: Duration,
+    grace_timer: Option<Pin<Box<Sleep>>>,
+    done: bool,
+    scratch: Vec<Event>,
+    sent: u64,
+    /// Held while the run streams (the concurrent-run limit).
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl RunStream {
+    pub(crate) fn new(
+        agent: EventStream,
+        guard: LifecycleGuard,
+        ctx: RunContext,
+        shutdown: &tokio_util::sync::CancellationToken,
+        settings: &StreamSettings,
+        span: tracing::Span,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Self {
+        // Keep-alive comments exist only in SSE.
+        let keep_alive = match (settings.encoding, settings.keep_alive) {
+            (Encoding::Sse, Some(d)) if !d.is_zero() => Some((d, Box::pin(tokio::time::sleep(d)))),
+            _ => None,
+        };
+        RunStream {
+            agent: Some(agent),
+            guard,
+            encoder: EventEncoder::new(settings.encoding),
+            ctx,
+            span,
+            keep_alive,
+            last_write: Instant::now(),
+            shutdown: Box::pin(shutdown.clone().cancelled_owned()),
+            shutdown_grace: settings.shutdown_grace,
+            grace_timer: None,
+            done: false,
+            scratch: Vec::with_capacity(2),
+            sent: 0,
+            _permit: permit,
+        }
+    }
+
+    /// Encodes the events in `scratch` into one chunk.
+    fn flush_scratch(&mut self) -> Bytes {
+        let mut buf = Vec::with_capacity(128 * self.scratch.len());
+        for e in self.scratch.drain(..) {
+            self.encoder.encode(&e, &mut buf);
+            self.sent += 1;
+        }
+        self.last_write = Instant::now();
+        Bytes::from(buf)
+    }
+
+    /// Stops reading the agent: drops it and cancels its context.
+    fn stop_agent(&mut self) {
+        self.agent = None;
+        self.ctx.cancel();
+    }
+
+    /// Ends the run after the guard has produced the terminal event.
+    fn finish(&mut self) -> Poll<Option<Result<Bytes, Infallible>>> {
+        self.stop_agent();
+        self.done = true;
+        let bytes = self.flush_scratch();
+        tracing::info!(events = self.sent, "run ended");
+        Poll::Ready(Some(Ok(bytes)))
+    }
+}
+
+impl Stream for RunStream {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        let span = this.span.clone();
+        let _entered = span.enter();
+
+        // Shutdown: start the grace period (the agent's context is cancelled by the
+        // shutdown token itself, being its child), then end the run when it is over.
+        if this.grace_timer.is_none() && this.shutdown.as_mut().poll(cx).is_ready() {
+            tracing::info!(grace = ?this.shutdown_grace, "shutdown: waiting for the run to finish");
+            this.grace_timer = Some(Box::pin(tokio::time::sleep(this.shutdown_grace)));
+        }
+        if let Some(t) = this.grace_timer.as_mut() {
+            if t.as_mut().poll(cx).is_ready() {
+                tracing::warn!("shutdown: grace period over, ending the run");
+                this.guard.on_shutdown(&mut this.scratch);
+                return this.finish();
+            }
+        }
+
+        if let Some(agent) = this.agent.as_mut() {
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| agent.poll_next_unpin(cx)));
+            match polled {
+                Err(panic) => {
+                    this.guard.on_panic(&*panic, &mut this.scratch);
+                    return this.finish();
+                }
+                Ok(Poll::Ready(Some(Ok(event)))) => {
+                    let flow = this.guard.on_event(event, &mut this.scratch);
+                    if flow == Flow::End {
+                        return this.finish();
+                    }
+                    let bytes = this.flush_scratch();
+                    return Poll::Ready(Some(Ok(bytes)));
+                }
+                Ok(Poll::Ready(Some(Err(err)))) => {
+                    this.guard.on_error(err, &mut this.scratch);
+                    return this.finish();
+                }
+                Ok(Poll::Ready(None)) => {
+                    this.guard.on_end(&mut this.scratch);
+                    return this.finish();
+                }
+                Ok(Poll::Pending) => {}
+            }
+        }
+
+        if let Some((interval, timer)) = this.keep_alive.as_mut() {
+            if timer.as_mut().poll(cx).is_ready() {
+                let now = Instant::now();
+                let due = this.last_write + *interval;
+                if now >= due {
+                    timer.as_mut().reset(now + *interval);
+                    // Register the timer again before returning.
+                    let _ = timer.as_mut().poll(cx);
+                    this.last_write = now;
+                    return Poll::Ready(Some(Ok(Bytes::from_static(KEEP_ALIVE_COMMENT))));
+                }
+                timer.as_mut().reset(due);
+                let _ = timer.as_mut().poll(cx);
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for RunStream {
+    fn drop(&mut self) {
+        if !self.done {
+            let _entered = self.span.enter();
+            tracing::info!(events = self.sent, "client went away: cancelling the run");
+            self.ctx.mark_disconnected();
+        }
+        self.ctx.cancel();
+    }
+}
+
+/// The HTTP response streaming `stream`.
+pub(crate) fn streaming_response(encoding: Encoding, stream: RunStream) -> Response<Body> {
+    let mut res = Response::new(Body::from_stream(stream));
+    *res.status_mut() = StatusCode::OK;
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(encoding.content_type()),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    res
+}

@@ -1,0 +1,467 @@
+//! axum integration: mount one or many named agents.
+//!
+//! Routes made by [`AgentRouter::into_router`]:
+//!
+//! | method and path | answer |
+//! |---|---|
+//! | `POST /{name}` | runs the agent: body `RunAgentInput` (JSON), response the event stream, SSE or protobuf as the `Accept` header asks (SSE when there is none) |
+//! | `GET /{name}` | the agent's capabilities (the 1.0 `AgentCapabilities` object) as JSON |
+//! | `GET /agents` | `{"agents":[{"name","path","capabilities"}]}` for every mounted agent (unless turned off) |
+//! | anything else | `404` (unknown agent or path) or `405`, with the JSON error body |
+//!
+//! Negotiation follows the reference encoder exactly: an `Accept` header that admits
+//! `application/vnd.ag-ui.event+proto` with a non-zero quality gets protobuf, and a
+//! wildcard such as `*/*` (what `curl` sends by default) admits it; a request without
+//! `Accept`, or with only `text/event-stream`, gets SSE.
+//!
+//! Refused requests get the JSON error body described in [`crate::error`]. The router
+//! is a plain [`axum::Router`]: nest it under a prefix, add tower layers (CORS,
+//! authentication, tracing) as usual.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agui_core::{AgentCapabilities, RunAgentInput, TransportCapabilities};
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+use crate::agent::{Agent, EventStream};
+use crate::context::RunContext;
+use crate::error::{AgentError, ApiError};
+use crate::lifecycle::{default_verifier, EventVerifier, LifecycleGuard};
+use crate::response::{streaming_response, RunStream, StreamSettings};
+use crate::shutdown::Shutdown;
+use agui_core::encoding::negotiate;
+
+/// Makes one verifier per run.
+pub type VerifierFactory = Arc<dyn Fn() -> Box<dyn EventVerifier> + Send + Sync>;
+
+/// Server limits and behaviour. Every field has a documented default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Largest accepted request body in bytes (default 4 MiB); larger bodies get `413`.
+    pub body_limit: usize,
+    /// Interval of SSE keep-alive comments (`: keep-alive`) when no event was written
+    /// for that long (default 15 s; `None` turns them off). Protobuf streams have no
+    /// comment frame and get none.
+    pub keep_alive: Option<Duration>,
+    /// Whether the events agents emit are verified (default: on in debug builds, off in
+    /// release builds). A violation ends the run with `RUN_ERROR`.
+    pub verify: bool,
+    /// How long in-flight runs may continue after shutdown starts (default 10 s).
+    pub shutdown_grace: Duration,
+    /// Whether `GET /agents` is mounted (default true).
+    pub list_agents: bool,
+    /// Most runs streaming at once (default `None`: no limit). A run beyond the limit
+    /// is refused with `503` and code `too_many_runs`.
+    pub max_runs: Option<usize>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            body_limit: 4 << 20,
+            keep_alive: Some(Duration::from_secs(15)),
+            verify: cfg!(debug_assertions),
+            shutdown_grace: Duration::from_secs(10),
+            list_agents: true,
+            max_runs: None,
+        }
+    }
+}
+
+/// Builds an [`axum::Router`] serving named agents.
+///
+/// ```
+/// use std::time::Duration;
+/// use agui_server::{agent_fn, AgentError, AgentRouter};
+///
+/// let echo = agent_fn(|input, _ctx, tx| async move {
+///     let id = format!("{}-reply", input.run_id);
+///     tx.text_message(&id, ["Hi!"], Duration::ZERO).await?;
+///     Ok::<(), AgentError>(())
+/// });
+/// let app: axum::Router = AgentRouter::new().agent("echo", echo).into_router();
+/// # let _ = app;
+/// ```
+pub struct AgentRouter {
+    agents: Vec<(String, Arc<dyn Agent>)>,
+    config: ServerConfig,
+    shutdown: Shutdown,
+    verifier: Option<VerifierFactory>,
+}
+
+impl std::fmt::Debug for AgentRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRouter")
+            .field(
+                "agents",
+                &self.agents.iter().map(|a| &a.0).collect::<Vec<_>>(),
+            )
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for AgentRouter {
+    fn default() -> Self {
+        AgentRouter::new()
+    }
+}
+
+impl AgentRouter {
+    /// A router with no agents and the default [`ServerConfig`].
+    pub fn new() -> Self {
+        AgentRouter {
+            agents: Vec::new(),
+            config: ServerConfig::default(),
+            shutdown: Shutdown::new(),
+            verifier: None,
+        }
+    }
+
+    /// Mounts `agent` at `/{name}`. A later agent with the same name replaces an
+    /// earlier one.
+    ///
+    /// # Panics
+    ///
+    /// If `name` is empty, is `agents` while the listing is on, or holds a character
+    /// other than ASCII letters, digits, `_`, `-` and `.` (a programming error, never
+    /// caused by a request).
+    pub fn agent(mut self, name: &str, agent: impl Agent) -> Self {
+        assert!(
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')),
+            "agent name {name:?} must be non-empty ASCII letters, digits, '_', '-' or '.'"
+        );
+        self.agents.retain(|(n, _)| n != name);
+        self.agents.push((name.to_owned(), Arc::new(agent)));
+        self
+    }
+
+    /// Replaces the whole configuration.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Sets [`ServerConfig::body_limit`].
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.config.body_limit = bytes;
+        self
+    }
+
+    /// Sets [`ServerConfig::keep_alive`].
+    pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
+        self.config.keep_alive = interval;
+        self
+    }
+
+    /// Sets [`ServerConfig::verify`].
+    pub fn verify(mut self, on: bool) -> Self {
+        self.config.verify = on;
+        self
+    }
+
+    /// Sets [`ServerConfig::shutdown_grace`].
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.config.shutdown_grace = grace;
+        self
+    }
+
+    /// Sets [`ServerConfig::max_runs`].
+    pub fn max_runs(mut self, limit: Option<usize>) -> Self {
+        self.config.max_runs = limit;
+        self
+    }
+
+    /// Uses `factory` to make the per-run verifier (when verification is on).
+    pub fn verifier(
+        mut self,
+        factory: impl Fn() -> Box<dyn EventVerifier> + Send + Sync + 'static,
+    ) -> Self {
+        self.verifier = Some(Arc::new(factory));
+        self
+    }
+
+    /// Uses `shutdown` as the shutdown switch (pass the same one to
+    /// [`serve`](crate::serve)).
+    pub fn shutdown(mut self, shutdown: Shutdown) -> Self {
+        self.shutdown = shutdown;
+        self
+    }
+
+    /// The shutdown switch in use.
+    pub fn shutdown_handle(&self) -> Shutdown {
+        self.shutdown.clone()
+    }
+
+    /// The axum router.
+    ///
+    /// # Panics
+    ///
+    /// If an agent is named `agents` while the listing is on (see
+    /// [`ServerConfig::list_agents`]).
+    pub fn into_router(self) -> Router {
+        let list = self.config.list_agents;
+        assert!(
+            !(list && self.agents.iter().any(|(n, _)| n == "agents")),
+            "an agent named 'agents' conflicts with the GET /agents listing"
+        );
+        let runs = self.config.max_runs.map(|n| {
+            Arc::new(tokio::sync::Semaphore::new(
+                n.min(tokio::sync::Semaphore::MAX_PERMITS),
+            ))
+        });
+        let shared = Arc::new(Shared {
+            runs,
+            agents: self.agents,
+            config: self.config,
+            shutdown: self.shutdown,
+            verifier: self.verifier,
+        });
+        let mut router = Router::new();
+        if list {
+            router = router.route("/agents", get(list_agents));
+        }
+        router
+            .route("/{name}", get(capabilities).post(run))
+            .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
+            .with_state(shared)
+    }
+}
+
+struct Shared {
+    runs: Option<Arc<tokio::sync::Semaphore>>,
+    agents: Vec<(String, Arc<dyn Agent>)>,
+    config: ServerConfig,
+    shutdown: Shutdown,
+    verifier: Option<VerifierFactory>,
+}
+
+impl Shared {
+    fn find(&self, name: &str) -> Option<(&str, &Arc<dyn Agent>)> {
+        self.agents
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(n, a)| (n.as_str(), a))
+    }
+
+    fn unknown(&self, name: &str) -> ApiError {
+        let known: Vec<&str> = self.agents.iter().map(|(n, _)| n.as_str()).collect();
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown_agent",
+            format!("no agent named '{name}' (known: {})", known.join(", ")),
+        )
+    }
+
+    fn capabilities_of(&self, name: &str, agent: &dyn Agent) -> AgentCapabilities {
+        let mut caps = agent.capabilities();
+        let identity = caps.identity.get_or_insert_with(Default::default);
+        if identity.name.is_none() {
+            identity.name = Some(name.to_owned());
+        }
+        if caps.transport.is_none() {
+            caps.transport = Some(TransportCapabilities {
+                streaming: Some(true),
+                http_binary: Some(crate::response::PROTOBUF_AVAILABLE),
+                ..Default::default()
+            });
+        }
+        caps
+    }
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such path")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "use POST to run an agent, GET to read its capabilities",
+    )
+}
+
+async fn list_agents(State(s): State<Arc<Shared>>) -> Json<Value> {
+    let agents: Vec<Value> = s
+        .agents
+        .iter()
+        .map(|(name, agent)| {
+            json!({
+                "name": name,
+                "path": format!("/{name}"),
+                "capabilities": s.capabilities_of(name, agent.as_ref()),
+            })
+        })
+        .collect();
+    Json(json!({ "agents": agents }))
+}
+
+async fn capabilities(
+    State(s): State<Arc<Shared>>,
+    Path(name): Path<String>,
+) -> Result<Json<AgentCapabilities>, ApiError> {
+    let (name, agent) = s.find(&name).ok_or_else(|| s.unknown(&name))?;
+    Ok(Json(s.capabilities_of(name, agent.as_ref())))
+}
+
+/// Reads at most `limit` bytes of `body`.
+async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("request body exceeds the limit of {limit} bytes"),
+        )
+    };
+    let mut out = Vec::new();
+    let mut frames = body.into_data_stream();
+    while let Some(chunk) = frames.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "unreadable_body",
+                format!("cannot read the request body: {e}"),
+            )
+        })?;
+        if out.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+fn is_json_media_type(v: &str) -> bool {
+    let essence = v
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+async fn run(
+    State(s): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    match start_run(&s, &name, &headers, body).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::debug!(agent = %name, code = e.code, message = %e.message, "request refused");
+            e.into_response()
+        }
+    }
+}
+
+async fn start_run(
+    s: &Arc<Shared>,
+    name: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (name, agent) = s.find(name).ok_or_else(|| s.unknown(name))?;
+    if s.shutdown.is_triggered() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down",
+        ));
+    }
+    let permit = match &s.runs {
+        Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too_many_runs",
+                "the server is running as many runs as it is configured to; retry later",
+            )
+        })?),
+        None => None,
+    };
+    if let Some(ct) = headers.get(header::CONTENT_TYPE) {
+        if !ct.to_str().map(is_json_media_type).unwrap_or(false) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "the request body must be JSON (Content-Type: application/json)",
+            ));
+        }
+    }
+    let limit = s.config.body_limit;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("request body exceeds the limit of {limit} bytes"),
+        ));
+    }
+    let bytes = read_body(body, limit).await?;
+    let input: RunAgentInput =
+        agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
+
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let encoding = negotiate(accept);
+    let span = tracing::info_span!(
+        "run",
+        agent = %name,
+        thread_id = %input.thread_id,
+        run_id = %input.run_id,
+    );
+    let _entered = span.enter();
+    tracing::info!(?encoding, messages = input.messages.len(), "run started");
+
+    let token = s.shutdown.token();
+    let ctx = RunContext::new(name, input.thread_id.clone(), input.run_id.clone(), token);
+    let verifier = s.config.verify.then(|| match &s.verifier {
+        Some(f) => f(),
+        None => default_verifier(),
+    });
+    let guard = LifecycleGuard::new(input.thread_id.clone(), input.run_id.clone(), verifier);
+    let agent_ctx = ctx.clone();
+    let stream: EventStream =
+        match std::panic::catch_unwind(AssertUnwindSafe(|| agent.run(input, agent_ctx))) {
+            Ok(st) => st,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(panic = %what, "agent panicked while starting the run");
+                Box::pin(futures_util::stream::iter([Err(AgentError::public(
+                    "agent panicked",
+                )
+                .with_code("agent_panic"))]))
+            }
+        };
+    let settings = StreamSettings {
+        encoding,
+        keep_alive: s.config.keep_alive,
+        shutdown_grace: s.config.shutdown_grace,
+    };
+    drop(_entered);
+    let run = RunStream::new(stream, guard, ctx, token, &settings, span, permit);
+    Ok(streaming_response(encoding, run))
+}

@@ -1,6 +1,6 @@
 //! The `ag-ui` crate (0.5.0-alpha.3, the strongest Rust peer) and agui-core on the same
-//! realistic stream (`crates/agui-core/benches/stream.rs`), in the same run, each next
-//! to the same ceilings:
+//! realistic stream (`crates/agui-core/benches/support/stream.rs`), in the same run, each
+//! next to the same ceilings:
 //! - decoding SSE into typed events (`ag_ui::client::transport::sse::SseDecoder` +
 //!   `SseFrame::into_event`, against `agui_core::encoding::SseDecoder`), ceiling
 //!   `serde_json::from_slice::<Value>` of the JSON payloads;
@@ -17,7 +17,7 @@ use ag_ui::encode::EventStreamFormatter;
 use agui_core::encoding::{sse, SseDecoder};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-#[path = "../../../crates/agui-core/benches/stream.rs"]
+#[path = "../../../crates/agui-core/benches/support/stream.rs"]
 mod stream;
 
 const CHUNK: usize = 16 * 1024;

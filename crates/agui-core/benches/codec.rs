@@ -8,6 +8,8 @@
 //! events/s, MB/s and the ratios to the ceilings. The `ag-ui` crate is measured on the
 //! same stream by `bench/peers` (a separate workspace).
 
+#![allow(missing_docs)] // criterion_group! generates undocumented items
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -15,6 +17,7 @@ use agui_core::encoding::{proto, sse, ProtoDecoder, SseDecoder};
 use agui_core::Event;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+#[path = "support/stream.rs"]
 mod stream;
 
 /// Network-sized reads.
@@ -22,7 +25,10 @@ const CHUNK: usize = 16 * 1024;
 
 fn codec(c: &mut Criterion) {
     let events = stream::realistic(20_000);
-    let payloads: Vec<Vec<u8>> = events.iter().map(|e| e.to_json_string().into_bytes()).collect();
+    let payloads: Vec<Vec<u8>> = events
+        .iter()
+        .map(|e| e.to_json_string().into_bytes())
+        .collect();
     let mut sse_bytes = Vec::new();
     let mut pb_bytes = Vec::new();
     for e in &events {

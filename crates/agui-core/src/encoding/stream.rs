@@ -56,6 +56,8 @@ impl<E: std::error::Error + 'static> std::error::Error for StreamError<E> {
 /// Decodes a stream of byte chunks into events. The stream ends after the source ends
 /// (an unfinished event is reported first), after a fatal decode error, or after the
 /// source fails; a non-fatal decode error concerns one event and the stream goes on.
+///
+/// The source must be `Unpin`; pin one that is not with `Box::pin`.
 #[derive(Debug)]
 pub struct DecodeStream<S> {
     source: S,

@@ -252,7 +252,10 @@ fn our_protobuf_frames_are_the_references_bytes() {
 fn has_integer_like_key(v: &Value) -> bool {
     match v {
         Value::Object(o) => o.iter().any(|(k, v)| {
-            (k == "0" || (!k.starts_with('0') && k.parse::<u32>().is_ok_and(|n| n < u32::MAX)))
+            (k == "0"
+                || (!k.starts_with('0')
+                    && k.bytes().all(|b| b.is_ascii_digit())
+                    && k.parse::<u32>().is_ok_and(|n| n < u32::MAX)))
                 || has_integer_like_key(v)
         }),
         Value::Array(a) => a.iter().any(has_integer_like_key),

@@ -1,0 +1,312 @@
+//! Messages, content parts, tool calls and the run input, from their protobuf form: the
+//! merged wire `Message` is rebuilt by role, as the reference decoder rebuilds it.
+
+use serde_json::Value as Json;
+
+use super::super::generated as pb;
+use super::{any, not_null, strukt, R};
+use crate::types::*;
+use crate::JsonObject;
+
+fn source(s: Option<pb::InputContentSource>, kind: &str) -> R<Option<PartSource>> {
+    use pb::input_content_source::Source;
+    let s = s.ok_or_else(|| format!("a {kind} part has no source"))?;
+    Ok(match s.source {
+        Some(Source::Data(d)) => Some(PartSource::Data(DataSource {
+            value: d.value,
+            mime_type: d.mime_type,
+            ..Default::default()
+        })),
+        Some(Source::Url(u)) => Some(PartSource::Url(UrlSource {
+            value: u.value,
+            mime_type: u.mime_type,
+            ..Default::default()
+        })),
+        Some(Source::File(f)) => Some(PartSource::File(FileSource {
+            value: f.value,
+            provider: f.provider,
+            mime_type: f.mime_type,
+            ..Default::default()
+        })),
+        None => None,
+    })
+}
+
+/// A content part, `None` when it (or its source) names no known arm.
+fn part(p: pb::InputContent) -> R<Option<ContentPart>> {
+    use pb::input_content::Part;
+    macro_rules! media {
+        ($variant:ident, $p:expr, $kind:literal) => {{
+            let p = $p;
+            match source(p.source, $kind)? {
+                None => None,
+                Some(source) => Some(ContentPart::$variant(MediaPart {
+                    id: p.id,
+                    source,
+                    metadata: not_null(p.metadata, concat!($kind, " part metadata"))?,
+                    ..Default::default()
+                })),
+            }
+        }};
+    }
+    Ok(match p.part {
+        Some(Part::Text(t)) => Some(ContentPart::Text(TextPart {
+            id: t.id,
+            text: t.text,
+            metadata: not_null(t.metadata, "text part metadata")?,
+            ..Default::default()
+        })),
+        Some(Part::Image(p)) => media!(Image, p, "image"),
+        Some(Part::Audio(p)) => media!(Audio, p, "audio"),
+        Some(Part::Video(p)) => media!(Video, p, "video"),
+        Some(Part::Document(p)) => media!(Document, p, "document"),
+        None => None,
+    })
+}
+
+pub(super) fn parts(p: Vec<pb::InputContent>) -> R<Vec<ContentPart>> {
+    let mut out = Vec::with_capacity(p.len());
+    for p in p {
+        match part(p)? {
+            Some(p) => out.push(p),
+            None => tracing::warn!(
+                "dropped a protobuf content part this version does not know (no known part or source kind)"
+            ),
+        }
+    }
+    Ok(out)
+}
+
+fn tool_call(t: pb::ToolCall) -> R<ToolCall> {
+    if t.r#type != "function" {
+        return Err(format!("tool call type {:?} is not \"function\"", t.r#type));
+    }
+    let f = t.function.ok_or("a tool call has no function")?;
+    Ok(ToolCall {
+        id: t.id,
+        r#type: ToolCallType::Function,
+        function: FunctionCall {
+            name: f.name,
+            arguments: f.arguments,
+            ..Default::default()
+        },
+        encrypted_value: t.encrypted_value,
+        metadata: strukt(t.metadata),
+        ..Default::default()
+    })
+}
+
+fn put(extra: &mut JsonObject, key: &str, v: Option<String>) {
+    if let Some(v) = v {
+        extra.insert(key.to_owned(), Json::String(v));
+    }
+}
+
+fn message(m: pb::Message) -> R<Message> {
+    let role = m.role.as_str();
+    let uses_parts = matches!(role, "user" | "tool");
+    let uses_map = role == "activity";
+    if !matches!(
+        role,
+        "developer" | "system" | "assistant" | "user" | "tool" | "activity" | "reasoning"
+    ) {
+        return Err(format!("message role {role:?} is not a 1.0 role"));
+    }
+    if !uses_parts && !m.content_parts.is_empty() {
+        return Err(format!("a {role} message carries content parts"));
+    }
+    if m.activity_content.is_some() && !uses_map {
+        return Err(format!("a {role} message carries activity content"));
+    }
+    if uses_map && m.content.is_some() {
+        return Err("an activity message carries string content".into());
+    }
+    if uses_parts && m.content.is_some() && !m.content_parts.is_empty() {
+        return Err(format!(
+            "a {role} message carries both string content and content parts"
+        ));
+    }
+    let tool_calls = m
+        .tool_calls
+        .into_iter()
+        .map(tool_call)
+        .collect::<R<Vec<_>>>()?;
+    let tool_calls = (!tool_calls.is_empty()).then_some(tool_calls);
+    let metadata = strukt(m.metadata);
+    let missing = |what: &str| format!("a {role} message has no {what}");
+    // Keys the role does not define stay as unknown keys, in the wire's field order.
+    let mut extra = JsonObject::new();
+    let role_defines = |key: &str| -> bool {
+        match role {
+            "developer" | "system" => matches!(key, "name" | "encryptedValue"),
+            "assistant" => matches!(key, "name" | "encryptedValue" | "toolCalls"),
+            "user" => matches!(key, "name" | "encryptedValue"),
+            "tool" => matches!(key, "toolCallId" | "error" | "encryptedValue"),
+            "activity" => matches!(key, "activityType"),
+            _ => matches!(key, "encryptedValue"),
+        }
+    };
+    let mut name = m.name;
+    let mut tool_call_id = m.tool_call_id;
+    let mut error = m.error;
+    let mut encrypted_value = m.encrypted_value;
+    let mut activity_type = m.activity_type;
+    let mut tool_calls = tool_calls;
+    if !role_defines("name") {
+        put(&mut extra, "name", name.take());
+    }
+    if !role_defines("toolCalls") {
+        if let Some(tc) = tool_calls.take() {
+            extra.insert(
+                "toolCalls".into(),
+                serde_json::to_value(tc).unwrap_or(Json::Null),
+            );
+        }
+    }
+    if !role_defines("toolCallId") {
+        put(&mut extra, "toolCallId", tool_call_id.take());
+    }
+    if !role_defines("error") {
+        put(&mut extra, "error", error.take());
+    }
+    if !role_defines("encryptedValue") {
+        put(&mut extra, "encryptedValue", encrypted_value.take());
+    }
+    if !role_defines("activityType") {
+        put(&mut extra, "activityType", activity_type.take());
+    }
+    let subagent_run_id = m.subagent_run_id;
+    let id = m.id;
+    let content_parts = m.content_parts;
+    let content = m.content;
+    Ok(match role {
+        "developer" => Message::Developer(DeveloperMessage {
+            subagent_run_id,
+            id,
+            name,
+            encrypted_value,
+            metadata,
+            content: content.ok_or_else(|| missing("content"))?,
+            extra,
+        }),
+        "system" => Message::System(SystemMessage {
+            subagent_run_id,
+            id,
+            name,
+            encrypted_value,
+            metadata,
+            content: content.ok_or_else(|| missing("content"))?,
+            extra,
+        }),
+        "assistant" => Message::Assistant(AssistantMessage {
+            subagent_run_id,
+            id,
+            name,
+            encrypted_value,
+            metadata,
+            content,
+            tool_calls,
+            extra,
+        }),
+        "user" => Message::User(UserMessage {
+            subagent_run_id,
+            id,
+            name,
+            encrypted_value,
+            metadata,
+            content: match content {
+                Some(s) => Content::Text(s),
+                None => Content::Parts(parts(content_parts)?),
+            },
+            extra,
+        }),
+        "tool" => Message::Tool(ToolMessage {
+            subagent_run_id,
+            id,
+            content: match content {
+                Some(s) => Content::Text(s),
+                None => Content::Parts(parts(content_parts)?),
+            },
+            tool_call_id: tool_call_id.ok_or_else(|| missing("toolCallId"))?,
+            error,
+            encrypted_value,
+            metadata,
+            extra,
+        }),
+        "activity" => Message::Activity(ActivityMessage {
+            subagent_run_id,
+            id,
+            activity_type: activity_type.ok_or_else(|| missing("activityType"))?,
+            content: strukt(m.activity_content).ok_or_else(|| missing("content"))?,
+            metadata,
+            extra,
+        }),
+        _ => Message::Reasoning(ReasoningMessage {
+            subagent_run_id,
+            id,
+            content: content.ok_or_else(|| missing("content"))?,
+            encrypted_value,
+            metadata,
+            extra,
+        }),
+    })
+}
+
+pub(super) fn messages(m: Vec<pb::Message>) -> R<Vec<Message>> {
+    m.into_iter().map(message).collect()
+}
+
+pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
+    Ok(RunAgentInput {
+        thread_id: i.thread_id,
+        run_id: i.run_id,
+        protocol_version: i.protocol_version,
+        parent_run_id: i.parent_run_id,
+        // `null` state reads as absent, as the schema reads it.
+        state: any(i.state).filter(|s| !s.is_null()),
+        messages: messages(i.messages)?,
+        tools: i
+            .tools
+            .into_iter()
+            .map(|t| {
+                Ok(Tool {
+                    name: t.name,
+                    description: t.description,
+                    parameters: not_null(t.parameters, "tool parameters")?,
+                    metadata: strukt(t.metadata),
+                    ..Default::default()
+                })
+            })
+            .collect::<R<_>>()?,
+        context: i
+            .context
+            .into_iter()
+            .map(|c| Context {
+                description: c.description,
+                value: c.value,
+                ..Default::default()
+            })
+            .collect(),
+        forwarded_props: not_null(i.forwarded_props, "forwardedProps")?,
+        // The reference decoder always materialises `resume`.
+        resume: Some(
+            i.resume
+                .into_iter()
+                .map(|r| {
+                    Ok(ResumeEntry {
+                        interrupt_id: r.interrupt_id,
+                        status: match r.status.as_str() {
+                            "resolved" => ResumeStatus::Resolved,
+                            "cancelled" => ResumeStatus::Cancelled,
+                            other => return Err(format!("resume status {other:?} is not valid")),
+                        },
+                        payload: not_null(r.payload, "resume payload")?,
+                        metadata: strukt(r.metadata),
+                        ..Default::default()
+                    })
+                })
+                .collect::<R<_>>()?,
+        ),
+        ..Default::default()
+    })
+}

@@ -4,6 +4,8 @@
 //!
 //! `cargo bench -p agui-server --bench runtime`
 
+#![allow(missing_docs)] // criterion_group! generates undocumented items.
+
 use std::time::Duration;
 
 use agui_core::{Event, RunAgentInput};

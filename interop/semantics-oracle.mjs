@@ -9,21 +9,58 @@
 //          "apply":   {"ok": true, "messages": [...], "state": any, "pendingInterrupts": [...]}
 //                   | {"ok": false, "error": "..."}}
 // "apply" runs on the expanded events when expansion succeeded, else on the raw ones.
+//
+// Interrupt case: {"id": n, "expiry": {"now": iso, "expiresAt": [string|null...]},
+//                  "resume": {"interrupts": [...], "responses": {...}}}
+// Answer: {"id": n, "expired": [bool...], "resume": {"output": [...]} | {"error": "..."}}
+//
+// Enforcement case: {"id": n, "enforce": [raw events...]}
+// Answer: {"id": n, "enforce": [{"output": event|null, "warnings": [paths or "drop:TYPE"]}
+//                               | {"errorPath": [...], "warnings": [...]}, ...]}
 
 import { createInterface } from "node:readline";
 import {
+  enforceEvents,
   verifyEvents,
   transformChunks,
   compactEvents,
   defaultApplyEvents,
+  isInterruptExpired,
+  buildResumeArray,
 } from "@ag-ui/client";
-import { from, lastValueFrom, toArray } from "rxjs";
+import { from, lastValueFrom, of, toArray } from "rxjs";
 
 // The reference reducer and compactor warn on skipped events; the answers carry what
 // matters, so keep the output clean.
-console.warn = () => {};
+let captured = null;
+console.warn = (msg) => {
+  if (captured) captured.push(String(msg));
+};
 console.log = () => {};
-process.env.SUPPRESS_TRANSFORMATION_WARNINGS = "true";
+
+async function runEnforce(events) {
+  delete process.env.SUPPRESS_TRANSFORMATION_WARNINGS;
+  const answers = [];
+  for (const ev of events) {
+    captured = [];
+    let answer;
+    try {
+      const out = await lastValueFrom(of(clone(ev)).pipe(enforceEvents(), toArray()));
+      answer = { output: out.length ? out[0] : null };
+    } catch (e) {
+      answer = { errorPath: e && e.issues ? e.issues[0].path : ["?" + String(e && e.message)] };
+    }
+    answer.warnings = captured.map((w) => {
+      const drop = /Dropping unrecognised event '(.*)': /.exec(w);
+      if (drop) return "drop:" + drop[1];
+      const at = /material at '([^']*)'/.exec(w);
+      return at ? at[1] : w;
+    });
+    captured = null;
+    answers.push(answer);
+  }
+  return answers;
+}
 
 const clone = (v) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
@@ -81,6 +118,25 @@ const answers = [];
 for await (const line of rl) {
   if (!line.trim()) continue;
   const c = JSON.parse(line);
+  if (c.expiry) {
+    const now = new Date(c.expiry.now);
+    const expired = c.expiry.expiresAt.map((e) =>
+      isInterruptExpired(e === null ? { id: "i", reason: "r" } : { id: "i", reason: "r", expiresAt: e }, now),
+    );
+    let resume;
+    try {
+      resume = { output: buildResumeArray(c.resume.interrupts, c.resume.responses) };
+    } catch (e) {
+      resume = { error: String(e && e.message) };
+    }
+    answers.push(JSON.stringify({ id: c.id, expired, resume }));
+    continue;
+  }
+  if (c.enforce) {
+    answers.push(JSON.stringify({ id: c.id, enforce: await runEnforce(c.enforce) }));
+    continue;
+  }
+  process.env.SUPPRESS_TRANSFORMATION_WARNINGS = "true";
   const verify = await runVerify(c.events);
   const expand = await runExpand(c.events);
   const compact = { output: compactEvents(clone(expand.ok ? expand.output : c.events)) };

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod io;
+mod render;
 
 /// AG-UI 1.0 from the command line: decode, encode and check event streams.
 #[derive(Debug, Parser)]
@@ -32,6 +33,10 @@ enum Command {
     Transform(cmd::semantics::TransformArgs),
     /// Serve the demo agents over HTTP (SSE and protobuf).
     Serve(cmd::serve::ServeArgs),
+    /// Run an agent at a URL and show (or print as JSON) what it does.
+    Run(cmd::run::RunArgs),
+    /// Start the demo agents and run a scripted conversation through each of them.
+    Demo(cmd::demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +60,8 @@ fn main() -> ExitCode {
         Command::Apply(args) => cmd::semantics::apply(args),
         Command::Transform(args) => cmd::semantics::transform(args),
         Command::Serve(args) => cmd::serve::serve(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Demo(args) => cmd::demo::demo(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

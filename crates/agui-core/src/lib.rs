@@ -1,4 +1,4 @@
-#![doc = include_str!("../../../README.md")]
+#![doc = include_str!("docs/overview.md")]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
 #[macro_use]

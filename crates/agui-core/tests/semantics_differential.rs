@@ -173,8 +173,8 @@ fn block(r: &mut Rng) -> Vec<Value> {
                     1 => json!({"type": "TOOL_CALL_CHUNK"}),
                     _ => json!({"type": "REASONING_MESSAGE_CHUNK"}),
                 };
-                if i == 0 || r.chance(20) {
-                    if r.chance(90) {
+                if (i == 0 || r.chance(20)) && r.chance(90) {
+                    {
                         if kind == 1 {
                             c["toolCallId"] = json!(r.pick(CALL_IDS));
                             if r.chance(90) {
@@ -430,6 +430,232 @@ fn generate(seed: u64, n: usize) -> Vec<Value> {
         .collect()
 }
 
+/// Corrupts an event with material enforcement must remove (or reject).
+fn corrupt(r: &mut Rng, ev: &mut Value) {
+    let Some(o) = ev.as_object_mut() else { return };
+    match r.below(10) {
+        0 => {
+            o.insert("zz".into(), json!(1));
+        }
+        1 => {
+            o.insert(
+                "type".into(),
+                json!(r.pick(&["THINKING_START", "", "SOMETHING_NEW"])),
+            );
+        }
+        2 => {
+            if let Some(Value::Array(ms)) = o.get_mut("messages") {
+                if let Some(Value::Object(m)) = ms.first_mut() {
+                    if r.chance(50) {
+                        m.insert("role".into(), json!("critic"));
+                    } else {
+                        m.insert("junk".into(), json!({"x": null}));
+                    }
+                }
+            } else {
+                o.insert("toString".into(), json!("x"));
+            }
+        }
+        3 => {
+            if o.contains_key("outcome") {
+                o.insert(
+                    "outcome".into(),
+                    json!({"type": r.pick(&["timeout", "success"]), "extra": 1}),
+                );
+            } else if o.contains_key("content") && o["type"] == "TOOL_CALL_RESULT" {
+                o.insert(
+                    "content".into(),
+                    json!([{"type": "text", "text": "a", "k": 2},
+                    {"type": "image", "source": {"type": r.pick(&["s3", "url"]), "value": "v"}},
+                    {"type": "hologram"}]),
+                );
+            } else {
+                o.insert("metadata".into(), json!({"deep": {"x": null}}));
+            }
+        }
+        4 => {
+            if let Some(Value::Array(ops)) = o.get_mut("delta") {
+                ops.push(json!({"op": r.pick(&["merge", "add"]), "path": "/q", "value": 1, "note": "kept"}));
+            } else {
+                o.insert("rawEvent".into(), json!({"any": [null]}));
+            }
+        }
+        5 => {
+            // A null on an optional field: fatal.
+            o.insert(
+                r.pick(&["timestamp", "metadata", "rawEvent"]).to_string(),
+                Value::Null,
+            );
+        }
+        6 => {
+            // A malformed known field: fatal.
+            o.insert(
+                "timestamp".into(),
+                json!(r.pick(&[json!(1.5), json!("x")]).clone()),
+            );
+        }
+        7 => {
+            if let Some(Value::Object(input)) = o.get_mut("input") {
+                input.insert("weird".into(), json!(1));
+                input.insert("state".into(), Value::Null);
+            } else {
+                o.insert("subagentRunId".into(), json!("s9"));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn generate_enforce(seed: u64, n: usize, first_id: usize) -> Vec<Value> {
+    let mut r = Rng(seed ^ 0xE4F0);
+    (0..n)
+        .map(|k| {
+            let mut events = run(&mut r);
+            for e in events.iter_mut() {
+                if r.chance(40) {
+                    corrupt(&mut r, e);
+                }
+            }
+            json!({"id": first_id + k, "enforce": events})
+        })
+        .collect()
+}
+
+fn date_string(r: &mut Rng) -> Value {
+    let y = 1990 + r.below(80);
+    let mo = 1 + r.below(12);
+    let d = 1 + r.below(31);
+    let (h, mi, sec, ms) = (r.below(24), r.below(60), r.below(60), r.below(1000));
+    match r.below(9) {
+        0 => Value::Null,
+        1 => json!(format!("{y:04}-{mo:02}-{d:02}")),
+        2 => json!(format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}Z")),
+        3 => json!(format!(
+            "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}.{ms:03}Z"
+        )),
+        4 => json!(format!(
+            "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}+{:02}:30",
+            r.below(12)
+        )),
+        5 => json!(format!("{y:04}-{mo:02}")),
+        6 => json!(format!("{y:04}")),
+        7 => json!(*r.pick(&[
+            "not a date",
+            "",
+            "2026-09-17T00:00:00Zjunk",
+            "2026-09-17T25:00:00Z"
+        ])),
+        _ => json!(format!(
+            "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}.{ms:03}-{:02}:00",
+            r.below(12)
+        )),
+    }
+}
+
+fn generate_interrupts(seed: u64, n: usize, first_id: usize) -> Vec<Value> {
+    let mut r = Rng(seed ^ 0x1A7E);
+    (0..n)
+        .map(|k| {
+            let expires: Vec<Value> = (0..8).map(|_| date_string(&mut r)).collect();
+            let ids: Vec<String> = (0..r.below(4)).map(|i| format!("i{i}")).collect();
+            let interrupts: Vec<Value> = ids
+                .iter()
+                .map(|id| json!({"id": id, "reason": "x"}))
+                .collect();
+            let mut responses = serde_json::Map::new();
+            for id in &ids {
+                if r.chance(85) {
+                    let mut resp = json!({"status": r.pick(&["resolved", "cancelled"])});
+                    if r.chance(50) {
+                        resp["payload"] = json!({"ok": true});
+                    }
+                    if r.chance(30) {
+                        resp["metadata"] = json!({"sig": "s"});
+                    }
+                    responses.insert(id.clone(), resp);
+                }
+            }
+            if r.chance(15) {
+                responses.insert("ghost".into(), json!({"status": "cancelled"}));
+            }
+            json!({"id": first_id + k,
+                   "expiry": {"now": "2026-09-17T00:00:00Z", "expiresAt": expires},
+                   "resume": {"interrupts": interrupts, "responses": responses}})
+        })
+        .collect()
+}
+
+fn ours_interrupts(case: &Value) -> Value {
+    use agui_core::semantics::interrupts::{is_interrupt_expired_at, parse_iso8601_millis};
+    use agui_core::semantics::{build_resume_array, ResumeResponse};
+    let now = parse_iso8601_millis(case["expiry"]["now"].as_str().unwrap()).unwrap();
+    let expired: Vec<bool> = case["expiry"]["expiresAt"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let mut i = agui_core::Interrupt::new("i", "r");
+            i.expires_at = e.as_str().map(str::to_owned);
+            is_interrupt_expired_at(&i, now)
+        })
+        .collect();
+    let interrupts: Vec<agui_core::Interrupt> =
+        serde_json::from_value(case["resume"]["interrupts"].clone()).unwrap();
+    let responses = case["resume"]["responses"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                ResumeResponse {
+                    status: serde_json::from_value(v["status"].clone()).unwrap(),
+                    payload: v.get("payload").cloned(),
+                    metadata: v.get("metadata").and_then(|m| m.as_object().cloned()),
+                },
+            )
+        });
+    let resume = match build_resume_array(&interrupts, responses) {
+        Ok(entries) => json!({"output": entries}),
+        Err(e) => json!({"error": e.to_string()}),
+    };
+    json!({"id": case["id"], "expired": expired, "resume": resume})
+}
+
+fn ours_enforce(case: &Value) -> Value {
+    let answers: Vec<Value> = case["enforce"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| match agui_core::semantics::enforce_event(v.clone()) {
+            Ok(e) => {
+                let warnings: Vec<String> = e
+                    .warnings
+                    .iter()
+                    .map(|w| match w {
+                        agui_core::semantics::EnforceWarning::UnrecognisedEvent { event_type } => {
+                            format!("drop:{event_type}")
+                        }
+                        other => other.path().unwrap_or_default().to_owned(),
+                    })
+                    .collect();
+                json!({"output": e.event.map(|e| serde_json::to_value(e).unwrap()), "warnings": warnings})
+            }
+            Err(e) => {
+                let path: Vec<Value> = e
+                    .source
+                    .path
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| s.parse::<u64>().map(Value::from).unwrap_or_else(|_| json!(s)))
+                    .collect();
+                json!({"errorPath": path})
+            }
+        })
+        .collect();
+    json!({"id": case["id"], "enforce": answers})
+}
+
 fn to_values(evs: &[Event]) -> Vec<Value> {
     evs.iter()
         .map(|e| serde_json::to_value(e).unwrap())
@@ -488,6 +714,7 @@ fn run_oracle(cases: &[Value]) -> Vec<Value> {
     let mut child = Command::new("node")
         .arg(&script)
         .current_dir(&dir)
+        .env("TZ", "UTC")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -520,12 +747,63 @@ fn agrees_with_reference_client_on_random_streams() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5EED_A6E1);
-    let cases = generate(seed, n);
+    let mut cases = generate(seed, n);
+    let enforce_cases = generate_enforce(seed, n / 3, n);
+    cases.extend(enforce_cases.iter().cloned());
+    let interrupt_cases = generate_interrupts(seed, n / 10, cases.len());
+    cases.extend(interrupt_cases.iter().cloned());
     let theirs = run_oracle(&cases);
     assert_eq!(theirs.len(), cases.len(), "oracle answered every case");
     let mut failures: Vec<(usize, &str, Value, Value)> = Vec::new();
     let mut stats = [0usize; 4];
+    let mut enforce_compared = 0usize;
+    let mut enforce_kinds = [0usize; 3];
+    let mut enforce_failures: Vec<(usize, Value, Value)> = Vec::new();
+    let mut interrupt_failures: Vec<(Value, Value)> = Vec::new();
     for (case, want) in cases.iter().zip(&theirs) {
+        if case.get("expiry").is_some() {
+            let got = ours_interrupts(case);
+            if &got != want {
+                interrupt_failures.push((json!({"case": case, "ours": got}), want.clone()));
+            }
+            continue;
+        }
+        if case.get("enforce").is_some() {
+            let got = ours_enforce(case);
+            let mut want = want.clone();
+            // Where the reference errors, only the failing field is compared (its
+            // warnings for that event are not: they come from the same stripping).
+            for (g, w) in got["enforce"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(want["enforce"].as_array_mut().unwrap())
+            {
+                if g.get("errorPath").is_some() {
+                    if let Some(o) = w.as_object_mut() {
+                        o.remove("warnings");
+                    }
+                }
+            }
+            enforce_compared += case["enforce"].as_array().unwrap().len();
+            for w in want["enforce"].as_array().unwrap() {
+                if w.get("errorPath").is_some() {
+                    enforce_kinds[0] += 1;
+                } else if w["output"].is_null() {
+                    enforce_kinds[1] += 1;
+                } else if w["warnings"].as_array().is_some_and(|a| !a.is_empty()) {
+                    enforce_kinds[2] += 1;
+                }
+            }
+            if got != want {
+                enforce_failures.push((
+                    case["enforce"].as_array().unwrap().len(),
+                    json!({"case": case, "ours": got}),
+                    want,
+                ));
+            }
+            continue;
+        }
         let got = ours(case);
         for (k, part) in ["verify", "expand", "compact", "apply"].iter().enumerate() {
             if got[part] != want[part] {
@@ -549,12 +827,42 @@ fn agrees_with_reference_client_on_random_streams() {
     println!(
         "differential: {} cases x 4 operations compared against the reference client \
          ({rejected} streams rejected by its verifier; accepted/ok results: verify {}, expand {}, compact {}, apply {})",
-        cases.len(),
+        n,
         stats[0],
         stats[1],
         stats[2],
         stats[3]
     );
+    println!(
+        "differential: {} interrupt cases (8 expiry dates and one resume array each; {} mismatching)",
+        interrupt_cases.len(),
+        interrupt_failures.len()
+    );
+    if let Some((got, want)) = interrupt_failures.first() {
+        panic!(
+            "interrupt helper mismatch:\n{}\nreference: {}",
+            serde_json::to_string(got).unwrap(),
+            serde_json::to_string(want).unwrap()
+        );
+    }
+    println!(
+        "differential: {enforce_compared} raw events enforced and compared ({} fatal, {} dropped, {} stripped; {} mismatching cases)",
+        enforce_kinds[0],
+        enforce_kinds[1],
+        enforce_kinds[2],
+        enforce_failures.len()
+    );
+    assert!(
+        enforce_kinds.iter().all(|&k| k > 0),
+        "enforcement cases exercise every outcome"
+    );
+    if let Some((_, got, want)) = enforce_failures.iter().min_by_key(|f| f.0) {
+        panic!(
+            "enforcement mismatch; smallest failing case:\n{}\nreference: {}",
+            serde_json::to_string(got).unwrap(),
+            serde_json::to_string(want).unwrap()
+        );
+    }
     for part in ["verify", "expand", "compact", "apply"] {
         let n = failures.iter().filter(|f| f.1 == part).count();
         if n > 0 {

@@ -68,7 +68,22 @@ fn iso_dates_parse_like_javascript() {
         parse_iso8601_millis("1970-01-01T01:00:00.5+01:00"),
         Some(500)
     );
-    assert_eq!(parse_iso8601_millis("2000-02-30"), None);
+    // JavaScript rolls days over within 1..=31.
+    assert_eq!(
+        parse_iso8601_millis("2000-02-30"),
+        parse_iso8601_millis("2000-03-01")
+    );
+    assert_eq!(parse_iso8601_millis("2000-02-32"), None);
+    assert_eq!(parse_iso8601_millis("2026-09-17T24:00:01Z"), None);
+    assert_eq!(parse_iso8601_millis("-000000-01-01T00:00:00Z"), None);
+    assert_eq!(
+        parse_iso8601_millis("2026-09-17T10:00:00+0100"),
+        Some(1_789_635_600_000)
+    );
+    assert_eq!(
+        parse_iso8601_millis("2026-09-17T10:00:00.1234Z"),
+        Some(1_789_639_200_123)
+    );
     assert_eq!(parse_iso8601_millis("not a date"), None);
     assert_eq!(
         parse_iso8601_millis("+002000-01-01T00:00:00Z"),

@@ -3,6 +3,7 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
+use agui_core::encoding::{Encoding, EventDecoder, EventEncoder};
 use agui_core::Event;
 use clap::{Args, ValueEnum};
 
@@ -13,6 +14,20 @@ use crate::io::{flush, open_input, stdout, CliError};
 pub enum Format {
     /// JSON Lines: one event object per line.
     Jsonl,
+    /// Server-Sent Events (`text/event-stream`), as the reference encoder writes them.
+    Sse,
+    /// Length-prefixed protobuf (`application/vnd.ag-ui.event+proto`).
+    Proto,
+}
+
+impl Format {
+    fn encoding(self) -> Option<Encoding> {
+        match self {
+            Format::Jsonl => None,
+            Format::Sse => Some(Encoding::Sse),
+            Format::Proto => Some(Encoding::Proto),
+        }
+    }
 }
 
 /// Arguments of `agui decode`.
@@ -80,8 +95,9 @@ pub fn read_events(
     input: &mut dyn BufRead,
     sink: impl FnMut(Event) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
-    match format {
-        Format::Jsonl => read_jsonl(input, sink),
+    match format.encoding() {
+        None => read_jsonl(input, sink),
+        Some(encoding) => read_stream(input, encoding, sink),
     }
 }
 
@@ -108,14 +124,44 @@ pub(crate) fn write_jsonl(
         .map_err(CliError::io("writing standard output"))
 }
 
+/// Decodes an SSE or protobuf stream as it is read, calling `sink` for every event.
+/// Memory stays bounded (one input buffer and at most one event, up to the decoder's
+/// limit) whatever the input's size. Events of unknown types are skipped with a warning,
+/// as the reference client drops them. On malformed input the events before it have
+/// been passed to `sink`, and the error names the event index and byte offset.
+pub fn read_stream(
+    input: &mut dyn BufRead,
+    encoding: Encoding,
+    mut sink: impl FnMut(Event) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let mut dec = EventDecoder::new(encoding);
+    loop {
+        let chunk = input.fill_buf().map_err(CliError::io("reading input"))?;
+        let eof = chunk.is_empty();
+        if eof {
+            dec.finish();
+        } else {
+            dec.push(chunk);
+            let n = chunk.len();
+            input.consume(n);
+        }
+        while let Some(ev) = dec.next() {
+            sink(ev.map_err(|e| CliError::Malformed(e.to_string()))?)?;
+        }
+        if eof {
+            return Ok(());
+        }
+    }
+}
+
 /// `agui decode`.
 pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
     let mut out = stdout();
     let mut buf = Vec::with_capacity(4096);
-    let result = match args.from {
-        Format::Jsonl => read_jsonl(&mut input, |ev| write_jsonl(&mut out, &ev, &mut buf)),
-    };
+    let result = read_events(args.from, &mut input, |ev| {
+        write_jsonl(&mut out, &ev, &mut buf)
+    });
     flush(&mut out)?;
     result
 }
@@ -125,8 +171,17 @@ pub fn encode(args: EncodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
     let mut out = stdout();
     let mut buf = Vec::with_capacity(4096);
-    let result = match args.to {
-        Format::Jsonl => read_jsonl(&mut input, |ev| write_jsonl(&mut out, &ev, &mut buf)),
+    let result = match args.to.encoding() {
+        None => read_jsonl(&mut input, |ev| write_jsonl(&mut out, &ev, &mut buf)),
+        Some(encoding) => {
+            let encoder = EventEncoder::new(encoding);
+            read_jsonl(&mut input, |ev| {
+                buf.clear();
+                encoder.encode(&ev, &mut buf);
+                out.write_all(&buf)
+                    .map_err(CliError::io("writing standard output"))
+            })
+        }
     };
     flush(&mut out)?;
     result

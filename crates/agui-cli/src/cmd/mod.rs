@@ -1,5 +1,7 @@
 //! One module per group of subcommands.
 
 pub mod codec;
+pub mod demo;
+pub mod run;
 pub mod semantics;
 pub mod serve;

@@ -49,7 +49,10 @@ fn spawn(mut cmd: Command) -> RefServer {
         .trim()
         .strip_prefix("listening ")
         .unwrap_or_else(|| panic!("unexpected server output {line:?}"));
-    RefServer { child, base: format!("http://127.0.0.1:{port}") }
+    RefServer {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    }
 }
 
 /// The Node server on the reference TypeScript encoder (SSE and protobuf).
@@ -68,10 +71,16 @@ pub fn python_server() -> RefServer {
 
 /// Runs the reference `HttpAgent` with a plan (see `interop/ref-client.mjs`); returns
 /// one JSON object per run.
-pub fn reference_client(url: &str, plan: &serde_json::Value, proto: bool) -> Vec<serde_json::Value> {
+pub fn reference_client(
+    url: &str,
+    plan: &serde_json::Value,
+    proto: bool,
+) -> Vec<serde_json::Value> {
     require_setup();
     let mut cmd = Command::new("node");
-    cmd.current_dir(interop_dir()).arg("ref-client.mjs").arg(url);
+    cmd.current_dir(interop_dir())
+        .arg("ref-client.mjs")
+        .arg(url);
     if proto {
         cmd.arg("--proto");
     }

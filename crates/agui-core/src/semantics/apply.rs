@@ -203,6 +203,16 @@ impl Reducer {
         self.last_outcome.as_ref()
     }
 
+    /// The check to make before sending the next run: every pending interrupt must be
+    /// answered by `resume`, and an expired one only by `cancelled`.
+    pub fn check_resume(
+        &self,
+        resume: Option<&[ResumeEntry]>,
+        now: std::time::SystemTime,
+    ) -> Result<(), super::ResumeCheckError> {
+        super::check_resume(&self.pending_interrupts, resume, now)
+    }
+
     /// The messages and state, consuming the reducer.
     pub fn into_parts(self) -> (Vec<Message>, Option<Value>) {
         (self.messages, self.state)

@@ -44,18 +44,9 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + doe - 719468
 }
 
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
 /// Parses the ISO 8601 date-time forms a JavaScript `Date` reads
 /// (`YYYY`, `YYYY-MM`, `YYYY-MM-DD`, optionally `THH:mm`, `:ss`, `.fraction`, and `Z`
-/// or `±HH:mm`; `±YYYYYY` expanded years) into milliseconds since the Unix epoch.
+/// or `±HH:mm` / `±HHmm`; `±YYYYYY` expanded years) into milliseconds since the Unix epoch.
 /// A date-time without an offset is read as UTC (JavaScript reads it as local time).
 pub fn parse_iso8601_millis(s: &str) -> Option<i64> {
     let b = s.as_bytes();
@@ -93,7 +84,9 @@ pub fn parse_iso8601_millis(s: &str) -> Option<i64> {
             day = num(&mut p, 2)?;
         }
     }
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+    // Like JavaScript, any day from 1 to 31 is accepted and rolls over (`02-30` is
+    // March 1st or 2nd).
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
     let (mut h, mut mi, mut sec, mut ms) = (0, 0, 0, 0);
@@ -128,10 +121,9 @@ pub fn parse_iso8601_millis(s: &str) -> Option<i64> {
             Some(&c @ (b'+' | b'-')) => {
                 p += 1;
                 let oh = num(&mut p, 2)?;
-                if b.get(p) != Some(&b':') {
-                    return None;
+                if b.get(p) == Some(&b':') {
+                    p += 1;
                 }
-                p += 1;
                 let om = num(&mut p, 2)?;
                 if oh > 23 || om > 59 {
                     return None;

@@ -777,3 +777,39 @@ where
     }
     Ok(v.events_seen())
 }
+
+/// An iterator that verifies events as they pass; see [`verified`].
+#[derive(Debug)]
+pub struct Verified<I> {
+    inner: I,
+    verifier: Verifier,
+    failed: bool,
+}
+
+/// Verifies an event iterator as it is consumed: yields the events, then the first
+/// violation as an error, then ends.
+pub fn verified<I: IntoIterator<Item = Event>>(events: I) -> Verified<I::IntoIter> {
+    Verified {
+        inner: events.into_iter(),
+        verifier: Verifier::new(),
+        failed: false,
+    }
+}
+
+impl<I: Iterator<Item = Event>> Iterator for Verified<I> {
+    type Item = Result<Event, VerifyError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let e = self.inner.next()?;
+        match self.verifier.push(&e) {
+            Ok(()) => Some(Ok(e)),
+            Err(err) => {
+                self.failed = true;
+                Some(Err(err))
+            }
+        }
+    }
+}

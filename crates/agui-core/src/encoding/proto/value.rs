@@ -19,8 +19,9 @@
 //! - a later `kind` replaces an earlier one; two `struct_value`s (or `list_value`s) in one
 //!   `Value` merge, as protobuf merges repeated occurrences of a message field.
 //!
-//! Nesting is limited to [`MAX_DEPTH`] levels of objects and arrays (serde_json's own
-//! parse limit), so hostile input cannot exhaust the stack.
+//! Nesting is limited to [`MAX_DEPTH`] levels of objects and arrays, so hostile input
+//! cannot exhaust the stack, and so that any decoded event, whose own structure adds a
+//! few levels, still fits serde_json's parse limit of 128 when written as SSE.
 
 use bytes::{Buf, BufMut};
 use prost::encoding::{
@@ -30,8 +31,8 @@ use prost::encoding::{
 use prost::DecodeError;
 use serde_json::{Map, Number, Value as Json};
 
-/// The deepest nesting of objects and arrays a decoded JSON value may have.
-pub const MAX_DEPTH: u32 = 128;
+/// The deepest nesting of objects and arrays a decoded free-form JSON value may have.
+pub const MAX_DEPTH: u32 = 100;
 
 /// `google.protobuf.Value`: a JSON value, or nothing when no `kind` is set.
 #[derive(Clone, PartialEq, Default, Debug)]

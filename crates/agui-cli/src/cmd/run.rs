@@ -1,0 +1,182 @@
+//! `agui run URL`: talk to any AG-UI agent from the terminal.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use agui_client::{Agent, ClientError, EventStream, HttpAgent, Middleware, RunParams, RunResult};
+use agui_core::encoding::Encoding;
+use agui_core::semantics::RunOutcome;
+use agui_core::{Interrupt, Message, ResumeEntry, RunAgentInput};
+use clap::Args;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+use crate::io::CliError;
+use crate::render::TerminalRenderer;
+
+/// Arguments of `agui run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The agent's endpoint (`http://127.0.0.1:8000/agentic_chat`).
+    pub url: String,
+    /// A user message to send.
+    #[arg(long)]
+    pub message: Option<String>,
+    /// The initial state, as JSON.
+    #[arg(long)]
+    pub state: Option<String>,
+    /// The thread id (a fresh one when absent).
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// Ask for protobuf (`Accept: application/vnd.ag-ui.event+proto`) instead of SSE.
+    #[arg(long)]
+    pub proto: bool,
+    /// Print every event as a JSON line, then a final line
+    /// `{"messages":[...],"state":...,"outcome":...}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Prints every event as it arrives, as a JSON line on standard output.
+struct JsonTap;
+
+impl Middleware for JsonTap {
+    fn transform(&self, _input: &RunAgentInput, events: EventStream) -> EventStream {
+        EventStream::from_stream(events.map(|item| {
+            if let Ok(ev) = &item {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", ev.to_json_string());
+            }
+            item
+        }))
+    }
+}
+
+/// The wire form of an outcome, for the final JSON line.
+pub fn outcome_json(outcome: &RunOutcome) -> Value {
+    match outcome {
+        RunOutcome::Success {
+            pending_tool_call_ids,
+            ..
+        } if !pending_tool_call_ids.is_empty() => {
+            json!({"type": "success", "pendingToolCallIds": pending_tool_call_ids})
+        }
+        RunOutcome::Success { .. } => json!({"type": "success"}),
+        RunOutcome::Interrupt { interrupts } => {
+            json!({"type": "interrupt", "interrupts": interrupts})
+        }
+        RunOutcome::Cancelled => json!({"type": "cancelled"}),
+    }
+}
+
+fn ask(interrupt: &Interrupt) -> Result<ResumeEntry, CliError> {
+    let prompt = interrupt
+        .message
+        .clone()
+        .unwrap_or_else(|| format!("The agent asks: {}", interrupt.reason));
+    eprint!("{prompt}\n  answer y (approve), n (cancel) or a JSON payload: ");
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(CliError::io("reading the answer"))?;
+    let line = line.trim();
+    Ok(match line {
+        "n" | "N" | "no" => ResumeEntry::cancelled(&interrupt.id),
+        "y" | "Y" | "yes" | "" => ResumeEntry::resolved(&interrupt.id, json!({"approved": true})),
+        other => match serde_json::from_str(other) {
+            Ok(v) => ResumeEntry::resolved(&interrupt.id, v),
+            Err(_) => ResumeEntry::resolved(&interrupt.id, Value::String(other.to_owned())),
+        },
+    })
+}
+
+/// `agui run`.
+pub fn run(args: RunArgs) -> Result<(), CliError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::io("starting the runtime"))?;
+    rt.block_on(run_async(args))
+}
+
+async fn run_async(args: RunArgs) -> Result<(), CliError> {
+    let http = HttpAgent::builder(&args.url)
+        .encoding(if args.proto {
+            Encoding::Proto
+        } else {
+            Encoding::Sse
+        })
+        .build()
+        .map_err(|e| CliError::Rejected(e.to_string()))?;
+    let mut agent = Agent::new(http);
+    if let Some(t) = &args.thread {
+        agent = agent.thread_id(t.clone());
+    }
+    if let Some(s) = &args.state {
+        let state: Value = serde_json::from_str(s)
+            .map_err(|e| CliError::Malformed(format!("--state is not JSON: {e}")))?;
+        agent = agent.state(state);
+    }
+    if args.json {
+        agent = agent.use_middleware(JsonTap);
+    } else {
+        let color = std::io::stdout().is_terminal();
+        agent = agent.subscribe(TerminalRenderer::new(
+            Box::new(std::io::stdout()),
+            color,
+            "agent",
+        ));
+    }
+    if let Some(m) = &args.message {
+        agent.add_message(Message::user(uuid::Uuid::new_v4().to_string(), m.as_str()));
+    }
+    let interactive = std::io::stdin().is_terminal() && !args.json;
+    let mut params = RunParams::new();
+    loop {
+        let result = agent.run_agent(params).await;
+        match result {
+            Ok(RunResult {
+                outcome: RunOutcome::Interrupt { interrupts },
+                ..
+            }) if interactive => {
+                let mut next = RunParams::new();
+                for i in &interrupts {
+                    next = next.resume(ask(i)?);
+                }
+                params = next;
+            }
+            Ok(r) => {
+                if args.json {
+                    print_final(&agent, outcome_json(&r.outcome));
+                } else if let RunOutcome::Interrupt { interrupts } = &r.outcome {
+                    for i in interrupts {
+                        println!(
+                            "interrupt {}: {}",
+                            i.id,
+                            i.message.as_deref().unwrap_or(&i.reason)
+                        );
+                    }
+                }
+                return Ok(());
+            }
+            Err(e) => {
+                if args.json {
+                    let outcome = match &e {
+                        ClientError::RunFailed { message, code } => {
+                            json!({"type": "error", "message": message, "code": code})
+                        }
+                        other => json!({"type": "error", "message": other.to_string()}),
+                    };
+                    print_final(&agent, outcome);
+                }
+                return Err(CliError::Rejected(e.to_string()));
+            }
+        }
+    }
+}
+
+fn print_final(agent: &Agent, outcome: Value) {
+    let line =
+        json!({"messages": agent.get_messages(), "state": agent.get_state(), "outcome": outcome});
+    println!("{line}");
+}

@@ -1,0 +1,190 @@
+//! `agui verify`, `agui apply` and `agui transform` end to end, against the reference
+//! vectors.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn fixture(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/reference")
+        .join(path)
+}
+
+fn agui(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agui runs");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn json_lines(bytes: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(bytes)
+        .split('\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn verify_exit_statuses() {
+    let ok = agui(
+        &[
+            "verify",
+            "--from",
+            "jsonl",
+            fixture("events.expanded.jsonl").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let bad = agui(
+        &["verify", "--from", "jsonl"],
+        b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"TOOL_CALL_END\",\"toolCallId\":\"c\"}\n",
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains(
+            "event 1: Cannot send 'TOOL_CALL_END' event: No active tool call found with ID 'c'"
+        ),
+        "{err}"
+    );
+    let undecodable = agui(
+        &["verify", "--from", "jsonl"],
+        b"{\"type\":\"RUN_STARTED\"\n",
+    );
+    assert_eq!(undecodable.status.code(), Some(2));
+}
+
+#[test]
+fn apply_matches_the_reference_reducer() {
+    let expanded = fixture("events.expanded.jsonl");
+    let out = agui(
+        &["apply", "--from", "jsonl", expanded.to_str().unwrap()],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want: Value =
+        serde_json::from_slice(&std::fs::read(fixture("apply-final.json")).unwrap()).unwrap();
+    assert_eq!(got["messages"], want["messages"]);
+    assert_eq!(got["state"], want["state"]);
+    // A chunk given to apply is an error, as in the reference.
+    let raw = agui(
+        &[
+            "apply",
+            "--from",
+            "jsonl",
+            fixture("events.jsonl").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(raw.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&raw.stderr).contains("must be transformed before being applied")
+    );
+}
+
+#[test]
+fn apply_starts_from_the_input() {
+    let dir = std::env::temp_dir().join(format!("agui-cli-apply-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("input.json");
+    std::fs::write(
+        &input,
+        br#"{"threadId":"t","runId":"r","state":{"n":1},"messages":[{"id":"u1","role":"user","content":"hi"}]}"#,
+    )
+    .unwrap();
+    let events = b"{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"a1\"}\n{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"a1\",\"delta\":\"yo\"}\n{\"type\":\"STATE_DELTA\",\"delta\":[{\"op\":\"add\",\"path\":\"/m\",\"value\":2}]}\n";
+    let out = agui(
+        &[
+            "apply",
+            "--input",
+            input.to_str().unwrap(),
+            "--from",
+            "jsonl",
+        ],
+        events,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        got,
+        serde_json::json!({
+            "messages": [
+                {"id": "u1", "role": "user", "content": "hi"},
+                {"id": "a1", "role": "assistant", "content": "yo"}
+            ],
+            "state": {"n": 1, "m": 2}
+        })
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn transform_expands_and_compacts_like_the_reference() {
+    let out = agui(
+        &[
+            "transform",
+            "--expand-chunks",
+            "--from",
+            "jsonl",
+            fixture("events.jsonl").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = json_lines(&std::fs::read(fixture("events.expanded.jsonl")).unwrap());
+    assert_eq!(json_lines(&out.stdout), want);
+
+    let out = agui(
+        &[
+            "transform",
+            "--compact",
+            "--from",
+            "jsonl",
+            fixture("events.expanded.jsonl").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = json_lines(&std::fs::read(fixture("events.compacted.jsonl")).unwrap());
+    assert_eq!(json_lines(&out.stdout), want);
+
+    let bad = agui(
+        &["transform", "--expand-chunks", "--from", "jsonl"],
+        b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"TEXT_MESSAGE_CHUNK\",\"delta\":\"x\"}\n",
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr)
+        .contains("First TEXT_MESSAGE_CHUNK must have a messageId"));
+}

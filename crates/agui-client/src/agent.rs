@@ -1,0 +1,462 @@
+//! The conversation: a thread's messages and state, kept correct across runs.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use agui_core::semantics::{ChunkExpander, Reducer, RunOutcome, Verifier};
+use agui_core::{Context, Event, Interrupt, Message, ResumeEntry, RunAgentInput, TokenUsage, Tool};
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::error::ClientError;
+use crate::http::{EventStream, HttpAgent};
+use crate::middleware::Middleware;
+use crate::subscriber::{dispatch, Flow, Subscriber};
+use crate::tools::ToolHandler;
+
+/// Anything that can run an agent: given a run's input, a stream of its events.
+/// [`HttpAgent`] is the HTTP implementation; tests can provide their own.
+pub trait Transport: Send + Sync {
+    /// Starts a run.
+    fn run(&self, input: &RunAgentInput) -> EventStream;
+}
+
+impl Transport for HttpAgent {
+    fn run(&self, input: &RunAgentInput) -> EventStream {
+        HttpAgent::run(self, input)
+    }
+}
+
+/// What the next run sends besides the conversation.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RunParams {
+    /// The run id (a fresh UUID when absent).
+    pub run_id: Option<String>,
+    /// Tools the agent may call, added to the registered frontend tools.
+    pub tools: Vec<Tool>,
+    /// Ambient context.
+    pub context: Vec<Context>,
+    /// Application-defined properties (`{}` when absent, as the reference sends).
+    pub forwarded_props: Option<Value>,
+    /// Answers to the pending interrupts.
+    pub resume: Vec<ResumeEntry>,
+}
+
+impl RunParams {
+    /// Parameters with defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the run id.
+    pub fn run_id(mut self, id: impl Into<String>) -> Self {
+        self.run_id = Some(id.into());
+        self
+    }
+
+    /// Answers an interrupt.
+    pub fn resume(mut self, entry: ResumeEntry) -> Self {
+        self.resume.push(entry);
+        self
+    }
+
+    /// Sets the forwarded properties.
+    pub fn forwarded_props(mut self, props: Value) -> Self {
+        self.forwarded_props = Some(props);
+        self
+    }
+
+    /// Adds a context entry.
+    pub fn context(mut self, c: Context) -> Self {
+        self.context.push(c);
+        self
+    }
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunResult {
+    /// Messages whose ids were not in the conversation before the run, in order.
+    pub new_messages: Vec<Message>,
+    /// The state after the run.
+    pub state: Value,
+    /// How the run ended.
+    pub outcome: RunOutcome,
+    /// Token usage reported by `RUN_FINISHED`.
+    pub usage: Vec<TokenUsage>,
+    /// Number of runs made (more than one when frontend tools were answered).
+    pub runs: usize,
+}
+
+/// A conversation with one agent: thread id, messages, state and pending interrupts,
+/// carried from run to run.
+pub struct Agent {
+    transport: Arc<dyn Transport>,
+    thread_id: String,
+    messages: Vec<Message>,
+    state: Value,
+    pending_interrupts: Vec<Interrupt>,
+    subscribers: Vec<Box<dyn Subscriber>>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    tools: Vec<(Tool, Arc<dyn ToolHandler>)>,
+    verify: bool,
+    max_tool_rounds: usize,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("thread_id", &self.thread_id)
+            .field("messages", &self.messages.len())
+            .field("pending_interrupts", &self.pending_interrupts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// A conversation on a new thread (random id) with an HTTP agent.
+    pub fn new(http: HttpAgent) -> Self {
+        Self::with_transport(Arc::new(http))
+    }
+
+    /// A conversation over any transport.
+    pub fn with_transport(transport: Arc<dyn Transport>) -> Self {
+        Agent {
+            transport,
+            thread_id: uuid::Uuid::new_v4().to_string(),
+            messages: Vec::new(),
+            state: Value::Object(Default::default()),
+            pending_interrupts: Vec::new(),
+            subscribers: Vec::new(),
+            middleware: Vec::new(),
+            tools: Vec::new(),
+            verify: true,
+            max_tool_rounds: 0,
+        }
+    }
+
+    /// Sets the thread id.
+    pub fn thread_id(mut self, id: impl Into<String>) -> Self {
+        self.thread_id = id.into();
+        self
+    }
+
+    /// Sets the initial messages.
+    pub fn messages(mut self, messages: Vec<Message>) -> Self {
+        self.messages = messages;
+        self
+    }
+
+    /// Sets the initial state.
+    pub fn state(mut self, state: Value) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// Adds a subscriber.
+    pub fn subscribe(mut self, s: impl Subscriber + 'static) -> Self {
+        self.subscribers.push(Box::new(s));
+        self
+    }
+
+    /// Adds a middleware (the first added sees the transport's events first).
+    pub fn use_middleware(mut self, m: impl Middleware + 'static) -> Self {
+        self.middleware.push(Arc::new(m));
+        self
+    }
+
+    /// Registers a frontend tool: it is sent with every run, and with
+    /// [`answer_tools`](Agent::answer_tools) its calls are run here and answered on the
+    /// next run.
+    pub fn tool(mut self, tool: Tool, handler: impl ToolHandler + 'static) -> Self {
+        self.tools.push((tool, Arc::new(handler)));
+        self
+    }
+
+    /// Runs frontend tools automatically: when a run ends leaving calls to registered
+    /// tools unanswered, run them and start another run with their results, at most
+    /// `max_rounds` times. Off (0) by default.
+    pub fn answer_tools(mut self, max_rounds: usize) -> Self {
+        self.max_tool_rounds = max_rounds;
+        self
+    }
+
+    /// Whether to verify incoming events (on by default). A violation fails the run.
+    pub fn verify(mut self, on: bool) -> Self {
+        self.verify = on;
+        self
+    }
+
+    /// The thread id.
+    pub fn get_thread_id(&self) -> &str {
+        &self.thread_id
+    }
+
+    /// The conversation so far.
+    pub fn get_messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Adds a message to the conversation (typically the user's next message).
+    pub fn add_message(&mut self, m: Message) {
+        self.messages.push(m);
+    }
+
+    /// The current state.
+    pub fn get_state(&self) -> &Value {
+        &self.state
+    }
+
+    /// Replaces the state.
+    pub fn set_state(&mut self, state: Value) {
+        self.state = state;
+    }
+
+    /// Interrupts the last run left open; the next run must answer each.
+    pub fn pending_interrupts(&self) -> &[Interrupt] {
+        &self.pending_interrupts
+    }
+
+    fn check_interrupts(&self, resume: &[ResumeEntry]) -> Result<(), ClientError> {
+        agui_core::semantics::interrupts::check_resume(
+            &self.pending_interrupts,
+            Some(resume),
+            std::time::SystemTime::now(),
+        )
+        .map_err(|e| ClientError::Interrupts(e.to_string()))
+    }
+
+    fn build_input(&self, params: &RunParams) -> RunAgentInput {
+        let mut tools: Vec<Tool> = self.tools.iter().map(|(t, _)| t.clone()).collect();
+        tools.extend(params.tools.iter().cloned());
+        RunAgentInput {
+            thread_id: self.thread_id.clone(),
+            run_id: params
+                .run_id
+                .clone()
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+            protocol_version: Some(agui_core::PROTOCOL_VERSION.to_owned()),
+            state: Some(self.state.clone()),
+            // The reference client never sends activity messages.
+            messages: self
+                .messages
+                .iter()
+                .filter(|m| !matches!(m, Message::Activity(_)))
+                .cloned()
+                .collect(),
+            tools,
+            context: params.context.clone(),
+            forwarded_props: Some(
+                params
+                    .forwarded_props
+                    .clone()
+                    .unwrap_or_else(|| Value::Object(Default::default())),
+            ),
+            resume: (!params.resume.is_empty()).then(|| params.resume.clone()),
+            ..Default::default()
+        }
+    }
+
+    /// Runs the agent once (or several times when frontend tools are answered
+    /// automatically) and returns what it produced. The conversation is updated with
+    /// every event as it arrives; on failure it keeps what was applied.
+    pub async fn run_agent(&mut self, params: RunParams) -> Result<RunResult, ClientError> {
+        let before: HashSet<String> = self.messages.iter().map(|m| m.id().to_owned()).collect();
+        let mut params = params;
+        let mut runs = 0;
+        loop {
+            runs += 1;
+            let (outcome, usage) = match self.run_once(&params).await {
+                Ok(r) => r,
+                Err(e) => {
+                    for s in &mut self.subscribers {
+                        s.on_run_failed(&e);
+                    }
+                    return Err(e);
+                }
+            };
+            let answerable = match &outcome {
+                RunOutcome::Success {
+                    pending_tool_call_ids,
+                    ..
+                } => self.answerable_calls(pending_tool_call_ids),
+                _ => Vec::new(),
+            };
+            if answerable.is_empty() || runs > self.max_tool_rounds {
+                let new_messages = self
+                    .messages
+                    .iter()
+                    .filter(|m| !before.contains(m.id()))
+                    .cloned()
+                    .collect();
+                return Ok(RunResult {
+                    new_messages,
+                    state: self.state.clone(),
+                    outcome,
+                    usage,
+                    runs,
+                });
+            }
+            for (call_id, name, args) in answerable {
+                let handler = self
+                    .tools
+                    .iter()
+                    .find(|(t, _)| t.name == name)
+                    .map(|(_, h)| h.clone());
+                let Some(handler) = handler else { continue };
+                let parsed: Value = serde_json::from_str(&args)
+                    .unwrap_or_else(|_| Value::Object(Default::default()));
+                let content = handler
+                    .call(parsed)
+                    .await
+                    .map_err(|message| ClientError::Tool {
+                        name: name.clone(),
+                        message,
+                    })?;
+                self.messages.push(Message::tool(
+                    uuid::Uuid::new_v4().to_string(),
+                    call_id,
+                    content,
+                ));
+            }
+            params = RunParams {
+                run_id: None,
+                resume: Vec::new(),
+                ..params
+            };
+        }
+    }
+
+    /// Calls (id, tool name, arguments) among `pending` that a registered tool answers.
+    fn answerable_calls(&self, pending: &[String]) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        for id in pending {
+            for m in &self.messages {
+                if let Message::Assistant(a) = m {
+                    if let Some(tc) = a.tool_calls.iter().flatten().find(|tc| &tc.id == id) {
+                        if self.tools.iter().any(|(t, _)| t.name == tc.function.name) {
+                            out.push((
+                                tc.id.clone(),
+                                tc.function.name.clone(),
+                                tc.function.arguments.clone(),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    async fn run_once(
+        &mut self,
+        params: &RunParams,
+    ) -> Result<(RunOutcome, Vec<TokenUsage>), ClientError> {
+        self.check_interrupts(&params.resume)?;
+        let input = self.build_input(params);
+        let mut stream = self.transport.run(&input);
+        for m in &self.middleware {
+            stream = m.transform(&input, stream);
+        }
+        let mut reducer = Reducer::new(
+            std::mem::take(&mut self.messages),
+            Some(std::mem::replace(&mut self.state, Value::Null)),
+        );
+        let result = self.drive(&mut stream, &mut reducer).await;
+        let pending = reducer.pending_interrupts().to_vec();
+        let (messages, state) = reducer.into_parts();
+        self.messages = messages;
+        self.state = state.unwrap_or(Value::Null);
+        let (outcome, usage) = result?;
+        self.pending_interrupts = pending;
+        Ok((outcome, usage))
+    }
+
+    async fn drive(
+        &mut self,
+        stream: &mut EventStream,
+        reducer: &mut Reducer,
+    ) -> Result<(RunOutcome, Vec<TokenUsage>), ClientError> {
+        let mut expander = ChunkExpander::new();
+        let mut verifier = Verifier::new();
+        let mut expanded = Vec::new();
+        let mut finished: Option<(RunOutcome, Vec<TokenUsage>)> = None;
+        let mut failure: Option<ClientError> = None;
+        while let Some(item) = stream.next().await {
+            let event = item?;
+            expanded.clear();
+            expander
+                .push(event, &mut expanded)
+                .map_err(|e| ClientError::InvalidInput(e.to_string()))?;
+            for event in expanded.drain(..) {
+                if self.verify {
+                    verifier.push(&event)?;
+                }
+                let applied = reducer.apply(&event)?;
+                if let Some(w) = &applied.warning {
+                    tracing::warn!(event = %event.event_type(), "{w}");
+                }
+                let mut flow = Flow::Continue;
+                for s in &mut self.subscribers {
+                    if s.on_event(&event) == Flow::Stop
+                        || dispatch(s.as_mut(), &event) == Flow::Stop
+                    {
+                        flow = Flow::Stop;
+                    }
+                    if applied.messages_changed {
+                        let mut changed = applied.new_message_ids.clone();
+                        if let Some(i) = applied.updated {
+                            if let Some(m) = reducer.messages().get(i) {
+                                changed.push(m.id().to_owned());
+                            }
+                        }
+                        if s.on_messages_changed(reducer.messages(), &changed) == Flow::Stop {
+                            flow = Flow::Stop;
+                        }
+                    }
+                    if applied.state_changed {
+                        let state = reducer.state().cloned().unwrap_or(Value::Null);
+                        if s.on_state_changed(&state) == Flow::Stop {
+                            flow = Flow::Stop;
+                        }
+                    }
+                }
+                match &event {
+                    Event::RunFinished(e) => {
+                        for s in &mut self.subscribers {
+                            s.on_run_finished(e);
+                        }
+                        let outcome = applied.outcome.clone().unwrap_or(RunOutcome::Success {
+                            result: e.result.clone(),
+                            pending_tool_call_ids: Vec::new(),
+                        });
+                        finished = Some((outcome, e.usage.clone().unwrap_or_default()));
+                    }
+                    Event::RunError(e) => {
+                        failure = Some(ClientError::RunFailed {
+                            message: e.message.clone(),
+                            code: e.code.clone(),
+                        });
+                    }
+                    Event::RunStarted(_) => {
+                        finished = None;
+                        failure = None;
+                    }
+                    _ => {}
+                }
+                if flow == Flow::Stop {
+                    stream.abort();
+                    return Err(ClientError::Stopped);
+                }
+            }
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        finished.ok_or(ClientError::Truncated {
+            events: verifier.events_seen() as u64,
+        })
+    }
+}

@@ -1,0 +1,100 @@
+//! Subscribers: callbacks the conversation calls as a run progresses.
+
+use agui_core::event::*;
+use agui_core::{Event, Message};
+use serde_json::Value;
+
+use crate::error::ClientError;
+
+/// What a subscriber wants after a callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flow {
+    /// Go on with the run.
+    #[default]
+    Continue,
+    /// Stop the run: the request is cancelled and `run_agent` returns
+    /// [`ClientError::Stopped`].
+    Stop,
+}
+
+macro_rules! per_event {
+    ($( $variant:ident => $method:ident ),* $(,)?) => {
+        /// Callbacks for a run. Every method has a no-op default; implement the ones you
+        /// need. Each event first reaches [`on_event`](Subscriber::on_event), then the
+        /// method for its kind, after it has been applied to the conversation.
+        pub trait Subscriber: Send {
+            /// Any event, after it was applied.
+            fn on_event(&mut self, event: &Event) -> Flow {
+                let _ = event;
+                Flow::Continue
+            }
+            $(
+                #[doc = concat!("A `", stringify!($variant), "` event, after it was applied.")]
+                fn $method(&mut self, event: &$variant) -> Flow {
+                    let _ = event;
+                    Flow::Continue
+                }
+            )*
+            /// The messages changed; `changed` are the ids of the messages that moved.
+            fn on_messages_changed(&mut self, messages: &[Message], changed: &[String]) -> Flow {
+                let _ = (messages, changed);
+                Flow::Continue
+            }
+            /// The state changed.
+            fn on_state_changed(&mut self, state: &Value) -> Flow {
+                let _ = state;
+                Flow::Continue
+            }
+            /// The run finished (`RUN_FINISHED`), successfully, with an interrupt, or cancelled.
+            fn on_run_finished(&mut self, event: &RunFinished) {
+                let _ = event;
+            }
+            /// The run failed: a `RUN_ERROR`, or a transport or protocol error.
+            fn on_run_failed(&mut self, error: &ClientError) {
+                let _ = error;
+            }
+        }
+
+        /// Calls the kind-specific method for `event`.
+        pub(crate) fn dispatch(s: &mut dyn Subscriber, event: &Event) -> Flow {
+            match event {
+                $( Event::$variant(e) => s.$method(e), )*
+                _ => Flow::Continue,
+            }
+        }
+    };
+}
+
+per_event! {
+    RunStarted => on_run_started_event,
+    RunFinished => on_run_finished_event,
+    RunError => on_run_error_event,
+    StepStarted => on_step_started,
+    StepFinished => on_step_finished,
+    TextMessageStart => on_text_message_start,
+    TextMessageContent => on_text_message_content,
+    TextMessageEnd => on_text_message_end,
+    TextMessageChunk => on_text_message_chunk,
+    ToolCallStart => on_tool_call_start,
+    ToolCallArgs => on_tool_call_args,
+    ToolCallEnd => on_tool_call_end,
+    ToolCallChunk => on_tool_call_chunk,
+    ToolCallResult => on_tool_call_result,
+    StateSnapshot => on_state_snapshot,
+    StateDelta => on_state_delta,
+    MessagesSnapshot => on_messages_snapshot,
+    ActivitySnapshot => on_activity_snapshot,
+    ActivityDelta => on_activity_delta,
+    Raw => on_raw,
+    Custom => on_custom,
+    ReasoningStart => on_reasoning_start,
+    ReasoningMessageStart => on_reasoning_message_start,
+    ReasoningMessageContent => on_reasoning_message_content,
+    ReasoningMessageEnd => on_reasoning_message_end,
+    ReasoningMessageChunk => on_reasoning_message_chunk,
+    ReasoningEnd => on_reasoning_end,
+    ReasoningEncryptedValue => on_reasoning_encrypted_value,
+    SubagentStarted => on_subagent_started,
+    SubagentFinished => on_subagent_finished,
+    SubagentError => on_subagent_error,
+}

@@ -1,0 +1,312 @@
+//! The transport's failure paths, against a fake server on loopback: each failure comes
+//! out as a typed error after the events that preceded it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agui_client::{ClientError, HttpAgent};
+use agui_core::{Event, EventType, RunAgentInput};
+use axum::body::Body;
+use axum::http::{header, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
+use futures_util::StreamExt;
+
+async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{addr}")
+}
+
+fn sse(chunks: Vec<&'static str>, pause: Duration) -> Response {
+    let stream = futures_util::stream::iter(chunks).then(move |c| async move {
+        tokio::time::sleep(pause).await;
+        Ok::<_, std::io::Error>(c)
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(Body::from_stream(stream))
+        .unwrap()
+}
+
+fn input() -> RunAgentInput {
+    RunAgentInput::new("t", "r", vec![])
+}
+
+async fn collect(url: &str, agent: HttpAgent) -> (Vec<Event>, Option<ClientError>) {
+    let _ = url;
+    let mut events = Vec::new();
+    let mut stream = agent.run(&input());
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(e) => events.push(e),
+            Err(e) => return (events, Some(e)),
+        }
+    }
+    (events, None)
+}
+
+const STARTED: &str = "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n";
+const FINISHED: &str = "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n";
+
+#[tokio::test]
+async fn http_500_with_a_json_body() {
+    let base = serve(Router::new().route(
+        "/",
+        post(|| async {
+            Response::builder()
+                .status(StatusCode::INTERNAL_SERVER_ERROR)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(
+                    r#"{"error":{"code":"boom","message":"agent crashed"}}"#,
+                ))
+                .unwrap()
+        }),
+    ))
+    .await;
+    let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
+    assert!(events.is_empty());
+    match err {
+        Some(ClientError::Http {
+            status,
+            json: Some(json),
+            body,
+        }) => {
+            assert_eq!(status, 500);
+            assert_eq!(json["error"]["code"], "boom");
+            assert!(body.contains("agent crashed"));
+        }
+        other => panic!("expected an HTTP error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_complete_stream() {
+    let base = serve(Router::new().route(
+        "/",
+        post(|| async { sse(vec![STARTED, FINISHED], Duration::ZERO) }),
+    ))
+    .await;
+    let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
+    assert!(err.is_none(), "{err:?}");
+    let types: Vec<_> = events.iter().map(Event::event_type).collect();
+    assert_eq!(types, [EventType::RunStarted, EventType::RunFinished]);
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_event() {
+    let base = serve(Router::new().route(
+        "/",
+        post(|| async {
+            sse(
+                vec![STARTED, "data: {\"type\":\"TEXT_MESSAGE_ST"],
+                Duration::ZERO,
+            )
+        }),
+    ))
+    .await;
+    let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
+    assert_eq!(events.len(), 1, "the event before the cut is delivered");
+    match err {
+        Some(ClientError::Decode(e)) => assert_eq!(e.index, 1, "{e}"),
+        other => panic!("expected a decode error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn invalid_json_names_event_and_offset() {
+    let base = serve(Router::new().route(
+        "/",
+        post(|| async { sse(vec![STARTED, "data: {nope}\n\n", FINISHED], Duration::ZERO) }),
+    ))
+    .await;
+    let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
+    assert_eq!(events.len(), 1);
+    match err {
+        Some(ClientError::Decode(e)) => {
+            assert_eq!(e.index, 1);
+            assert_eq!(e.offset, STARTED.len() as u64, "{e}");
+            let text = e.to_string();
+            assert!(
+                text.contains("event 1")
+                    && text.contains(&format!("byte offset {}", STARTED.len())),
+                "{text}"
+            );
+        }
+        other => panic!("expected a decode error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_stream_without_a_terminal_event() {
+    let base = serve(Router::new().route(
+        "/",
+        post(|| async {
+            sse(
+                vec![
+                    STARTED,
+                    "data: {\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\"}\n\n",
+                ],
+                Duration::ZERO,
+            )
+        }),
+    ))
+    .await;
+    let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
+    assert_eq!(events.len(), 2);
+    assert!(
+        matches!(err, Some(ClientError::Truncated { events: 2 })),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_stream_times_out() {
+    let base = serve(Router::new().route(
+        "/",
+        post(|| async { sse(vec![STARTED, FINISHED], Duration::from_millis(400)) }),
+    ))
+    .await;
+    let agent = HttpAgent::builder(&base)
+        .idle_timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let (events, err) = collect(&base, agent).await;
+    assert!(events.is_empty());
+    match err {
+        Some(ClientError::Timeout { after, waiting_for }) => {
+            assert_eq!(after, Duration::from_millis(100));
+            assert_eq!(waiting_for, "the next event");
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    // A patient client gets the whole run from the same server.
+    let agent = HttpAgent::builder(&base)
+        .idle_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let (events, err) = collect(&base, agent).await;
+    assert!(err.is_none());
+    assert_eq!(events.len(), 2);
+}
+
+#[tokio::test]
+async fn a_slow_response_times_out() {
+    let base = serve(Router::new().route(
+        "/",
+        post(|| async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            sse(vec![STARTED, FINISHED], Duration::ZERO)
+        }),
+    ))
+    .await;
+    let agent = HttpAgent::builder(&base)
+        .response_timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let (_, err) = collect(&base, agent).await;
+    assert!(
+        matches!(
+            err,
+            Some(ClientError::Timeout {
+                waiting_for: "the response",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}
+
+/// A body that records when the server side sees it dropped (the client went away).
+struct DropFlag(Arc<AtomicBool>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn dropping_or_aborting_the_stream_cancels_the_request() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = dropped.clone();
+    let base = serve(Router::new().route(
+        "/",
+        post(move || {
+            let flag = flag.clone();
+            async move {
+                let guard = DropFlag(flag);
+                let stream = futures_util::stream::unfold((0u64, guard), |(n, g)| async move {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    let chunk = if n == 0 {
+                        STARTED.to_owned()
+                    } else {
+                        format!("data: {{\"type\":\"CUSTOM\",\"name\":\"tick\",\"value\":{n}}}\n\n")
+                    };
+                    Some((Ok::<_, std::io::Error>(chunk), (n + 1, g)))
+                });
+                Response::builder()
+                    .header(header::CONTENT_TYPE, "text/event-stream")
+                    .body(Body::from_stream(stream))
+                    .unwrap()
+            }
+        }),
+    ))
+    .await;
+    let agent = HttpAgent::builder(&base).build().unwrap();
+    let mut stream = agent.run(&input());
+    for _ in 0..3 {
+        stream.next().await.unwrap().unwrap();
+    }
+    drop(stream);
+    for _ in 0..100 {
+        if dropped.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the server still streams to a client that is gone"
+    );
+
+    dropped.store(false, Ordering::SeqCst);
+    let mut stream = agent.run(&input());
+    stream.next().await.unwrap().unwrap();
+    stream.abort();
+    assert!(stream.next().await.is_none(), "an aborted stream ends");
+}
+
+#[tokio::test]
+async fn protobuf_is_decoded_by_content_type() {
+    use agui_core::encoding::{Encoding, EventEncoder};
+    let enc = EventEncoder::new(Encoding::Proto);
+    let mut body = Vec::new();
+    enc.encode(&Event::run_started("t", "r"), &mut body);
+    enc.encode(&Event::run_finished("t", "r"), &mut body);
+    let base = serve(Router::new().route(
+        "/",
+        post(move || {
+            let body = body.clone();
+            async move {
+                Response::builder()
+                    .header(header::CONTENT_TYPE, "application/vnd.ag-ui.event+proto")
+                    .body(Body::from(body))
+                    .unwrap()
+            }
+        }),
+    ))
+    .await;
+    let (events, err) = collect(
+        &base,
+        HttpAgent::builder(&base)
+            .encoding(Encoding::Proto)
+            .build()
+            .unwrap(),
+    )
+    .await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(events.len(), 2);
+}

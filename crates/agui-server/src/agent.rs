@@ -3,7 +3,7 @@
 //! # Design: a stream, with an emitter built on top
 //!
 //! The primitive is [`Agent::run`], which returns the run's events as a
-//! [`Stream`](futures_util::Stream) ([`EventStream`]). A stream was chosen as the
+//! [`Stream`] ([`EventStream`]). A stream was chosen as the
 //! primitive because:
 //!
 //! * **cancellation is structural**: the runtime polls the stream from inside the

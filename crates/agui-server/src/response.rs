@@ -99,7 +99,7 @@ impl RunStream {
             shutdown_grace: settings.shutdown_grace,
             grace_timer: None,
             done: false,
-            scratch: Vec::with_capacity(2),
+            scratch: Vec::new(),
             out: Vec::new(),
             sent: 0,
             _permit: permit,
@@ -214,6 +214,10 @@ impl Stream for RunStream {
                 timer.as_mut().reset(due);
                 let _ = timer.as_mut().poll(cx);
             }
+        }
+        // An idle stream keeps no event buffer (an event is several hundred bytes).
+        if this.scratch.capacity() > 0 {
+            this.scratch = Vec::new();
         }
         Poll::Pending
     }

@@ -8,6 +8,9 @@
 //! events/s, MB/s and the ratios to the ceilings. The `ag-ui` crate is measured on the
 //! same stream by `bench/peers` (a separate workspace).
 
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -22,7 +25,10 @@ const CHUNK: usize = 16 * 1024;
 
 fn codec(c: &mut Criterion) {
     let events = stream::realistic(20_000);
-    let payloads: Vec<Vec<u8>> = events.iter().map(|e| e.to_json_string().into_bytes()).collect();
+    let payloads: Vec<Vec<u8>> = events
+        .iter()
+        .map(|e| e.to_json_string().into_bytes())
+        .collect();
     let mut sse_bytes = Vec::new();
     let mut pb_bytes = Vec::new();
     for e in &events {

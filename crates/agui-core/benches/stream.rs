@@ -35,11 +35,53 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "the", "agent", "streams", "tokens", "to", "a", "client", "and", "it", "renders",
-    "them", "as", "they", "arrive;", "weather", "in", "Berlin", "is", "mild,", "about",
-    "18°C", "with", "light", "rain.", "Here", "is", "a", "summary:", "\"quoted\"", "café",
-    "naïve", "日本語", "🙂", "results", "for", "your", "query", "are", "below.", "\n\n",
-    "- item", "**bold**", "`code`", "https://example.com/docs", "résumé", "—", "and/or",
+    "the",
+    "agent",
+    "streams",
+    "tokens",
+    "to",
+    "a",
+    "client",
+    "and",
+    "it",
+    "renders",
+    "them",
+    "as",
+    "they",
+    "arrive;",
+    "weather",
+    "in",
+    "Berlin",
+    "is",
+    "mild,",
+    "about",
+    "18°C",
+    "with",
+    "light",
+    "rain.",
+    "Here",
+    "is",
+    "a",
+    "summary:",
+    "\"quoted\"",
+    "café",
+    "naïve",
+    "日本語",
+    "🙂",
+    "results",
+    "for",
+    "your",
+    "query",
+    "are",
+    "below.",
+    "\n\n",
+    "- item",
+    "**bold**",
+    "`code`",
+    "https://example.com/docs",
+    "résumé",
+    "—",
+    "and/or",
 ];
 
 /// A text delta of 5 to 40 characters.
@@ -155,10 +197,7 @@ pub fn realistic(n: usize) -> Vec<Event> {
                     ));
                 }
                 if rng.below(3) == 0 {
-                    ops.push(PatchOperation::replace(
-                        "/lastUpdated",
-                        json!(ts),
-                    ));
+                    ops.push(PatchOperation::replace("/lastUpdated", json!(ts)));
                 }
                 events.push(Event::state_delta(ops));
             }
@@ -176,9 +215,11 @@ pub fn realistic(n: usize) -> Vec<Event> {
 pub fn census(events: &[Event]) -> Vec<(String, usize)> {
     let mut counts = std::collections::BTreeMap::new();
     for e in events {
-        *counts.entry(e.event_type().as_str().to_owned()).or_insert(0) += 1;
+        *counts
+            .entry(e.event_type().as_str().to_owned())
+            .or_insert(0) += 1;
     }
     let mut v: Vec<_> = counts.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.sort_by_key(|b| std::cmp::Reverse(b.1));
     v
 }

@@ -37,6 +37,7 @@
 //! ```
 
 mod error;
+mod js_number;
 mod negotiate;
 pub mod proto;
 pub mod sse;

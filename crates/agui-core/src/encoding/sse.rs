@@ -3,7 +3,9 @@
 //!
 //! **Encoding** is what the reference `EventEncoder.encodeSSE` writes, byte for byte:
 //! `data: <event JSON>\n\n`, one `data:` line per event (JSON never contains a raw line
-//! break), no `event:` or `id:` field, LF line endings, UTF-8.
+//! break), no `event:` or `id:` field, LF line endings, UTF-8. The JSON is what
+//! `JSON.stringify` writes, numbers included (`1e+21`, `10000000000000000`, `0` for
+//! negative zero, where serde_json alone writes `1e21`, `1e16`, `-0.0`).
 //!
 //! **Decoding** follows the [WHATWG event-stream rules] rather than the reference
 //! client's shortcut (which splits on `"\n\n"` only and so cannot read a CRLF stream):
@@ -18,8 +20,9 @@
 //!
 //! Two choices where the specification leaves room or the reference differs:
 //! - at the end of the stream an event whose closing blank line never came is not
-//!   dispatched (WHATWG); the decoder reports it as [`DecodeErrorKind::Truncated`]
-//!   instead of dropping it silently (the reference client parses it anyway);
+//!   dispatched (WHATWG); the decoder reports it, or an unterminated last line that is
+//!   not a comment, as [`DecodeErrorKind::Truncated`] instead of dropping it silently
+//!   (the reference client parses a last event without its blank line anyway);
 //! - data that is not valid UTF-8 is decoded with replacement characters, as the spec's
 //!   UTF-8 decode does, before the JSON is read.
 //!
@@ -30,6 +33,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::error::{DecodeError, DecodeErrorKind, DecoderLimits};
+use super::js_number::JsFormatter;
 use crate::event::{Event, EventType};
 
 /// The SSE media type (`text/event-stream`).
@@ -46,7 +50,9 @@ pub const CONTENT_TYPE: &str = "text/event-stream";
 /// ```
 pub fn encode_event(event: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: ");
-    event.write_json(out);
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, JsFormatter);
+    // Serializing into memory cannot fail: every map key is a string.
+    let _ = serde::Serialize::serialize(event, &mut ser);
     out.extend_from_slice(b"\n\n");
 }
 
@@ -476,10 +482,11 @@ impl SseDecoder {
     /// The input has ended and no complete line is left.
     fn end_of_stream(&mut self) -> Option<Result<Dispatched, DecodeError>> {
         self.done = true;
+        // An unterminated last line that is not a comment may be the start of an event
+        // (`dat`, `data: {"ty`, `event: x`): the stream was cut.
         let partial = &self.buf[self.pos..];
-        let partial_is_data =
-            partial.starts_with(b"data") && matches!(partial.get(4), None | Some(b':'));
-        if self.has_data || partial_is_data {
+        let partial_line = !partial.is_empty() && partial[0] != b':';
+        if self.has_data || partial_line {
             let pending = self.frame_data().len() + partial.len();
             let offset = self.frame_start.unwrap_or(self.base + self.pos as u64);
             return Some(Err(DecodeError::new(

@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+pub mod arb;
+pub mod codec;
+
 /// Path of a file under `fixtures/reference/` (the reference vectors).
 pub fn reference(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

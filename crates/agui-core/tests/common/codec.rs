@@ -1,0 +1,110 @@
+//! Helpers for the encoding tests: chunked decoding, JavaScript's view of numbers,
+//! property runs on a large stack, and reproducible generated events.
+
+use agui_core::encoding::{DecodeError, Encoding, EventDecoder};
+use agui_core::Event;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+use serde_json::{Number, Value};
+
+/// Decodes `bytes` pushed in chunks of the given sizes (cycled; empty: one chunk).
+pub fn decode_split(
+    encoding: Encoding,
+    bytes: &[u8],
+    sizes: &[usize],
+) -> Result<Vec<Event>, DecodeError> {
+    let mut dec = EventDecoder::new(encoding);
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    let mut i = 0;
+    while !rest.is_empty() {
+        let n = sizes
+            .get(i % sizes.len().max(1))
+            .copied()
+            .unwrap_or(rest.len());
+        let n = n.clamp(1, rest.len());
+        i += 1;
+        dec.push(&rest[..n]);
+        rest = &rest[n..];
+        while let Some(ev) = dec.next() {
+            out.push(ev?);
+        }
+    }
+    dec.finish();
+    while let Some(ev) = dec.next() {
+        out.push(ev?);
+    }
+    Ok(out)
+}
+
+/// Numbers as a double brings them back (protobuf's `number_value`, or any JavaScript
+/// reader): integral values as integers, the rest as floats.
+pub fn renumber(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap();
+            let (two_63, two_64) = (2f64.powi(63), 2f64.powi(64));
+            *v = if f.fract() == 0.0 && (-two_63..two_63).contains(&f) {
+                Value::Number(Number::from(f as i64))
+            } else if f.fract() == 0.0 && (0.0..two_64).contains(&f) {
+                Value::Number(Number::from(f as u64))
+            } else {
+                Number::from_f64(f).map_or(Value::Null, Value::Number)
+            };
+        }
+        Value::Array(a) => a.iter_mut().for_each(renumber),
+        Value::Object(o) => o.values_mut().for_each(renumber),
+        _ => {}
+    }
+}
+
+/// An event as JavaScript sees it: its JSON, numbers as doubles (key order is not
+/// compared: JSON objects are unordered, and JavaScript moves integer-like keys first).
+pub fn js_view(ev: &Event) -> Value {
+    let mut v: Value = serde_json::from_str(&ev.to_json_string()).unwrap();
+    renumber(&mut v);
+    v
+}
+
+/// Runs `f` on a thread with a large stack: generating values of the full event strategy
+/// nests deeply enough to overflow a default test thread in debug builds.
+pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// Runs a property `cases` times (on a large stack).
+pub fn check<S, F>(cases: u32, strategy: impl FnOnce() -> S + Send + 'static, test: F)
+where
+    S: Strategy,
+    S::Value: std::fmt::Debug,
+    F: Fn(S::Value) -> Result<(), TestCaseError> + Send + 'static,
+{
+    on_big_stack(move || {
+        let config = Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        };
+        let mut runner = TestRunner::new(config);
+        if let Err(e) = runner.run(&strategy(), test) {
+            panic!("{e}");
+        }
+    })
+}
+
+/// `n` events from the full event strategy, the same ones on every run (`seed`).
+pub fn generated_events(seed: u8, n: usize) -> Vec<Event> {
+    on_big_stack(move || {
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]);
+        let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+        let strategy = super::arb::event();
+        (0..n)
+            .map(|_| strategy.new_tree(&mut runner).unwrap().current())
+            .collect()
+    })
+}

@@ -278,7 +278,12 @@ impl Shared {
     }
 
     fn capabilities_of(&self, name: &str, agent: &dyn Agent) -> AgentCapabilities {
-        let mut caps = agent.capabilities();
+        // A panicking `capabilities` is the agent's bug: serve what the router knows.
+        let mut caps = std::panic::catch_unwind(AssertUnwindSafe(|| agent.capabilities()))
+            .unwrap_or_else(|_| {
+                tracing::error!(agent = %name, "Agent::capabilities panicked");
+                AgentCapabilities::default()
+            });
         let identity = caps.identity.get_or_insert_with(Default::default);
         if identity.name.is_none() {
             identity.name = Some(name.to_owned());

@@ -950,3 +950,28 @@ async fn hostile_bodies_get_4xx_and_the_server_keeps_serving() {
         Some(EventType::RunFinished)
     );
 }
+
+/// An agent whose `capabilities` panics.
+struct BadCaps;
+impl Agent for BadCaps {
+    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> EventStream {
+        futures_util::stream::empty().boxed()
+    }
+    fn capabilities(&self) -> AgentCapabilities {
+        panic!("capabilities bug")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_capabilities_still_gets_an_answer() {
+    let srv = serve_one("bad", BadCaps).await;
+    let mut c = Client::request(srv.addr, "GET", "/bad", &[], b"").await;
+    assert_eq!(c.status, 200);
+    let caps: AgentCapabilities = agui_core::wire::from_json_slice(&c.body().await).unwrap();
+    assert_eq!(caps.identity.unwrap().name.as_deref(), Some("bad"));
+    let ev = Client::post_json(srv.addr, "/bad", &input("t", "r", "x"))
+        .await
+        .events()
+        .await;
+    assert_eq!(types(&ev), ["RUN_STARTED", "RUN_FINISHED"]);
+}

@@ -68,7 +68,9 @@ fn recorded_events() -> Vec<Event> {
     };
     let mut out = vec![
         Event::run_started(THREAD, RUN),
-        ev(json!({"type": "STATE_SNAPSHOT", "snapshot": {"progress": 0, "notes": [], "user": {"name": "Ada", "plan": "pro"}}})),
+        ev(
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"progress": 0, "notes": [], "user": {"name": "Ada", "plan": "pro"}}}),
+        ),
     ];
     for m in 0..300 {
         let id = format!("msg-{m:04}");
@@ -80,7 +82,12 @@ fn recorded_events() -> Vec<Event> {
         if m % 10 == 9 {
             let call = format!("call-{m:04}");
             out.push(ev(json!({"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": "search", "parentMessageId": id})));
-            for part in ["{\"query\": ", "\"weather in ", "Paris\", \"limit\": ", "5}"] {
+            for part in [
+                "{\"query\": ",
+                "\"weather in ",
+                "Paris\", \"limit\": ",
+                "5}",
+            ] {
                 out.push(Event::tool_call_args(&call, part));
             }
             out.push(Event::tool_call_end(&call));

@@ -399,26 +399,31 @@ impl Agent {
                     tracing::warn!(event = %event.event_type(), "{w}");
                 }
                 let mut flow = Flow::Continue;
-                for s in &mut self.subscribers {
-                    if s.on_event(&event) == Flow::Stop
-                        || dispatch(s.as_mut(), &event) == Flow::Stop
-                    {
-                        flow = Flow::Stop;
-                    }
-                    if applied.messages_changed {
-                        let mut changed = applied.new_message_ids.clone();
-                        if let Some(i) = applied.updated {
-                            if let Some(m) = reducer.messages().get(i) {
-                                changed.push(m.id().to_owned());
-                            }
+                if !self.subscribers.is_empty() {
+                    // Computed once per event, only when something changed.
+                    let changed: Vec<String> = if applied.messages_changed {
+                        let mut ids = applied.new_message_ids.clone();
+                        if let Some(m) = applied.updated.and_then(|i| reducer.messages().get(i)) {
+                            ids.push(m.id().to_owned());
                         }
-                        if s.on_messages_changed(reducer.messages(), &changed) == Flow::Stop {
+                        ids
+                    } else {
+                        Vec::new()
+                    };
+                    let null = Value::Null;
+                    let state = reducer.state().unwrap_or(&null);
+                    for s in &mut self.subscribers {
+                        if s.on_event(&event) == Flow::Stop
+                            || dispatch(s.as_mut(), &event) == Flow::Stop
+                        {
                             flow = Flow::Stop;
                         }
-                    }
-                    if applied.state_changed {
-                        let state = reducer.state().cloned().unwrap_or(Value::Null);
-                        if s.on_state_changed(&state) == Flow::Stop {
+                        if applied.messages_changed
+                            && s.on_messages_changed(reducer.messages(), &changed) == Flow::Stop
+                        {
+                            flow = Flow::Stop;
+                        }
+                        if applied.state_changed && s.on_state_changed(state) == Flow::Stop {
                             flow = Flow::Stop;
                         }
                     }

@@ -8,7 +8,8 @@
 //! events/s, MB/s and the ratios to the ceilings. The `ag-ui` crate is measured on the
 //! same stream by `bench/peers` (a separate workspace).
 
-#![allow(missing_docs)] // criterion_group! generates undocumented items
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
 
 use std::hint::black_box;
 use std::time::Duration;

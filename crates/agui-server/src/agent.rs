@@ -3,7 +3,7 @@
 //! # Design: a stream, with an emitter built on top
 //!
 //! The primitive is [`Agent::run`], which returns the run's events as a
-//! [`Stream`](futures_util::Stream) ([`EventStream`]). A stream was chosen as the
+//! [`Stream`] ([`EventStream`]). A stream was chosen as the
 //! primitive because:
 //!
 //! * **cancellation is structural**: the runtime polls the stream from inside the
@@ -180,6 +180,9 @@ impl Emitter {
 
     /// Ends the run with an interrupt outcome (`RUN_FINISHED` whose outcome lists
     /// `interrupts`); the next run continues with `resume` entries answering them.
+    ///
+    /// The runtime stops reading the agent at its terminal event, so code after this
+    /// call may never run: record what the next run needs *before* calling it.
     pub async fn finish_with_interrupts(
         &self,
         interrupts: Vec<agui_core::Interrupt>,

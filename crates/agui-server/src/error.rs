@@ -13,7 +13,7 @@
 //! * `code` (always): a stable, machine-readable string: `malformed_json` (the body is not
 //!   JSON), `invalid_input` (JSON, but not a valid `RunAgentInput`), `body_too_large`,
 //!   `unsupported_media_type`, `unknown_agent`, `method_not_allowed`, `not_found`,
-//!   `shutting_down`, `too_many_runs`, `unreadable_body`, `unauthorized` (used by the bearer-token example).
+//!   `shutting_down`, `too_many_runs`, `unreadable_body`, `body_timeout`, `unauthorized` (used by the bearer-token example).
 //! * `message` (always): what was wrong, for a human.
 //! * `field` (when known): the `/`-separated path of the offending field inside the
 //!   request body, e.g. `messages/0/role`; the empty string names the body itself.

@@ -25,6 +25,22 @@ use crate::lifecycle::{Flow, LifecycleGuard};
 /// Whether the protobuf encoding is served.
 pub(crate) const PROTOBUF_AVAILABLE: bool = true;
 
+/// A chunk is handed to the body once this many bytes are encoded.
+const BATCH_BYTES: usize = 16 * 1024;
+
+/// Encodes the events waiting in `scratch` into `out`.
+fn encode_into(
+    encoder: &EventEncoder,
+    scratch: &mut Vec<Event>,
+    out: &mut Vec<u8>,
+    sent: &mut u64,
+) {
+    for e in scratch.drain(..) {
+        encoder.encode(&e, out);
+        *sent += 1;
+    }
+}
+
 const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
 /// Settings of one run's stream.
@@ -49,6 +65,8 @@ pub(crate) struct RunStream {
     grace_timer: Option<Pin<Box<Sleep>>>,
     done: bool,
     scratch: Vec<Event>,
+    /// Encoded bytes not yet handed to the body.
+    out: Vec<u8>,
     sent: u64,
     /// Held while the run streams (the concurrent-run limit).
     _permit: Option<tokio::sync::OwnedSemaphorePermit>,
@@ -81,21 +99,23 @@ impl RunStream {
             shutdown_grace: settings.shutdown_grace,
             grace_timer: None,
             done: false,
-            scratch: Vec::with_capacity(2),
+            scratch: Vec::new(),
+            out: Vec::new(),
             sent: 0,
             _permit: permit,
         }
     }
 
-    /// Encodes the events in `scratch` into one chunk.
-    fn flush_scratch(&mut self) -> Bytes {
-        let mut buf = Vec::with_capacity(128 * self.scratch.len());
-        for e in self.scratch.drain(..) {
-            self.encoder.encode(&e, &mut buf);
-            self.sent += 1;
-        }
+    /// The bytes encoded so far, as one chunk.
+    fn take_chunk(&mut self) -> Bytes {
+        encode_into(
+            &self.encoder,
+            &mut self.scratch,
+            &mut self.out,
+            &mut self.sent,
+        );
         self.last_write = Instant::now();
-        Bytes::from(buf)
+        Bytes::from(std::mem::take(&mut self.out))
     }
 
     /// Stops reading the agent: drops it and cancels its context.
@@ -108,7 +128,7 @@ impl RunStream {
     fn finish(&mut self) -> Poll<Option<Result<Bytes, Infallible>>> {
         self.stop_agent();
         self.done = true;
-        let bytes = self.flush_scratch();
+        let bytes = self.take_chunk();
         tracing::info!(events = self.sent, "run ended");
         Poll::Ready(Some(Ok(bytes)))
     }
@@ -140,29 +160,43 @@ impl Stream for RunStream {
         }
 
         if let Some(agent) = this.agent.as_mut() {
-            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| agent.poll_next_unpin(cx)));
-            match polled {
-                Err(panic) => {
-                    this.guard.on_panic(&*panic, &mut this.scratch);
-                    return this.finish();
-                }
-                Ok(Poll::Ready(Some(Ok(event)))) => {
-                    let flow = this.guard.on_event(event, &mut this.scratch);
-                    if flow == Flow::End {
+            // Everything the agent has ready goes out in one chunk (up to a bound):
+            // no added delay, fewer frames and writes under load.
+            loop {
+                let polled =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| agent.poll_next_unpin(cx)));
+                match polled {
+                    Err(panic) => {
+                        this.guard.on_panic(&*panic, &mut this.scratch);
                         return this.finish();
                     }
-                    let bytes = this.flush_scratch();
-                    return Poll::Ready(Some(Ok(bytes)));
+                    Ok(Poll::Ready(Some(Ok(event)))) => {
+                        if this.guard.on_event(event, &mut this.scratch) == Flow::End {
+                            return this.finish();
+                        }
+                        encode_into(
+                            &this.encoder,
+                            &mut this.scratch,
+                            &mut this.out,
+                            &mut this.sent,
+                        );
+                        if this.out.len() >= BATCH_BYTES {
+                            break;
+                        }
+                    }
+                    Ok(Poll::Ready(Some(Err(err)))) => {
+                        this.guard.on_error(err, &mut this.scratch);
+                        return this.finish();
+                    }
+                    Ok(Poll::Ready(None)) => {
+                        this.guard.on_end(&mut this.scratch);
+                        return this.finish();
+                    }
+                    Ok(Poll::Pending) => break,
                 }
-                Ok(Poll::Ready(Some(Err(err)))) => {
-                    this.guard.on_error(err, &mut this.scratch);
-                    return this.finish();
-                }
-                Ok(Poll::Ready(None)) => {
-                    this.guard.on_end(&mut this.scratch);
-                    return this.finish();
-                }
-                Ok(Poll::Pending) => {}
+            }
+            if !this.out.is_empty() {
+                return Poll::Ready(Some(Ok(this.take_chunk())));
             }
         }
 
@@ -180,6 +214,10 @@ impl Stream for RunStream {
                 timer.as_mut().reset(due);
                 let _ = timer.as_mut().poll(cx);
             }
+        }
+        // An idle stream keeps no event buffer (an event is several hundred bytes).
+        if this.scratch.capacity() > 0 {
+            this.scratch = Vec::new();
         }
         Poll::Pending
     }

@@ -60,6 +60,9 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// Whether `GET /agents` is mounted (default true).
     pub list_agents: bool,
+    /// Longest time to receive the request body (default 30 s); a slower client gets
+    /// `408` with code `body_timeout`.
+    pub body_timeout: Duration,
     /// Most runs streaming at once (default `None`: no limit). A run beyond the limit
     /// is refused with `503` and code `too_many_runs`.
     pub max_runs: Option<usize>,
@@ -74,6 +77,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(10),
             list_agents: true,
             max_runs: None,
+            body_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -179,6 +183,12 @@ impl AgentRouter {
         self
     }
 
+    /// Sets [`ServerConfig::body_timeout`].
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.config.body_timeout = timeout;
+        self
+    }
+
     /// Sets [`ServerConfig::max_runs`].
     pub fn max_runs(mut self, limit: Option<usize>) -> Self {
         self.config.max_runs = limit;
@@ -268,7 +278,12 @@ impl Shared {
     }
 
     fn capabilities_of(&self, name: &str, agent: &dyn Agent) -> AgentCapabilities {
-        let mut caps = agent.capabilities();
+        // A panicking `capabilities` is the agent's bug: serve what the router knows.
+        let mut caps = std::panic::catch_unwind(AssertUnwindSafe(|| agent.capabilities()))
+            .unwrap_or_else(|_| {
+                tracing::error!(agent = %name, "Agent::capabilities panicked");
+                AgentCapabilities::default()
+            });
         let identity = caps.identity.get_or_insert_with(Default::default);
         if identity.name.is_none() {
             identity.name = Some(name.to_owned());
@@ -417,7 +432,18 @@ async fn start_run(
             format!("request body exceeds the limit of {limit} bytes"),
         ));
     }
-    let bytes = read_body(body, limit).await?;
+    let bytes = tokio::time::timeout(s.config.body_timeout, read_body(body, limit))
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                format!(
+                    "the request body did not arrive within {} ms",
+                    s.config.body_timeout.as_millis()
+                ),
+            )
+        })??;
     let input: RunAgentInput =
         agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
 

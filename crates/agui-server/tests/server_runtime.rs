@@ -838,7 +838,6 @@ async fn concurrent_runs_beyond_the_limit_get_503() {
         ["STEP_STARTED", "STEP_FINISHED", "RUN_FINISHED"]
     );
     // The slot is free again once the first run's stream is gone.
-    wait_for(5, || true).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let mut third = Client::post_json(srv.addr, "/one", &input("t", "r3", "x")).await;
     assert_eq!(third.status, 200);
@@ -889,4 +888,90 @@ async fn content_negotiation_serves_protobuf_or_sse() {
         );
         assert!(events.len() > 4);
     }
+}
+
+#[tokio::test]
+async fn hostile_bodies_get_4xx_and_the_server_keeps_serving() {
+    let shutdown = Shutdown::new();
+    let router = agui_server::demo::router(Duration::ZERO)
+        .body_timeout(Duration::from_millis(200))
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = start(router, shutdown).await;
+    let json_ct = [("Content-Type", "application/json")];
+
+    // Deep nesting stops at the parser's depth limit.
+    let deep = format!(
+        r#"{{"threadId":"t","runId":"r","messages":[],"state":{}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let mut c = Client::request(srv.addr, "POST", "/agentic_chat", &json_ct, deep.as_bytes()).await;
+    assert_eq!(c.status, 400);
+    assert_eq!(c.json().await["error"]["code"], "malformed_json");
+
+    // Not UTF-8.
+    let mut c = Client::request(
+        srv.addr,
+        "POST",
+        "/agentic_chat",
+        &json_ct,
+        b"{\"threadId\":\"\xff\xfe\"}",
+    )
+    .await;
+    assert_eq!(c.status, 400);
+    assert!(c.json().await["error"]["code"].is_string());
+
+    // Not an object at all.
+    let mut c = Client::request(srv.addr, "POST", "/agentic_chat", &json_ct, b"[1,2,3]").await;
+    assert_eq!(c.status, 400);
+    assert_eq!(c.json().await["error"]["code"], "invalid_input");
+
+    // A body that never finishes arriving.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut sock = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
+    sock.write_all(b"POST /agentic_chat HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"thr")
+        .await
+        .unwrap();
+    let mut resp = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), sock.read_to_end(&mut resp))
+        .await
+        .expect("the server answers the slow body")
+        .unwrap();
+    let text = String::from_utf8_lossy(&resp);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("\"body_timeout\""), "{text}");
+
+    // Still serving.
+    let mut c = Client::post_json(srv.addr, "/agentic_chat", &input("t", "r", "hi")).await;
+    assert_eq!(c.status, 200);
+    assert_eq!(
+        c.events().await.last().map(Event::event_type),
+        Some(EventType::RunFinished)
+    );
+}
+
+/// An agent whose `capabilities` panics.
+struct BadCaps;
+impl Agent for BadCaps {
+    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> EventStream {
+        futures_util::stream::empty().boxed()
+    }
+    fn capabilities(&self) -> AgentCapabilities {
+        panic!("capabilities bug")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_capabilities_still_gets_an_answer() {
+    let srv = serve_one("bad", BadCaps).await;
+    let mut c = Client::request(srv.addr, "GET", "/bad", &[], b"").await;
+    assert_eq!(c.status, 200);
+    let caps: AgentCapabilities = agui_core::wire::from_json_slice(&c.body().await).unwrap();
+    assert_eq!(caps.identity.unwrap().name.as_deref(), Some("bad"));
+    let ev = Client::post_json(srv.addr, "/bad", &input("t", "r", "x"))
+        .await
+        .events()
+        .await;
+    assert_eq!(types(&ev), ["RUN_STARTED", "RUN_FINISHED"]);
 }

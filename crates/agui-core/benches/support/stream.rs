@@ -220,6 +220,6 @@ pub fn census(events: &[Event]) -> Vec<(String, usize)> {
             .or_insert(0) += 1;
     }
     let mut v: Vec<_> = counts.into_iter().collect();
-    v.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    v.sort_by_key(|b| std::cmp::Reverse(b.1));
     v
 }

@@ -9,6 +9,10 @@
 #   scripts/bench-codec.sh --no-peers only agui-core's
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One codegen unit and fat LTO, as an optimised application build would use: with the
+# default 16 units, where the compiler happens to place and inline the serializer moves
+# every figure here, ceilings included, by up to 15 % from one build to the next.
+export CARGO_PROFILE_BENCH_CODEGEN_UNITS=1 CARGO_PROFILE_BENCH_LTO=fat
 cargo bench -p agui-core --bench codec
 [ "${1:-}" = "--no-peers" ] || cargo bench --manifest-path bench/peers/Cargo.toml --bench peers
 python3 - <<'PY'

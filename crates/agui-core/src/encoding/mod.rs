@@ -110,6 +110,7 @@ impl EventEncoder {
     }
 
     /// Appends one event's frame to `out`.
+    #[inline]
     pub fn encode(&self, event: &Event, out: &mut Vec<u8>) {
         match self.encoding {
             Encoding::Sse => sse::encode_event(event, out),

@@ -48,6 +48,9 @@ pub const CONTENT_TYPE: &str = "text/event-stream";
 /// sse::encode_event(&Event::text_message_content("m1", "Hi"), &mut out);
 /// assert_eq!(out, b"data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"Hi\"}\n\n");
 /// ```
+// `#[inline]` lets the serializer be instantiated and optimised in the calling crate,
+// together with the caller's loop.
+#[inline]
 pub fn encode_event(event: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: ");
     let mut ser = serde_json::Serializer::with_formatter(&mut *out, JsFormatter);

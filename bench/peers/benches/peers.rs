@@ -24,7 +24,10 @@ const CHUNK: usize = 16 * 1024;
 
 fn peers(c: &mut Criterion) {
     let ours = stream::realistic(20_000);
-    let payloads: Vec<Vec<u8>> = ours.iter().map(|e| e.to_json_string().into_bytes()).collect();
+    let payloads: Vec<Vec<u8>> = ours
+        .iter()
+        .map(|e| e.to_json_string().into_bytes())
+        .collect();
     let theirs: Vec<ag_ui::Event> = payloads
         .iter()
         .map(|p| serde_json::from_slice(p).expect("ag-ui reads the stream's events"))

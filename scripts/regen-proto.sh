@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates crates/agui-core/src/encoding/proto/generated.rs (checked in) from
-# crates/agui-core/proto/agui-1.0.proto. Needs only cargo: the .proto is compiled by
-# protox, a protobuf compiler written in Rust, so no `protoc` is required.
+# fixtures/reference/agui-1.0.proto (the schema reconstructed from @ag-ui/proto 1.0.0).
+# Needs only cargo: the .proto is compiled by protox, a protobuf compiler written in
+# Rust, so no `protoc` is required.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cargo run --quiet --release --manifest-path "$root/scripts/protogen/Cargo.toml" -- "$root"

@@ -1,6 +1,6 @@
 //! Protobuf, compatible with `@ag-ui/proto` 1.0: each event is one `ag_ui.Event` message
-//! (schema: `crates/agui-core/proto/agui-1.0.proto`, reconstructed from the reference
-//! and checked against its frames) preceded by its length as a 4-byte big-endian
+//! (schema: `fixtures/reference/agui-1.0.proto`, reconstructed from the reference and
+//! checked against its frames) preceded by its length as a 4-byte big-endian
 //! integer.
 //!
 //! The prost types are generated from the `.proto` and checked in

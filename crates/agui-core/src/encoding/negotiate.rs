@@ -1,37 +1,36 @@
 //! Choosing the encoding from an HTTP `Accept` header, exactly as the reference
 //! `EventEncoder` does (`@ag-ui/encoder`, whose `preferredMediaTypes` is a port of the
-//! `negotiator` package).
-//!
-//! The reference asks one question only: *is the protobuf media type acceptable?* If
-//! its best-matching `Accept` entry has a quality above zero the answer is protobuf,
-//! otherwise SSE. SSE is never weighed against protobuf, which gives results that look
-//! surprising but are what every reference server does:
-//!
-//! - **any wildcard selects protobuf**: `*/*`, `application/*`, even
-//!   `*/vnd.ag-ui.event+proto` (and `*/*;q=0.1`);
-//! - `text/event-stream;q=1, application/vnd.ag-ui.event+proto;q=0.1` selects protobuf;
-//! - no header, or an empty one, selects SSE;
-//! - an entry with a parameter other than `q` (before `q`) matches only when the value is
-//!   `*` or empty: `application/vnd.ag-ui.event+proto; version=1.0` selects SSE;
-//! - the most specific matching entry decides (ties go to the higher quality, then the
-//!   earlier entry): `*/*, application/vnd.ag-ui.event+proto;q=0` selects SSE;
-//! - `q` is read like JavaScript's `parseFloat` (`q=abc` is NaN, not acceptable; `q=2`
-//!   counts as 2), parameters after `q` are ignored, quoted values are unquoted.
-//!
-//! The reference client itself always sends `Accept: text/event-stream`, so it gets SSE.
-//! A server that wants to spare browsers' `*/*` from protobuf can check for an explicit
-//! `text/event-stream` before calling [`negotiate`]; this function does not, so that a
-//! Rust server answers every client exactly as a reference server would. The table of
-//! reference verdicts is `fixtures/reference/cases/accept.jsonl`.
+//! `negotiator` package). The rules are documented on [`negotiate`].
 
 use super::Encoding;
 
 const PROTO_TYPE: &str = "application";
 const PROTO_SUBTYPE: &str = "vnd.ag-ui.event+proto";
 
-/// Picks the encoding for a response from the request's `Accept` header, as the
-/// reference `EventEncoder` does. See the [module documentation](self) for the rules,
-/// including why a wildcard selects protobuf.
+/// Picks the encoding for a response from the request's `Accept` header, exactly as
+/// the reference `EventEncoder` does.
+///
+/// The reference asks one question only: *is the protobuf media type acceptable?* If
+/// its best-matching `Accept` entry has a quality above zero the answer is protobuf,
+/// otherwise SSE. SSE is never weighed against protobuf, which gives results that look
+/// surprising but are what every reference server does:
+///
+/// - **any wildcard selects protobuf**: `*/*`, `application/*`, even
+///   `*/vnd.ag-ui.event+proto` (and `*/*;q=0.1`);
+/// - `text/event-stream;q=1, application/vnd.ag-ui.event+proto;q=0.1` selects protobuf;
+/// - no header, or an empty one, selects SSE;
+/// - an entry with a parameter other than `q` (before `q`) matches only when the value
+///   is `*` or empty: `application/vnd.ag-ui.event+proto; version=1.0` selects SSE;
+/// - the most specific matching entry decides (ties go to the higher quality, then the
+///   earlier entry): `*/*, application/vnd.ag-ui.event+proto;q=0` selects SSE;
+/// - `q` is read like JavaScript's `parseFloat` (`q=abc` is NaN, not acceptable; `q=2`
+///   counts as 2), parameters after `q` are ignored, quoted values are unquoted.
+///
+/// The reference client itself always sends `Accept: text/event-stream`, so it gets
+/// SSE. A server that wants to spare browsers' `*/*` from protobuf can check for an
+/// explicit `text/event-stream` before calling this function; this function does not,
+/// so that a Rust server answers every client exactly as a reference server would. The
+/// reference's verdicts are recorded in `fixtures/reference/cases/accept.jsonl`.
 ///
 /// ```
 /// use agui_core::encoding::{negotiate, Encoding};

@@ -17,7 +17,7 @@
 //! - unknown keys (`extra`) have no field and are dropped;
 //! - numbers inside free-form JSON travel as doubles: integers beyond 2^53 lose
 //!   precision; integral values come back as integers (`{"count":1}` stays `1`, where
-//!   JavaScript cannot tell the difference anyway);
+//!   JavaScript cannot tell the difference anyway; `-0.0` comes back as `0`);
 //! - `RUN_STARTED.input.resume` comes back as `[]` when it was absent, as the reference
 //!   decoder materialises it;
 //! - empty `usage`, `toolCalls`, `pendingToolCallIds` and `interruptIds` arrays come
@@ -33,7 +33,7 @@
 //! of the stream are a truncated frame. Values the 1.0 schema rejects (an unknown role,
 //! outcome or patch operation, a misplaced `null`) are errors, as the same values are in
 //! SSE. Strings must be valid UTF-8 (the protobuf rule). Free-form JSON nests at most
-//! [`value::MAX_DEPTH`] levels.
+//! 100 levels of objects and arrays.
 
 mod decode;
 mod encode;

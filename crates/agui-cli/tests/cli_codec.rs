@@ -2,36 +2,14 @@
 //! reference's golden encodings in and out, and malformed input reported with the event
 //! index and byte offset after the events before it.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn fixture(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/reference")
-        .join(path)
-}
+use common::{agui, fixture};
+
+use std::process::Output;
 
 fn read(path: &str) -> Vec<u8> {
     std::fs::read(fixture(path)).unwrap()
-}
-
-fn agui(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("agui runs");
-    let mut stdin_pipe = child.stdin.take().unwrap();
-    let input = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin_pipe.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
 }
 
 fn ok(out: &Output) {

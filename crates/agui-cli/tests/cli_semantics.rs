@@ -1,29 +1,11 @@
 //! `agui verify`, `agui apply` and `agui transform` end to end, against the reference
 //! vectors.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::{agui, fixture};
 
 use serde_json::Value;
-
-fn fixture(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/reference")
-        .join(path)
-}
-
-fn agui(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("agui runs");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
 
 fn json_lines(bytes: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(bytes)

@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-interop.sh
 cargo test --workspace --all-targets
+# The AG-UI 1.1 conformance lane again, printing its per-fixture table.
+cargo test -p agui-client --test conformance -- --nocapture conformance_corpus_1_1
 cargo test --workspace --doc

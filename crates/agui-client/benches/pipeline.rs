@@ -12,8 +12,9 @@
 //!   whose `EventStream` decodes the bytes lazily, 64 KiB at a time, as the HTTP body
 //!   stream does): decode, chunk expansion, verification and the reducer, with the
 //!   bookkeeping `Agent` adds (input building, new-message collection).
-//! - `core-steps`: decode, `ChunkExpander`, `Verifier`, `Reducer` called directly in
-//!   the order `Agent` calls them (no async runtime), to show what `Agent` adds.
+//! - `core-steps`: the frames through the core inbound pipeline (`Inbound` with a
+//!   reducer: enforcement, expansion, verification, reduction) called directly, with no
+//!   async runtime, to show what `Agent` adds.
 //!
 //! Throughput is in events (criterion `Throughput::Elements`).
 //! `cargo bench -p agui-client --bench pipeline`
@@ -22,9 +23,10 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use agui_client::{Agent, ClientError, EventStream, RunParams, Transport};
-use agui_core::encoding::{Encoding, EventDecoder, EventEncoder};
-use agui_core::semantics::{ChunkExpander, Reducer, Verifier};
+use agui_core::encoding::{DecoderLimits, Encoding, EventDecoder, EventEncoder, RawBody};
+use agui_core::semantics::{Inbound, InboundConfig, Reducer};
 use agui_core::{Event, RunAgentInput};
+use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 
@@ -170,8 +172,19 @@ fn lazy(bytes: &Arc<Vec<u8>>) -> LazyDecode {
 struct Recorded(Arc<Vec<u8>>);
 
 impl Transport for Recorded {
-    fn run(&self, _input: &RunAgentInput) -> EventStream {
-        EventStream::from_stream(futures_util::stream::iter(lazy(&self.0)))
+    fn run(&self, _input: &RunAgentInput, inbound: &InboundConfig) -> EventStream {
+        // The recorded bytes in 64 KiB chunks, decoded and taken in as the HTTP body is.
+        let bytes = self.0.clone();
+        let chunks = (0..bytes.len().div_ceil(CHUNK)).map(move |i| {
+            let end = ((i + 1) * CHUNK).min(bytes.len());
+            Ok::<_, ClientError>(Bytes::copy_from_slice(&bytes[i * CHUNK..end]))
+        });
+        EventStream::from_body(
+            futures_util::stream::iter(chunks),
+            Encoding::Sse,
+            DecoderLimits::default(),
+            inbound.clone(),
+        )
     }
 }
 
@@ -225,22 +238,26 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(run_agent()));
     });
     g.bench_function("core-steps", |b| {
+        // The inbound pipeline called directly, frame by frame (no async runtime).
         b.iter(|| {
-            let mut expander = ChunkExpander::new();
-            let mut verifier = Verifier::new();
-            let mut reducer = Reducer::new(Vec::new(), Some(json!({})));
-            let mut expanded = Vec::new();
-            for e in lazy(&sse) {
-                expanded.clear();
-                expander
-                    .push(e.expect("decodes"), &mut expanded)
-                    .expect("expands");
-                for e in expanded.drain(..) {
-                    verifier.push(&e).expect("verifies");
-                    black_box(reducer.apply(&e).expect("applies"));
+            let reducer = Reducer::new(Vec::new(), Some(json!({})));
+            let mut inbound = Inbound::with_reducer(InboundConfig::default(), reducer);
+            let mut decoder = EventDecoder::new(Encoding::Sse);
+            let (mut out, mut warnings) = (Vec::new(), Vec::new());
+            for chunk in sse.chunks(CHUNK) {
+                decoder.push(chunk);
+                while let Some(raw) = decoder.next_raw() {
+                    let RawBody::Json(data) = raw.expect("decodes").body else {
+                        unreachable!("SSE frames are JSON")
+                    };
+                    inbound
+                        .push_json(data, &mut out, &mut warnings)
+                        .expect("takes in");
+                    out.clear();
                 }
             }
-            black_box(reducer.into_parts())
+            assert!(warnings.is_empty());
+            black_box(inbound.into_reducer())
         })
     });
     g.finish();

@@ -3,7 +3,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use agui_core::semantics::{ChunkExpander, Reducer, RunOutcome, Verifier};
+use agui_core::semantics::{
+    apply_outgoing_era, InboundConfig, InboundWarning, Intake, ProtocolVersion, Reducer,
+    RunOutcome, Settle,
+};
 use agui_core::{Context, Event, Interrupt, Message, ResumeEntry, RunAgentInput, TokenUsage, Tool};
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -17,14 +20,51 @@ use crate::tools::ToolHandler;
 /// Anything that can run an agent: given a run's input, a stream of its events.
 /// [`HttpAgent`] is the HTTP implementation; tests can provide their own.
 pub trait Transport: Send + Sync {
-    /// Starts a run.
-    fn run(&self, input: &RunAgentInput) -> EventStream;
+    /// Starts a run. A transport that reads a wire format takes the events through an
+    /// [`Intake`] configured by `inbound` (as [`HttpAgent::run_with`] does); one that
+    /// returns a plain stream of typed events ([`EventStream::from_events`]) can ignore
+    /// it: the conversation then takes them through an intake itself.
+    fn run(&self, input: &RunAgentInput, inbound: &InboundConfig) -> EventStream;
 }
 
 impl Transport for HttpAgent {
-    fn run(&self, input: &RunAgentInput) -> EventStream {
-        HttpAgent::run(self, input)
+    fn run(&self, input: &RunAgentInput, inbound: &InboundConfig) -> EventStream {
+        HttpAgent::run_with(self, input, inbound.clone())
     }
+}
+
+/// Takes typed events through an intake (for transports that did not).
+fn intake_typed(stream: EventStream, inbound: InboundConfig) -> EventStream {
+    let sink: crate::http::WarningSink = Default::default();
+    let out_sink = sink.clone();
+    let abort = stream.abort_handle();
+    let mut intake = Intake::new(inbound);
+    let mut failed = false;
+    let s = stream.flat_map(move |item| {
+        let mut out = Vec::new();
+        let items: Vec<Result<Event, ClientError>> = match item {
+            _ if failed => Vec::new(),
+            Err(e) => vec![Err(e)],
+            Ok(event) => {
+                let mut warnings = Vec::new();
+                let r = intake.push_event(event, &mut out, &mut warnings);
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .append(&mut warnings);
+                let mut items: Vec<_> = out.drain(..).map(Ok).collect();
+                if let Err(source) = r {
+                    failed = true;
+                    items.push(Err(ClientError::Inbound {
+                        byte_offset: None,
+                        source,
+                    }));
+                }
+                items
+            }
+        };
+        futures_util::stream::iter(items)
+    });
+    EventStream::from_stream_with_abort(s, abort).with_intake(out_sink)
 }
 
 /// What the next run sends besides the conversation.
@@ -101,7 +141,7 @@ pub struct Agent {
     subscribers: Vec<Box<dyn Subscriber>>,
     middleware: Vec<Arc<dyn Middleware>>,
     tools: Vec<(Tool, Arc<dyn ToolHandler>)>,
-    verify: bool,
+    inbound: InboundConfig,
     max_tool_rounds: usize,
 }
 
@@ -132,7 +172,7 @@ impl Agent {
             subscribers: Vec::new(),
             middleware: Vec::new(),
             tools: Vec::new(),
-            verify: true,
+            inbound: InboundConfig::default(),
             max_tool_rounds: 0,
         }
     }
@@ -185,7 +225,26 @@ impl Agent {
 
     /// Whether to verify incoming events (on by default). A violation fails the run.
     pub fn verify(mut self, on: bool) -> Self {
-        self.verify = on;
+        self.inbound.verify = on;
+        self
+    }
+
+    /// Whether enforcement strips what the protocol does not describe, with a warning,
+    /// as the specification asks (on by default). Off, events are decoded strictly: an
+    /// unknown key is delivered in the event's `extra`, and an unknown event type, tag
+    /// or patch operation fails the run.
+    pub fn enforce(mut self, on: bool) -> Self {
+        self.inbound.enforce = on;
+        self
+    }
+
+    /// The newest protocol version the agent is known to speak (the current one by
+    /// default). Pinning an older version turns on the era shims that version needs:
+    /// content flattened to text for 0.0.39 peers, subagent events and attribution
+    /// dropped for peers before 0.0.58, no `protocolVersion` sent to peers that predate
+    /// the field. Each loss is reported as a warning.
+    pub fn max_protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.inbound.max_protocol_version = version;
         self
     }
 
@@ -355,16 +414,28 @@ impl Agent {
         params: &RunParams,
     ) -> Result<(RunOutcome, Vec<TokenUsage>), ClientError> {
         self.check_interrupts(&params.resume)?;
-        let input = self.build_input(params);
-        let mut stream = self.transport.run(&input);
+        let mut input = self.build_input(params);
+        let era_warnings = apply_outgoing_era(&mut input, &self.inbound.max_protocol_version);
+        for w in &era_warnings {
+            for s in &mut self.subscribers {
+                s.on_warning(w);
+            }
+        }
+        let mut stream = self.transport.run(&input, &self.inbound);
+        if !stream.has_intake() {
+            stream = intake_typed(stream, self.inbound.clone());
+        }
+        let sink = stream.warning_sink();
         for m in &self.middleware {
             stream = m.transform(&input, stream);
         }
-        let mut reducer = Reducer::new(
+        let reducer = Reducer::new(
             std::mem::take(&mut self.messages),
             Some(std::mem::replace(&mut self.state, Value::Null)),
         );
-        let result = self.drive(&mut stream, &mut reducer).await;
+        let mut settle = Settle::new(self.inbound.verify, Some(reducer));
+        let result = self.drive(&mut stream, sink.as_ref(), &mut settle).await;
+        let reducer = settle.into_reducer().unwrap_or_default();
         let pending = reducer.pending_interrupts().to_vec();
         let (messages, state) = reducer.into_parts();
         self.messages = messages;
@@ -374,94 +445,111 @@ impl Agent {
         Ok((outcome, usage))
     }
 
+    /// Hands the warnings raised so far to the subscribers.
+    fn warn(&mut self, warnings: &mut Vec<InboundWarning>) {
+        for w in warnings.drain(..) {
+            for s in &mut self.subscribers {
+                s.on_warning(&w);
+            }
+        }
+    }
+
     async fn drive(
         &mut self,
         stream: &mut EventStream,
-        reducer: &mut Reducer,
+        sink: Option<&crate::http::WarningSink>,
+        settle: &mut Settle,
     ) -> Result<(RunOutcome, Vec<TokenUsage>), ClientError> {
-        let mut expander = ChunkExpander::new();
-        let mut verifier = Verifier::new();
-        let mut expanded = Vec::new();
         let mut finished: Option<(RunOutcome, Vec<TokenUsage>)> = None;
         let mut failure: Option<ClientError> = None;
+        let mut warnings = Vec::new();
+        let take = |warnings: &mut Vec<InboundWarning>| {
+            if let Some(sink) = sink {
+                warnings.append(&mut sink.lock().unwrap_or_else(|p| p.into_inner()));
+            }
+        };
         while let Some(item) = stream.next().await {
+            take(&mut warnings);
+            self.warn(&mut warnings);
             let event = item?;
-            expanded.clear();
-            expander
-                .push(event, &mut expanded)
-                .map_err(|e| ClientError::InvalidInput(e.to_string()))?;
-            for event in expanded.drain(..) {
-                if self.verify {
-                    verifier.push(&event)?;
-                }
-                let applied = reducer.apply(&event)?;
-                if let Some(w) = &applied.warning {
-                    tracing::warn!(event = %event.event_type(), "{w}");
-                }
-                let mut flow = Flow::Continue;
-                if !self.subscribers.is_empty() {
-                    // Computed once per event, only when something changed.
-                    let changed: Vec<String> = if applied.messages_changed {
-                        let mut ids = applied.new_message_ids.clone();
-                        if let Some(m) = applied.updated.and_then(|i| reducer.messages().get(i)) {
-                            ids.push(m.id().to_owned());
-                        }
-                        ids
-                    } else {
-                        Vec::new()
-                    };
-                    let null = Value::Null;
-                    let state = reducer.state().unwrap_or(&null);
-                    for s in &mut self.subscribers {
-                        if s.on_event(&event) == Flow::Stop
-                            || dispatch(s.as_mut(), &event) == Flow::Stop
-                        {
-                            flow = Flow::Stop;
-                        }
-                        if applied.messages_changed
-                            && s.on_messages_changed(reducer.messages(), &changed) == Flow::Stop
-                        {
-                            flow = Flow::Stop;
-                        }
-                        if applied.state_changed && s.on_state_changed(state) == Flow::Stop {
-                            flow = Flow::Stop;
-                        }
+            let applied = settle
+                .push(&event, &mut warnings)
+                .map_err(|source| ClientError::Inbound {
+                    byte_offset: None,
+                    source,
+                })?
+                .unwrap_or_default();
+            self.warn(&mut warnings);
+            let mut flow = Flow::Continue;
+            if !self.subscribers.is_empty() {
+                let reducer = settle.reducer();
+                // Computed once per event, only when something changed.
+                let changed: Vec<String> = if applied.messages_changed {
+                    let mut ids = applied.new_message_ids.clone();
+                    if let Some(m) = applied
+                        .updated
+                        .and_then(|i| reducer.and_then(|r| r.messages().get(i)))
+                    {
+                        ids.push(m.id().to_owned());
                     }
-                }
-                match &event {
-                    Event::RunFinished(e) => {
-                        for s in &mut self.subscribers {
-                            s.on_run_finished(e);
-                        }
-                        let outcome = applied.outcome.clone().unwrap_or(RunOutcome::Success {
-                            result: e.result.clone(),
-                            pending_tool_call_ids: Vec::new(),
-                        });
-                        finished = Some((outcome, e.usage.clone().unwrap_or_default()));
+                    ids
+                } else {
+                    Vec::new()
+                };
+                let null = Value::Null;
+                let state = reducer.and_then(|r| r.state()).unwrap_or(&null);
+                let messages = reducer.map(|r| r.messages()).unwrap_or(&[]);
+                for s in &mut self.subscribers {
+                    if s.on_event(&event) == Flow::Stop
+                        || dispatch(s.as_mut(), &event) == Flow::Stop
+                    {
+                        flow = Flow::Stop;
                     }
-                    Event::RunError(e) => {
-                        failure = Some(ClientError::RunFailed {
-                            message: e.message.clone(),
-                            code: e.code.clone(),
-                        });
+                    if applied.messages_changed
+                        && s.on_messages_changed(messages, &changed) == Flow::Stop
+                    {
+                        flow = Flow::Stop;
                     }
-                    Event::RunStarted(_) => {
-                        finished = None;
-                        failure = None;
+                    if applied.state_changed && s.on_state_changed(state) == Flow::Stop {
+                        flow = Flow::Stop;
                     }
-                    _ => {}
-                }
-                if flow == Flow::Stop {
-                    stream.abort();
-                    return Err(ClientError::Stopped);
                 }
             }
+            match &event {
+                Event::RunFinished(e) => {
+                    for s in &mut self.subscribers {
+                        s.on_run_finished(e);
+                    }
+                    let outcome = applied.outcome.clone().unwrap_or(RunOutcome::Success {
+                        result: e.result.clone(),
+                        pending_tool_call_ids: Vec::new(),
+                    });
+                    finished = Some((outcome, e.usage.clone().unwrap_or_default()));
+                }
+                Event::RunError(e) => {
+                    failure = Some(ClientError::RunFailed {
+                        message: e.message.clone(),
+                        code: e.code.clone(),
+                    });
+                }
+                Event::RunStarted(_) => {
+                    finished = None;
+                    failure = None;
+                }
+                _ => {}
+            }
+            if flow == Flow::Stop {
+                stream.abort();
+                return Err(ClientError::Stopped);
+            }
         }
+        take(&mut warnings);
+        self.warn(&mut warnings);
         if let Some(e) = failure {
             return Err(e);
         }
         finished.ok_or(ClientError::Truncated {
-            events: verifier.events_seen() as u64,
+            events: settle.events_seen(),
         })
     }
 }

@@ -39,12 +39,18 @@ pub enum ClientError {
         /// Events received before the end.
         events: u64,
     },
-    /// The agent broke a protocol rule.
-    #[error("protocol violation: {0}")]
-    Verify(#[from] agui_core::semantics::VerifyError),
-    /// An event could not be applied to the conversation.
-    #[error("cannot apply event: {0}")]
-    Apply(#[from] agui_core::semantics::ApplyError),
+    /// The inbound pipeline rejected the stream: a malformed event, a chunk that cannot
+    /// be expanded, a lifecycle rule broken. The source names the stage, the event
+    /// index and the rule.
+    #[error("{source}{}", .byte_offset.map(|o| format!(" (frame at byte offset {o})")).unwrap_or_default())]
+    Inbound {
+        /// Where the offending event's frame starts in the response body, when the
+        /// failure was found while decoding it (verification runs after middleware, where
+        /// frames are no longer known).
+        byte_offset: Option<u64>,
+        /// The rejection.
+        source: agui_core::semantics::InboundError,
+    },
     /// The run failed: the agent sent `RUN_ERROR`.
     #[error("the run failed: {message}{}", code.as_ref().map(|c| format!(" (code {c})")).unwrap_or_default())]
     RunFailed {

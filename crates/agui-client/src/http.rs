@@ -5,7 +5,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agui_core::encoding::{DecoderLimits, Encoding, EventDecoder};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use agui_core::encoding::{DecoderLimits, Encoding, EventDecoder, RawBody};
+use agui_core::semantics::{InboundConfig, InboundWarning, Intake};
 use agui_core::{Event, RunAgentInput};
 use bytes::Bytes;
 use futures_core::Stream;
@@ -16,11 +20,19 @@ use tracing::Instrument;
 
 use crate::error::ClientError;
 
+/// Warnings raised while a stream was taken in, waiting to be read.
+pub(crate) type WarningSink = Arc<Mutex<Vec<InboundWarning>>>;
+
 /// A run's events as they arrive. Dropping it cancels the request; so does
 /// [`EventStream::abort`].
+///
+/// A stream from [`HttpAgent`] has been through the first half of the inbound pipeline
+/// ([`Intake`]: compatibility translation, enforcement, chunk expansion when asked);
+/// what that stage stripped or dropped is kept for [`take_warnings`](Self::take_warnings).
 pub struct EventStream {
     inner: BoxStream<'static, Result<Event, ClientError>>,
     abort: Option<AbortHandle>,
+    warnings: Option<WarningSink>,
 }
 
 impl fmt::Debug for EventStream {
@@ -35,6 +47,70 @@ impl EventStream {
         EventStream {
             inner: s.boxed(),
             abort: None,
+            warnings: None,
+        }
+    }
+
+    /// The warnings raised so far by the stream's intake (what enforcement stripped or
+    /// dropped, what was translated), removed from the stream. Empty for a stream that
+    /// did not go through an intake ([`from_stream`](Self::from_stream)).
+    pub fn take_warnings(&self) -> Vec<InboundWarning> {
+        match &self.warnings {
+            Some(w) => std::mem::take(&mut *w.lock().unwrap_or_else(|p| p.into_inner())),
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether the stream went through an [`Intake`] (a stream from [`HttpAgent`] did).
+    pub fn has_intake(&self) -> bool {
+        self.warnings.is_some()
+    }
+
+    pub(crate) fn with_intake(mut self, sink: WarningSink) -> Self {
+        self.warnings = Some(sink);
+        self
+    }
+
+    pub(crate) fn warning_sink(&self) -> Option<WarningSink> {
+        self.warnings.clone()
+    }
+
+    /// Decodes a response body given as a stream of byte chunks (split anywhere), in
+    /// `encoding`, through an [`Intake`] configured by `inbound`: what [`HttpAgent`] does
+    /// with an HTTP body, for a transport of your own (a recorded file, another HTTP
+    /// stack, a message queue).
+    pub fn from_body<S, E>(
+        body: S,
+        encoding: Encoding,
+        limits: DecoderLimits,
+        inbound: InboundConfig,
+    ) -> Self
+    where
+        S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+        E: Into<ClientError>,
+    {
+        let sink: WarningSink = Arc::default();
+        let body = BodyStream::new(
+            body.map(|r| r.map_err(Into::into)).boxed(),
+            EventDecoder::with_limits(encoding, limits),
+            Intake::new(inbound),
+            sink.clone(),
+            None,
+        );
+        let stream = futures_util::stream::unfold(body, |mut s| async move {
+            s.next_item().await.map(|item| (item, s))
+        });
+        EventStream::from_stream(stream).with_intake(sink)
+    }
+
+    pub(crate) fn from_stream_with_abort(
+        s: impl Stream<Item = Result<Event, ClientError>> + Send + 'static,
+        abort: Option<AbortHandle>,
+    ) -> Self {
+        EventStream {
+            inner: s.boxed(),
+            abort,
+            warnings: None,
         }
     }
 
@@ -214,18 +290,29 @@ impl HttpAgent {
         &self.url
     }
 
-    /// Sends a run and returns its events as they arrive. The request is sent when the
-    /// stream is first polled. A non-2xx answer, a malformed stream, a stream that ends
-    /// without `RUN_FINISHED`/`RUN_ERROR`, and timeouts come out as errors, after the
-    /// events that preceded them.
+    /// Sends a run and returns its events as they arrive, through the intake half of the
+    /// inbound pipeline with its defaults except chunk expansion (the events are those
+    /// the agent sent, translated and enforced). The request is sent when the stream is
+    /// first polled. A non-2xx answer, a malformed stream, a stream that ends without
+    /// `RUN_FINISHED`/`RUN_ERROR`, and timeouts come out as errors, after the events that
+    /// preceded them. What enforcement stripped is in
+    /// [`EventStream::take_warnings`].
     pub fn run(&self, input: &RunAgentInput) -> EventStream {
+        self.run_with(input, InboundConfig::default().expand_chunks(false))
+    }
+
+    /// As [`run`](Self::run), with the intake configured by `inbound` (its
+    /// `verify` setting is for the caller: verification is the next stage).
+    pub fn run_with(&self, input: &RunAgentInput, inbound: InboundConfig) -> EventStream {
+        let sink: WarningSink = Arc::default();
+        let body_sink = sink.clone();
         let span = tracing::info_span!("agui.client.run", url = %self.url, thread_id = %input.thread_id, run_id = %input.run_id);
         let body = serde_json::to_vec(input);
         let this = self.clone();
         let stream = futures_util::stream::once(
             async move {
                 let body = body.map_err(|e| ClientError::InvalidInput(e.to_string()))?;
-                this.send(body).await
+                this.send(body, Intake::new(inbound), body_sink).await
             }
             .instrument(span.clone()),
         )
@@ -237,10 +324,16 @@ impl HttpAgent {
         EventStream {
             inner: abortable_boxed(abortable),
             abort: Some(handle),
+            warnings: Some(sink),
         }
     }
 
-    async fn send(&self, body: Vec<u8>) -> Result<BodyStream, ClientError> {
+    async fn send(
+        &self,
+        body: Vec<u8>,
+        intake: Intake,
+        warnings: WarningSink,
+    ) -> Result<BodyStream, ClientError> {
         let mut headers = self.headers.clone();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(
@@ -291,15 +384,43 @@ impl HttpAgent {
             Encoding::Sse
         };
         tracing::debug!(%status, ?encoding, "response");
-        Ok(BodyStream {
-            body: response.bytes_stream().boxed(),
-            decoder: EventDecoder::with_limits(encoding, self.limits),
-            idle_timeout: self.idle_timeout,
+        let body = response
+            .bytes_stream()
+            .map(|r| r.map_err(ClientError::from))
+            .boxed();
+        Ok(BodyStream::new(
+            body,
+            EventDecoder::with_limits(encoding, self.limits),
+            intake,
+            warnings,
+            self.idle_timeout,
+        ))
+    }
+}
+
+impl BodyStream {
+    fn new(
+        body: BoxStream<'static, Result<Bytes, ClientError>>,
+        decoder: EventDecoder,
+        intake: Intake,
+        warnings: WarningSink,
+        idle_timeout: Option<Duration>,
+    ) -> Self {
+        BodyStream {
+            body,
+            decoder,
+            intake,
+            ready: VecDeque::new(),
+            scratch: Vec::new(),
+            new_warnings: Vec::new(),
+            warnings,
+            pending_error: None,
+            idle_timeout,
             events: 0,
             terminal: false,
             finished: false,
             done: false,
-        })
+        }
     }
 }
 
@@ -312,8 +433,16 @@ where
 
 /// The body of a 2xx response being decoded.
 struct BodyStream {
-    body: BoxStream<'static, reqwest::Result<Bytes>>,
+    body: BoxStream<'static, Result<Bytes, ClientError>>,
     decoder: EventDecoder,
+    /// The first half of the inbound pipeline.
+    intake: Intake,
+    /// Events the intake produced and not yet yielded.
+    ready: VecDeque<Event>,
+    scratch: Vec<Event>,
+    new_warnings: Vec<InboundWarning>,
+    warnings: WarningSink,
+    pending_error: Option<ClientError>,
     idle_timeout: Option<Duration>,
     events: u64,
     terminal: bool,
@@ -338,15 +467,45 @@ impl BodyStream {
             return None;
         }
         loop {
-            match self.decoder.next() {
-                Some(Ok(event)) => {
-                    self.events += 1;
-                    match &event {
-                        Event::RunFinished(_) | Event::RunError(_) => self.terminal = true,
-                        Event::RunStarted(_) => self.terminal = false,
-                        _ => {}
+            if let Some(event) = self.ready.pop_front() {
+                self.events += 1;
+                match &event {
+                    Event::RunFinished(_) | Event::RunError(_) => self.terminal = true,
+                    Event::RunStarted(_) => self.terminal = false,
+                    _ => {}
+                }
+                return Some(Ok(event));
+            }
+            if let Some(e) = self.pending_error.take() {
+                self.done = true;
+                return Some(Err(e));
+            }
+            match self.decoder.next_raw() {
+                Some(Ok(raw)) => {
+                    let offset = raw.offset;
+                    let taken = match raw.body {
+                        RawBody::Json(data) => {
+                            self.intake
+                                .push_json(data, &mut self.scratch, &mut self.new_warnings)
+                        }
+                        RawBody::Event(event) => {
+                            self.intake
+                                .push_event(event, &mut self.scratch, &mut self.new_warnings)
+                        }
+                    };
+                    if !self.new_warnings.is_empty() {
+                        let mut sink = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+                        sink.append(&mut self.new_warnings);
                     }
-                    return Some(Ok(event));
+                    self.ready.extend(self.scratch.drain(..));
+                    if let Err(source) = taken {
+                        // Delivered after what the frame produced before the failure.
+                        self.pending_error = Some(ClientError::Inbound {
+                            byte_offset: Some(offset),
+                            source,
+                        });
+                    }
+                    continue;
                 }
                 Some(Err(e)) => {
                     self.done = true;
@@ -380,7 +539,7 @@ impl BodyStream {
                 Some(Ok(bytes)) => self.decoder.push(&bytes),
                 Some(Err(e)) => {
                     self.done = true;
-                    return Some(Err(e.into()));
+                    return Some(Err(e));
                 }
                 None => {
                     // The end of the body: let the decoder report a truncated frame or

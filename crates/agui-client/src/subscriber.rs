@@ -1,6 +1,7 @@
 //! Subscribers: callbacks the conversation calls as a run progresses.
 
 use agui_core::event::*;
+use agui_core::semantics::InboundWarning;
 use agui_core::{Event, Message};
 use serde_json::Value;
 
@@ -44,6 +45,14 @@ macro_rules! per_event {
             fn on_state_changed(&mut self, state: &Value) -> Flow {
                 let _ = state;
                 Flow::Continue
+            }
+            /// The inbound pipeline changed, dropped or could not fully apply something:
+            /// material enforcement stripped, an event of an unknown type, a translated
+            /// deprecated event, an era shim's loss, a producer declaring a newer
+            /// protocol version, a state patch that did not apply. Also logged through
+            /// `tracing`.
+            fn on_warning(&mut self, warning: &InboundWarning) {
+                let _ = warning;
             }
             /// The run finished (`RUN_FINISHED`), successfully, with an interrupt, or cancelled.
             fn on_run_finished(&mut self, event: &RunFinished) {

@@ -7,7 +7,7 @@ use agui_client::{
     Agent, ClientError, EventStream, FilterToolCalls, Flow, RunParams, Subscriber, Transport,
 };
 use agui_core::event::{RunFinished, TextMessageContent, TextMessageStart};
-use agui_core::semantics::RunOutcome;
+use agui_core::semantics::{InboundConfig, InboundError, RunOutcome};
 use agui_core::{
     Content, Event, Interrupt, Message, ResumeEntry, RunAgentInput, RunFinishedOutcome, Tool,
 };
@@ -30,7 +30,7 @@ impl Script {
 }
 
 impl Transport for Script {
-    fn run(&self, input: &RunAgentInput) -> EventStream {
+    fn run(&self, input: &RunAgentInput, _inbound: &InboundConfig) -> EventStream {
         self.inputs.lock().unwrap().push(input.clone());
         let events = self
             .runs
@@ -91,7 +91,7 @@ async fn input_carries_the_conversation_and_new_messages_are_reported() {
     let inputs = script.inputs.lock().unwrap();
     assert_eq!(inputs[0].thread_id, "th");
     assert_eq!(inputs[0].run_id, "r1");
-    assert_eq!(inputs[0].protocol_version.as_deref(), Some("1.0"));
+    assert_eq!(inputs[0].protocol_version.as_deref(), Some("1.1"));
     assert_eq!(inputs[0].state, Some(json!({"n": 1})));
     assert_eq!(inputs[0].forwarded_props, Some(json!({"k": 1})));
     assert_eq!(inputs[0].messages.len(), 1);
@@ -206,7 +206,10 @@ async fn protocol_violations_fail_the_run() {
     ];
     let mut agent = Agent::with_transport(Script::new(vec![run]));
     match agent.run_agent(RunParams::new()).await {
-        Err(ClientError::Verify(e)) => assert!(e.to_string().contains("never-opened"), "{e}"),
+        Err(ClientError::Inbound {
+            source: InboundError::Verify { source },
+            ..
+        }) => assert!(source.to_string().contains("never-opened"), "{source}"),
         other => panic!("{other:?}"),
     }
 }

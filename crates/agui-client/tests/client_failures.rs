@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_client::{ClientError, HttpAgent};
+use agui_core::semantics::InboundError;
 use agui_core::{Event, EventType, RunAgentInput};
 use axum::body::Body;
 use axum::http::{header, StatusCode};
@@ -126,10 +127,16 @@ async fn invalid_json_names_event_and_offset() {
     let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
     assert_eq!(events.len(), 1);
     match err {
-        Some(ClientError::Decode(e)) => {
-            assert_eq!(e.index, 1);
-            assert_eq!(e.offset, STARTED.len() as u64, "{e}");
-            let text = e.to_string();
+        Some(ClientError::Inbound {
+            byte_offset,
+            source: source @ InboundError::Malformed { index: 1, .. },
+        }) => {
+            assert_eq!(byte_offset, Some(STARTED.len() as u64));
+            let text = ClientError::Inbound {
+                byte_offset,
+                source,
+            }
+            .to_string();
             assert!(
                 text.contains("event 1")
                     && text.contains(&format!("byte offset {}", STARTED.len())),

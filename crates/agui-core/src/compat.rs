@@ -32,6 +32,16 @@ pub struct CompatWarning {
     pub message: String,
 }
 
+impl CompatWarning {
+    /// A warning about a translation from `from`.
+    pub fn new(from: &'static str, message: impl Into<String>) -> Self {
+        CompatWarning {
+            from,
+            message: message.into(),
+        }
+    }
+}
+
 /// Translates `THINKING_*` events into their `REASONING_*` equivalents, one stream at a
 /// time (it remembers the open span and message ids).
 pub struct ThinkingTranslator {

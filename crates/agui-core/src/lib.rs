@@ -18,4 +18,4 @@ pub use wire::JsonError;
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 /// The protocol version this crate speaks.
-pub const PROTOCOL_VERSION: &str = "1.0";
+pub const PROTOCOL_VERSION: &str = "1.1";

@@ -3,7 +3,8 @@
 //! [`LifecycleGuard`] sits between the agent's stream and the wire:
 //!
 //! * **`RUN_STARTED` first**: added (with the request's thread and run ids and protocol
-//!   version `1.0`) when the agent's first event is something else. An agent's own
+//!   version the client declared, when it is one this crate speaks, else this crate's)
+//!   when the agent's first event is something else. An agent's own
 //!   `RUN_STARTED` must carry the request's ids; a second one is a violation.
 //! * **exactly one terminal event last**: when the agent's stream ends without
 //!   `RUN_FINISHED`/`RUN_ERROR`, a `RUN_FINISHED` is added; after the agent's terminal
@@ -28,12 +29,40 @@ pub trait EventVerifier: Send {
     fn check(&mut self, event: &Event) -> Result<(), String>;
 }
 
-/// The verifier used when verification is on: the core crate's
-/// [`Verifier`](agui_core::semantics::verify::Verifier), which applies the reference
-/// client's rules (lifecycle, open/close pairing of messages, tool calls, reasoning,
-/// steps and subagents, attribution).
+/// The verifier used when verification is on: the core crate's inbound pipeline
+/// ([`Inbound`](agui_core::semantics::Inbound)) as a client runs it, over the typed
+/// events: chunk expansion, then the reference client's rules (lifecycle, open/close
+/// pairing of messages, tool calls, reasoning, steps and subagents, attribution). What
+/// the agent emits is thus checked exactly as a conforming client will take it in.
 pub fn default_verifier() -> Box<dyn EventVerifier> {
-    Box::new(agui_core::semantics::verify::Verifier::new())
+    Box::new(PipelineVerifier {
+        inbound: agui_core::semantics::Inbound::new(agui_core::semantics::InboundConfig::default()),
+        out: Vec::new(),
+        warnings: Vec::new(),
+    })
+}
+
+/// [`default_verifier`]: the inbound pipeline over typed events.
+struct PipelineVerifier {
+    inbound: agui_core::semantics::Inbound,
+    out: Vec<Event>,
+    warnings: Vec<agui_core::semantics::InboundWarning>,
+}
+
+impl EventVerifier for PipelineVerifier {
+    fn check(&mut self, event: &Event) -> Result<(), String> {
+        self.out.clear();
+        let r = self
+            .inbound
+            .push_event(event.clone(), &mut self.out, &mut self.warnings);
+        for w in self.warnings.drain(..) {
+            tracing::warn!(warning = %w, "a client will warn about an event this agent emitted");
+        }
+        r.map_err(|e| match e {
+            agui_core::semantics::InboundError::Verify { source } => source.rule.to_string(),
+            other => other.to_string(),
+        })
+    }
 }
 
 impl EventVerifier for agui_core::semantics::verify::Verifier {
@@ -59,6 +88,7 @@ pub struct LifecycleGuard {
     ended: bool,
     index: u64,
     verifier: Option<Box<dyn EventVerifier>>,
+    protocol_version: Option<String>,
 }
 
 impl std::fmt::Debug for LifecycleGuard {
@@ -88,7 +118,16 @@ impl LifecycleGuard {
             ended: false,
             index: 0,
             verifier,
+            protocol_version: Some(agui_core::PROTOCOL_VERSION.to_owned()),
         }
+    }
+
+    /// The protocol version the added `RUN_STARTED` declares (this crate's by default;
+    /// the runtime declares the version the client asked for when it is an older one it
+    /// speaks, so a client is not told of a version it does not know).
+    pub fn declare_protocol_version(mut self, version: Option<String>) -> Self {
+        self.protocol_version = version;
+        self
     }
 
     /// Whether the terminal event has been produced.
@@ -199,7 +238,9 @@ impl LifecycleGuard {
             return;
         }
         self.started = true;
-        let ev = Event::run_started(&self.thread_id, &self.run_id);
+        let mut started = agui_core::event::RunStarted::new(&self.thread_id, &self.run_id);
+        started.protocol_version = self.protocol_version.clone();
+        let ev = Event::from(started);
         if let Some(v) = self.verifier.as_mut() {
             // RUN_STARTED is always acceptable as a first event.
             let _ = v.check(&ev);

@@ -464,7 +464,8 @@ async fn start_run(
         Some(f) => f(),
         None => default_verifier(),
     });
-    let guard = LifecycleGuard::new(input.thread_id.clone(), input.run_id.clone(), verifier);
+    let guard = LifecycleGuard::new(input.thread_id.clone(), input.run_id.clone(), verifier)
+        .declare_protocol_version(Some(declared_version(input.protocol_version.as_deref())));
     let agent_ctx = ctx.clone();
     let stream: EventStream =
         match std::panic::catch_unwind(AssertUnwindSafe(|| agent.run(input, agent_ctx))) {
@@ -490,4 +491,18 @@ async fn start_run(
     drop(_entered);
     let run = RunStream::new(stream, guard, ctx, token, &settings, span, permit);
     Ok(streaming_response(encoding, run))
+}
+
+/// The protocol version to declare to a client that declared `client`: the client's own
+/// when it is a `MAJOR.MINOR` this crate speaks (same or older), else this crate's.
+fn declared_version(client: Option<&str>) -> String {
+    use agui_core::semantics::ProtocolVersion;
+    let current = ProtocolVersion::current();
+    match client {
+        Some(v) if v.split('.').count() == 2 => match ProtocolVersion::parse(v) {
+            Some(p) if p <= current => v.to_owned(),
+            _ => current.to_string(),
+        },
+        _ => current.to_string(),
+    }
 }

@@ -72,10 +72,31 @@ async fn runtime_adds_run_started_and_run_finished() {
     match (&ev[0], &ev[4]) {
         (Event::RunStarted(s), Event::RunFinished(f)) => {
             assert_eq!((s.thread_id.as_str(), s.run_id.as_str()), ("t1", "r1"));
-            assert_eq!(s.protocol_version.as_deref(), Some("1.0"));
+            assert_eq!(s.protocol_version.as_deref(), Some("1.1"));
             assert_eq!((f.thread_id.as_str(), f.run_id.as_str()), ("t1", "r1"));
         }
         _ => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn added_run_started_declares_the_clients_version_when_older() {
+    let srv = serve_one("a", Scripted(vec![Ok(Event::run_finished("t1", "r1"))])).await;
+    for (asked, declared) in [
+        ("1.0", "1.0"),
+        ("1.1", "1.1"),
+        ("1.9", "1.1"),
+        ("draft", "1.1"),
+    ] {
+        let mut body = input("t1", "r1", "x");
+        body["protocolVersion"] = asked.into();
+        let mut c = Client::post_json(srv.addr, "/a", &body).await;
+        match &c.events().await[0] {
+            Event::RunStarted(s) => {
+                assert_eq!(s.protocol_version.as_deref(), Some(declared), "{asked}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
 

@@ -126,6 +126,30 @@ impl EventEncoder {
     }
 }
 
+/// One event as the decoder framed it, before the inbound pipeline reads it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct RawEvent<'a> {
+    /// Index of the event in the stream (0-based).
+    pub index: u64,
+    /// Byte offset where the event's frame starts.
+    pub offset: u64,
+    /// The event.
+    pub body: RawBody<'a>,
+}
+
+/// The content of a [`RawEvent`].
+#[derive(Debug)]
+// A frame is read and handed on at once, never stored: boxing the event would cost an
+// allocation per protobuf event for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum RawBody<'a> {
+    /// The JSON text of an SSE event's data.
+    Json(&'a [u8]),
+    /// An event decoded from protobuf.
+    Event(Event),
+}
+
 /// Reads events in one encoding: an [`SseDecoder`] or a [`ProtoDecoder`].
 #[derive(Debug)]
 pub enum EventDecoder {
@@ -193,6 +217,25 @@ impl EventDecoder {
         match self {
             EventDecoder::Sse(d) => d.next(),
             EventDecoder::Proto(d) => d.next(),
+        }
+    }
+
+    /// The next event before it is read as JSON: for SSE the data bytes (borrowed),
+    /// for protobuf the typed event (the protobuf schema has no room for unknown
+    /// material). The inbound pipeline takes either.
+    pub fn next_raw(&mut self) -> Option<Result<RawEvent<'_>, DecodeError>> {
+        match self {
+            EventDecoder::Sse(d) => d.next_data(),
+            EventDecoder::Proto(d) => {
+                let offset = d.offset();
+                let event = d.next()?;
+                let index = d.events_seen().saturating_sub(1);
+                Some(event.map(|event| RawEvent {
+                    index,
+                    offset,
+                    body: RawBody::Event(event),
+                }))
+            }
         }
     }
 

@@ -262,6 +262,21 @@ impl SseDecoder {
         }
     }
 
+    /// The next event's data, not yet read as an AG-UI event: its index, the byte
+    /// offset of its frame, and the data bytes (borrowed from the decoder's buffer).
+    /// This is what the inbound pipeline ([`Intake`](crate::semantics::Intake)) reads.
+    pub fn next_data(&mut self) -> Option<Result<super::RawEvent<'_>, DecodeError>> {
+        let d = match self.dispatch_next()? {
+            Ok(d) => d,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(Ok(super::RawEvent {
+            index: d.index,
+            offset: d.offset,
+            body: super::RawBody::Json(self.frame_data()),
+        }))
+    }
+
     /// The next dispatched SSE event, without reading its data as an AG-UI event.
     pub fn next_frame(&mut self) -> Option<Result<SseFrame<'_>, DecodeError>> {
         let d = match self.dispatch_next()? {

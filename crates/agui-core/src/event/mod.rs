@@ -236,6 +236,44 @@ impl Event {
         }
     }
 
+    /// The optional attribution tag, mutably: `None` for events that carry none
+    /// (run-scoped events) or whose id is their identity (`SUBAGENT_*`).
+    pub fn subagent_run_id_mut(&mut self) -> Option<&mut Option<String>> {
+        match self {
+            Event::RunStarted(_)
+            | Event::RunFinished(_)
+            | Event::RunError(_)
+            | Event::MessagesSnapshot(_)
+            | Event::SubagentStarted(_)
+            | Event::SubagentFinished(_)
+            | Event::SubagentError(_) => None,
+            Event::TextMessageStart(e) => Some(&mut e.subagent_run_id),
+            Event::TextMessageContent(e) => Some(&mut e.subagent_run_id),
+            Event::TextMessageEnd(e) => Some(&mut e.subagent_run_id),
+            Event::TextMessageChunk(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallStart(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallArgs(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallEnd(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallChunk(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallResult(e) => Some(&mut e.subagent_run_id),
+            Event::StateSnapshot(e) => Some(&mut e.subagent_run_id),
+            Event::StateDelta(e) => Some(&mut e.subagent_run_id),
+            Event::ActivitySnapshot(e) => Some(&mut e.subagent_run_id),
+            Event::ActivityDelta(e) => Some(&mut e.subagent_run_id),
+            Event::Raw(e) => Some(&mut e.subagent_run_id),
+            Event::Custom(e) => Some(&mut e.subagent_run_id),
+            Event::StepStarted(e) => Some(&mut e.subagent_run_id),
+            Event::StepFinished(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningStart(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningMessageStart(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningMessageContent(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningMessageEnd(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningMessageChunk(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningEnd(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningEncryptedValue(e) => Some(&mut e.subagent_run_id),
+        }
+    }
+
     /// Decodes one event from JSON bytes, strictly as the reference schema does. The
     /// error names the failing field.
     pub fn from_json_slice(bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {

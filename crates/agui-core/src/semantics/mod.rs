@@ -9,7 +9,8 @@
 //! - [`ChunkExpander`] / [`expand_chunks`]: `*_CHUNK` shorthands to start/content/end.
 //! - [`Compactor`] / [`compact_events`]: compaction of a recorded stream.
 //! - [`interrupts`]: expiry, the `resume` array, the check before resuming.
-//! - [`IncomingPipeline`]: compat, enforcement, expansion and verification in order.
+//! - [`inbound`]: the inbound pipeline every consumer uses (compatibility, enforcement,
+//!   expansion, verification, reduction), split where a client's middleware sits.
 //!
 //! All sans-io: every piece is a plain state machine fed one event at a time, usable
 //! without an async runtime (iterator adapters always, `Stream` adapters with the
@@ -66,12 +67,15 @@ pub use enforce::{
     enforce_event, enforce_outgoing_input, omit_optional_nulls, EnforceError, EnforceWarning,
     Enforced, NullsRoot,
 };
-pub mod pipeline;
+pub mod inbound;
 /// `Stream` adapters (feature `stream`).
 #[cfg(feature = "stream")]
 pub mod stream;
 
-pub use pipeline::{IncomingPipeline, PipelineError, PipelineWarning};
+pub use inbound::{
+    apply_outgoing_era, upgrade_legacy_content, Inbound, InboundConfig, InboundError,
+    InboundWarning, Intake, ProtocolVersion, Settle, VersionWarning, WarningKind,
+};
 #[cfg(feature = "stream")]
 pub use stream::{CompactStream, ExpandChunksStream, VerifyStream};
 pub use verify::verified;

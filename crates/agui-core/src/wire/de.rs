@@ -314,3 +314,29 @@ pub fn unknown_tag<E: de::Error>(tag: &str, value: &str, allowed: &[&str]) -> E 
         "unknown `{tag}` value `{value}`, expected one of {list}"
     ))
 }
+
+thread_local! {
+    /// Unknown keys met by the decoders on this thread since the last reset.
+    static UNKNOWN_KEYS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one unknown key (called by every protocol object's decoder).
+pub(crate) fn note_unknown_key() {
+    UNKNOWN_KEYS.with(|c| c.set(c.get().saturating_add(1)));
+}
+
+/// Runs `decode` and reports whether any protocol object it decoded met a key its
+/// declaration does not define (kept in that object's `extra`). Opaque positions (state,
+/// metadata, payloads) are not protocol objects and do not count.
+///
+/// This is what lets the inbound pipeline take the typed fast path: a stream without
+/// unknown material is decoded once, and only an event that carries some is decoded
+/// again through enforcement.
+pub fn tracking_unknown_keys<T>(decode: impl FnOnce() -> T) -> (T, bool) {
+    let before = UNKNOWN_KEYS.with(|c| c.replace(0));
+    let out = decode();
+    let inner = UNKNOWN_KEYS.with(|c| c.replace(0));
+    // An enclosing call still sees what this one met.
+    UNKNOWN_KEYS.with(|c| c.set(before.saturating_add(inner)));
+    (out, inner != 0)
+}

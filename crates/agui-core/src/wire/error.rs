@@ -64,7 +64,7 @@ fn strip_position(e: &serde_json::Error) -> String {
 }
 
 impl JsonError {
-    fn new(e: serde_json::Error, path: String) -> Self {
+    pub(crate) fn new(e: serde_json::Error, path: String) -> Self {
         JsonError {
             message: strip_position(&e),
             line: e.line(),

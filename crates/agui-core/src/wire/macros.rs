@@ -136,6 +136,7 @@ macro_rules! wire_struct {
                         }
                         _ => {
                             let v: ::serde_json::Value = map.next_value()?;
+                            $crate::wire::de::note_unknown_key();
                             extra.insert(key.to_owned(), v);
                         }
                     }

@@ -182,3 +182,123 @@ fn demo_talks_to_every_demo_agent() {
     let out = agui(&["demo", "--delay-ms", "0", "--proto"]);
     assert!(out.status.success());
 }
+
+/// A one-shot HTTP server on loopback: records the request (head and body) and answers
+/// with `sse` as `text/event-stream`.
+fn one_shot(sse: &'static str) -> (String, std::thread::JoinHandle<String>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/agent", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        let mut req = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Read the head, then as many body bytes as Content-Length says.
+        loop {
+            let n = sock.read(&mut buf).unwrap();
+            req.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&req).into_owned();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len: usize = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse().unwrap())
+                    })
+                    .unwrap_or(0);
+                if req.len() >= end + 4 + len {
+                    break;
+                }
+            }
+            assert!(n > 0, "the client closed early");
+        }
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            sse.len()
+        );
+        sock.write_all(head.as_bytes()).unwrap();
+        sock.write_all(sse.as_bytes()).unwrap();
+        String::from_utf8_lossy(&req).into_owned()
+    });
+    (url, handle)
+}
+
+#[test]
+fn run_sends_input_headers_and_bearer_and_prints_warnings() {
+    const SSE: &str = concat!(
+        "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t-in\",\"runId\":\"r-in\"}\n\n",
+        "data: {\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"m\",\"delta\":\"ok\",\"futureProp\":1}\n\n",
+        "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t-in\",\"runId\":\"r-in\"}\n\n",
+    );
+    let (url, server) = one_shot(SSE);
+    let dir = std::env::temp_dir().join(format!("agui-cli-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("input.json");
+    std::fs::write(
+        &input,
+        br#"{"threadId":"t-in","runId":"r-in","state":{"k":1},"messages":[{"id":"u1","role":"user","content":"hi","vendorKey":true}],"tools":[{"name":"search","description":"d","parameters":{}}],"forwardedProps":{"p":1}}"#,
+    )
+    .unwrap();
+    let out = agui(&[
+        "run",
+        &url,
+        "--input",
+        input.to_str().unwrap(),
+        "--header",
+        "X-Trace: abc 123",
+        "-H",
+        "X-Other:v",
+        "--bearer",
+        "s3cret",
+        "--json",
+    ]);
+    let request = server.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lower = request.to_ascii_lowercase();
+    assert!(lower.contains("x-trace: abc 123\r\n"), "{request}");
+    assert!(lower.contains("x-other: v\r\n"), "{request}");
+    assert!(lower.contains("authorization: bearer s3cret\r\n"), "{request}");
+    let body: Value = serde_json::from_str(&request[request.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+    assert_eq!(body["threadId"], "t-in");
+    assert_eq!(body["runId"], "r-in");
+    assert_eq!(body["state"], serde_json::json!({"k": 1}));
+    assert_eq!(body["tools"][0]["name"], "search");
+    assert_eq!(body["forwardedProps"], serde_json::json!({"p": 1}));
+    assert_eq!(body["protocolVersion"], "1.1");
+    assert!(body["messages"][0].get("vendorKey").is_none());
+    // What was stripped, from the input and from the stream, is said on stderr.
+    assert!(
+        stderr.contains("warning: --input") && stderr.contains("'/messages/0/vendorKey'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: event 1: removed unrecognised material at '/futureProp' on TEXT_MESSAGE_CHUNK"),
+        "{stderr}"
+    );
+    let last = final_line(&out);
+    assert_eq!(last["messages"][1]["content"], "ok");
+}
+
+#[test]
+fn run_rejects_a_malformed_header_and_input() {
+    let out = agui(&["run", "http://127.0.0.1:9/x", "--header", "no-colon"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected `Name: value`"));
+    let out = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["run", "http://127.0.0.1:9/x", "--input", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(br#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user"}]}"#)?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--input -") && stderr.contains("content"), "{stderr}");
+}

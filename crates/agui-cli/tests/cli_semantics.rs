@@ -68,20 +68,33 @@ fn apply_matches_the_reference_reducer() {
         serde_json::from_slice(&std::fs::read(fixture("apply-final.json")).unwrap()).unwrap();
     assert_eq!(got["messages"], want["messages"]);
     assert_eq!(got["state"], want["state"]);
-    // A chunk given to apply is an error, as in the reference.
-    let raw = agui(
-        &[
-            "apply",
-            "--from",
-            "jsonl",
-            fixture("events.jsonl").to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(raw.status.code(), Some(1));
+    // The raw stream goes through the inbound pipeline, chunks expanded on the way: the
+    // same conversation, and with `--verify` the same.
+    for verify in [false, true] {
+        let mut args = vec!["apply", "--from", "jsonl"];
+        if verify {
+            args.push("--verify");
+        }
+        let path = fixture("events.jsonl");
+        args.push(path.to_str().unwrap());
+        let raw = agui(&args, b"");
+        assert!(raw.status.success(), "{}", String::from_utf8_lossy(&raw.stderr));
+        let got: Value = serde_json::from_slice(&raw.stdout).unwrap();
+        assert_eq!(got["messages"], want["messages"]);
+        assert_eq!(got["state"], want["state"]);
+    }
+    // A fragment that is not a whole run applies, and fails verification.
+    let fragment = b"{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"m\",\"delta\":\"x\",\"vendor\":1}\n";
+    let out = agui(&["apply", "--from", "jsonl"], fragment);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&raw.stderr).contains("must be transformed before being applied")
+        stderr.contains("warning: event 0: removed unrecognised material at '/vendor' on TEXT_MESSAGE_CHUNK"),
+        "{stderr}"
     );
+    let out = agui(&["apply", "--verify", "--from", "jsonl"], fragment);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("First event must be 'RUN_STARTED'"));
 }
 
 #[test]

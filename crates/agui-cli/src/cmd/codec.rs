@@ -3,7 +3,7 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-use agui_core::encoding::{Encoding, EventDecoder, EventEncoder};
+use agui_core::encoding::{Encoding, EventDecoder, EventEncoder, RawBody};
 use agui_core::Event;
 use clap::{Args, ValueEnum};
 
@@ -147,6 +147,71 @@ pub fn read_stream(
         }
         while let Some(ev) = dec.next() {
             sink(ev.map_err(|e| CliError::Malformed(e.to_string()))?)?;
+        }
+        if eof {
+            return Ok(());
+        }
+    }
+}
+
+/// One event as read, before the inbound pipeline takes it in: where it stands in the
+/// input (for error messages), and its body.
+pub struct RawInput<'a> {
+    /// `line L, byte offset O` for JSON Lines, `byte offset O` for streams.
+    pub position: String,
+    /// The JSON text, or the event decoded from protobuf.
+    pub body: RawBody<'a>,
+}
+
+/// Reads the events of `input` in `format` without interpreting them, calling `sink`
+/// for each (what `agui verify` and `agui apply` feed the inbound pipeline). Memory stays
+/// bounded as in [`read_stream`]; framing errors name the event index and byte offset.
+pub fn read_raw(
+    format: Format,
+    input: &mut dyn BufRead,
+    mut sink: impl FnMut(RawInput<'_>) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let Some(encoding) = format.encoding() else {
+        let mut line = Vec::with_capacity(4096);
+        let (mut offset, mut line_no) = (0u64, 0u64);
+        loop {
+            line.clear();
+            let n = input
+                .read_until(b'\n', &mut line)
+                .map_err(CliError::io("reading input"))?;
+            if n == 0 {
+                return Ok(());
+            }
+            line_no += 1;
+            let start = offset;
+            offset += n as u64;
+            let text = trim_line(&line);
+            if text.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            sink(RawInput {
+                position: format!("line {line_no}, byte offset {start}"),
+                body: RawBody::Json(text),
+            })?;
+        }
+    };
+    let mut dec = EventDecoder::new(encoding);
+    loop {
+        let chunk = input.fill_buf().map_err(CliError::io("reading input"))?;
+        let eof = chunk.is_empty();
+        if eof {
+            dec.finish();
+        } else {
+            dec.push(chunk);
+            let n = chunk.len();
+            input.consume(n);
+        }
+        while let Some(raw) = dec.next_raw() {
+            let raw = raw.map_err(|e| CliError::Malformed(e.to_string()))?;
+            sink(RawInput {
+                position: format!("byte offset {}", raw.offset),
+                body: raw.body,
+            })?;
         }
         if eof {
             return Ok(());

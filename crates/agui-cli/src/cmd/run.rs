@@ -2,9 +2,13 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use agui_client::{Agent, ClientError, EventStream, HttpAgent, Middleware, RunParams, RunResult};
+use agui_client::{
+    Agent, ClientError, EventStream, HttpAgent, Middleware, RunParams, RunResult, Subscriber,
+};
 use agui_core::encoding::Encoding;
-use agui_core::semantics::RunOutcome;
+use agui_core::semantics::{
+    enforce_outgoing_input, upgrade_legacy_content, InboundWarning, RunOutcome,
+};
 use agui_core::{Interrupt, Message, ResumeEntry, RunAgentInput};
 use clap::Args;
 use futures_util::StreamExt;
@@ -34,6 +38,48 @@ pub struct RunArgs {
     /// `{"messages":[...],"state":...,"outcome":...}`.
     #[arg(long)]
     pub json: bool,
+    /// A whole `RunAgentInput` to start from (`-` for standard input): its thread,
+    /// run id, messages, state, tools, context and forwarded properties. `--thread`,
+    /// `--state` and `--message` are applied on top of it.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<String>,
+    /// An HTTP header to send, `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// A bearer token (`Authorization: Bearer TOKEN`).
+    #[arg(long, value_name = "TOKEN")]
+    pub bearer: Option<String>,
+}
+
+/// Prints the inbound pipeline's warnings to standard error as `warning: …` lines.
+struct WarningPrinter;
+
+impl Subscriber for WarningPrinter {
+    fn on_warning(&mut self, warning: &InboundWarning) {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// Reads `--input`: legacy content upgraded, unknown material stripped (reported as
+/// warnings), then validated strictly.
+fn read_input(path: &str) -> Result<RunAgentInput, CliError> {
+    let text = if path == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut s)
+            .map_err(CliError::io("reading the input from standard input"))?;
+        s
+    } else {
+        std::fs::read_to_string(path).map_err(CliError::io(format!("cannot read {path}")))?
+    };
+    let mut value: Value = serde_json::from_str(&text)
+        .map_err(|e| CliError::Malformed(format!("--input {path}: not JSON: {e}")))?;
+    upgrade_legacy_content(&mut value);
+    let (input, warnings) = enforce_outgoing_input(value)
+        .map_err(|e| CliError::Malformed(format!("--input {path}: {e}")))?;
+    for w in warnings {
+        eprintln!("warning: --input {path}: {w}");
+    }
+    Ok(input)
 }
 
 /// Prints every event as it arrives, as a JSON line on standard output.
@@ -100,15 +146,41 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
 }
 
 async fn run_async(args: RunArgs) -> Result<(), CliError> {
-    let http = HttpAgent::builder(&args.url)
-        .encoding(if args.proto {
-            Encoding::Proto
-        } else {
-            Encoding::Sse
-        })
+    let mut builder = HttpAgent::builder(&args.url).encoding(if args.proto {
+        Encoding::Proto
+    } else {
+        Encoding::Sse
+    });
+    for h in &args.headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(CliError::Malformed(format!(
+                "--header {h:?}: expected `Name: value`"
+            )));
+        };
+        builder = builder.header(name.trim(), value.trim());
+    }
+    if let Some(token) = &args.bearer {
+        builder = builder.bearer_token(token);
+    }
+    let http = builder
         .build()
-        .map_err(|e| CliError::Rejected(e.to_string()))?;
-    let mut agent = Agent::new(http);
+        .map_err(|e| CliError::Malformed(e.to_string()))?;
+    let mut agent = Agent::new(http).subscribe(WarningPrinter);
+    let mut first = RunParams::new();
+    if let Some(path) = &args.input {
+        let input = read_input(path)?;
+        agent = agent
+            .thread_id(input.thread_id.clone())
+            .messages(input.messages.clone());
+        if let Some(state) = input.state.clone() {
+            agent = agent.state(state);
+        }
+        first = first.run_id(input.run_id.clone());
+        first.tools = input.tools.clone();
+        first.context = input.context.clone();
+        first.forwarded_props = input.forwarded_props.clone();
+        first.resume = input.resume.clone().unwrap_or_default();
+    }
     if let Some(t) = &args.thread {
         agent = agent.thread_id(t.clone());
     }
@@ -130,8 +202,8 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     if let Some(m) = &args.message {
         agent.add_message(Message::user(uuid::Uuid::new_v4().to_string(), m.as_str()));
     }
-    let interactive = std::io::stdin().is_terminal() && !args.json;
-    let mut params = RunParams::new();
+    let interactive = std::io::stdin().is_terminal() && !args.json && args.input.as_deref() != Some("-");
+    let mut params = first;
     loop {
         let result = agent.run_agent(params).await;
         match result {

@@ -2,11 +2,12 @@
 
 use std::path::PathBuf;
 
-use agui_core::semantics::{ChunkExpander, Compactor, Reducer, Verifier};
+use agui_core::encoding::RawBody;
+use agui_core::semantics::{ChunkExpander, Compactor, Inbound, InboundConfig, InboundError, Reducer};
 use agui_core::{Event, RunAgentInput};
 use clap::{ArgGroup, Args};
 
-use super::codec::{read_events, write_jsonl, Format};
+use super::codec::{read_events, read_raw, write_jsonl, Format};
 use crate::io::{flush, open_input, stdout, CliError};
 
 /// Arguments of `agui verify`.
@@ -33,6 +34,10 @@ pub struct ApplyArgs {
     /// Format of the event stream.
     #[arg(long, value_enum)]
     pub from: Format,
+    /// Verify the lifecycle too (off by default, so that a fragment of a stream can be
+    /// applied).
+    #[arg(long)]
+    pub verify: bool,
     /// Event stream file (standard input when absent or `-`).
     pub file: Option<PathBuf>,
 }
@@ -54,32 +59,47 @@ pub struct TransformArgs {
     pub file: Option<PathBuf>,
 }
 
-/// `agui verify`: exit 0 when the stream is valid, 1 with `event N: reason` when not.
-pub fn verify(args: VerifyArgs) -> Result<(), CliError> {
-    let mut input = open_input(args.file.as_deref())?;
-    let mut verifier = Verifier::new();
-    let mut expander = args.expand_chunks.then(ChunkExpander::new);
-    let mut buf = Vec::new();
-    read_events(args.from, &mut input, |ev| match &mut expander {
-        None => verifier
-            .push(&ev)
-            .map_err(|e| CliError::Rejected(e.to_string())),
-        Some(x) => {
-            x.push(ev, &mut buf)
-                .map_err(|e| CliError::Rejected(e.to_string()))?;
-            for e in buf.drain(..) {
-                verifier
-                    .push(&e)
-                    .map_err(|e| CliError::Rejected(format!("expanded {e}")))?;
-            }
-            Ok(())
+/// Feeds every event of the input through `inbound`; prints its warnings to standard
+/// error as `warning: …` lines. A malformed event exits with status 2, a rejected stream
+/// with 1; both name the event index and where it stands in the input.
+fn take_in(
+    inbound: &mut Inbound,
+    from: Format,
+    file: Option<&std::path::Path>,
+) -> Result<(), CliError> {
+    let mut input = open_input(file)?;
+    let (mut out, mut warnings) = (Vec::new(), Vec::new());
+    read_raw(from, &mut input, |raw| {
+        out.clear();
+        let r = match raw.body {
+            RawBody::Json(data) => inbound.push_json(data, &mut out, &mut warnings),
+            RawBody::Event(event) => inbound.push_event(event, &mut out, &mut warnings),
+        };
+        for w in warnings.drain(..) {
+            eprintln!("warning: {w}");
         }
+        r.map_err(|e| match e {
+            InboundError::Malformed { .. } => {
+                CliError::Malformed(format!("{e} ({})", raw.position))
+            }
+            e => CliError::Rejected(e.to_string()),
+        })
     })
 }
 
-/// `agui apply`: prints `{"messages":[...],"state":...}`.
+/// `agui verify`: exit 0 when the stream is valid, 1 with `event N: reason` when not.
+/// The stream goes through the inbound pipeline a client runs (compatibility,
+/// enforcement, chunk expansion when asked, verification).
+pub fn verify(args: VerifyArgs) -> Result<(), CliError> {
+    let config = InboundConfig::default().expand_chunks(args.expand_chunks);
+    take_in(&mut Inbound::new(config), args.from, args.file.as_deref())
+}
+
+/// `agui apply`: prints `{"messages":[...],"state":...}`, after the inbound pipeline
+/// (compatibility, enforcement, chunk expansion, verification with `--verify`, then the
+/// reducer).
 pub fn apply(args: ApplyArgs) -> Result<(), CliError> {
-    let mut reducer = match &args.input {
+    let reducer = match &args.input {
         None => Reducer::new(
             Vec::new(),
             Some(serde_json::Value::Object(Default::default())),
@@ -92,13 +112,10 @@ pub fn apply(args: ApplyArgs) -> Result<(), CliError> {
             Reducer::from_input(&input)
         }
     };
-    let mut input = open_input(args.file.as_deref())?;
-    read_events(args.from, &mut input, |ev| {
-        reducer
-            .apply_owned(ev)
-            .map(|_| ())
-            .map_err(|e| CliError::Rejected(e.to_string()))
-    })?;
+    let config = InboundConfig::default().verify(args.verify);
+    let mut inbound = Inbound::with_reducer(config, reducer);
+    take_in(&mut inbound, args.from, args.file.as_deref())?;
+    let reducer = inbound.into_reducer().unwrap_or_default();
     let mut json = reducer.to_json();
     if let serde_json::Value::Object(o) = &mut json {
         o.entry("state").or_insert(serde_json::Value::Null);

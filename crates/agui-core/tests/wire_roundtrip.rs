@@ -19,20 +19,30 @@ fn has_optional_null(v: &Value, e: &Event) -> bool {
         || (e.subagent_run_id().is_none() && v.get("subagentRunId").is_some())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
-
-    #[test]
-    fn every_event_round_trips(e in event()) {
+/// On a large stack (`common::codec::check`): the full event strategy nests deeply
+/// enough to overflow a test thread's default stack in a debug build.
+#[test]
+fn every_event_round_trips() {
+    common::codec::check(512, event, |e| {
         let json = e.to_json_string();
-        let back = Event::from_json_str(&json).map_err(|err| TestCaseError::fail(format!("{err}: {json}")))?;
+        let back = Event::from_json_str(&json)
+            .map_err(|err| TestCaseError::fail(format!("{err}: {json}")))?;
         prop_assert_eq!(&back, &e);
         // Canonical: encoding again gives the same bytes.
         prop_assert_eq!(back.to_json_string(), json.clone());
         let v: Value = serde_json::from_str(&json).unwrap();
         prop_assert_eq!(v["type"].as_str(), Some(e.event_type().as_str()));
-        prop_assert!(!has_optional_null(&v, &e), "optional null written: {}", json);
-    }
+        prop_assert!(
+            !has_optional_null(&v, &e),
+            "optional null written: {}",
+            json
+        );
+        Ok(())
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
     fn every_message_round_trips(m in message()) {

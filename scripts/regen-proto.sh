@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates crates/agui-core/src/encoding/proto/generated.rs (checked in) from
-# fixtures/reference/agui-1.0.proto (the schema reconstructed from @ag-ui/proto 1.0.0).
+# crates/agui-core/proto/agui-1.1.proto (the schema reconstructed from @ag-ui/proto 1.0.0,
+# fixtures/reference/agui-1.0.proto, plus the 1.1 `encrypted_value_type` fields).
 # Needs only cargo: the .proto is compiled by protox, a protobuf compiler written in
 # Rust, so no `protoc` is required.
 set -euo pipefail

@@ -138,6 +138,8 @@ event_struct! {
         req entity_id: String = "entityId",
         /// The artefact.
         req encrypted_value: String = "encryptedValue",
+        /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
+        opt encrypted_value_type: String = "encryptedValueType",
     }
 }
 

@@ -121,16 +121,21 @@ fn push_content(c: &mut Content, delta: &str) {
     }
 }
 
-fn set_encrypted_value(m: &mut Message, v: String) -> bool {
-    match m {
-        Message::Developer(x) => x.encrypted_value = Some(v),
-        Message::System(x) => x.encrypted_value = Some(v),
-        Message::Reasoning(x) => x.encrypted_value = Some(v),
-        Message::Assistant(x) => x.encrypted_value = Some(v),
-        Message::User(x) => x.encrypted_value = Some(v),
-        Message::Tool(x) => x.encrypted_value = Some(v),
+/// Stores a `REASONING_ENCRYPTED_VALUE`'s value and type on a message (protocol 1.1: the
+/// type travels with the value, so a stored type is removed when the event carries
+/// none). `false` for an activity message, which has no encrypted value.
+fn set_encrypted_value(m: &mut Message, v: String, ty: Option<String>) -> bool {
+    let (value, value_type) = match m {
+        Message::Developer(x) => (&mut x.encrypted_value, &mut x.encrypted_value_type),
+        Message::System(x) => (&mut x.encrypted_value, &mut x.encrypted_value_type),
+        Message::Reasoning(x) => (&mut x.encrypted_value, &mut x.encrypted_value_type),
+        Message::Assistant(x) => (&mut x.encrypted_value, &mut x.encrypted_value_type),
+        Message::User(x) => (&mut x.encrypted_value, &mut x.encrypted_value_type),
+        Message::Tool(x) => (&mut x.encrypted_value, &mut x.encrypted_value_type),
         Message::Activity(_) => return false,
-    }
+    };
+    *value = Some(v);
+    *value_type = ty;
     true
 }
 
@@ -419,6 +424,7 @@ impl Reducer {
                 EncryptedValueSubtype::ToolCall => {
                     if let Some((i, tc)) = self.tool_call_mut(&e.entity_id) {
                         tc.encrypted_value = Some(e.encrypted_value);
+                        tc.encrypted_value_type = e.encrypted_value_type;
                         out.messages_changed = true;
                         out.updated = Some(i);
                     }
@@ -426,7 +432,7 @@ impl Reducer {
                 EncryptedValueSubtype::Message => {
                     if let Some(i) = self.find(&e.entity_id) {
                         if let Some(m) = self.messages.get_mut(i) {
-                            if set_encrypted_value(m, e.encrypted_value) {
+                            if set_encrypted_value(m, e.encrypted_value, e.encrypted_value_type) {
                                 out.messages_changed = true;
                                 out.updated = Some(i);
                             }

@@ -77,6 +77,8 @@ wire_struct! {
         opt name: String = "name",
         /// Opaque provider artefact.
         opt encrypted_value: String = "encryptedValue",
+        /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
+        opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
         opt metadata: JsonObject = "metadata",
         /// The text.
@@ -95,6 +97,8 @@ wire_struct! {
         opt name: String = "name",
         /// Opaque provider artefact.
         opt encrypted_value: String = "encryptedValue",
+        /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
+        opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
         opt metadata: JsonObject = "metadata",
         /// The text.
@@ -113,6 +117,8 @@ wire_struct! {
         opt name: String = "name",
         /// Opaque provider artefact.
         opt encrypted_value: String = "encryptedValue",
+        /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
+        opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
         opt metadata: JsonObject = "metadata",
         /// The text.
@@ -133,6 +139,8 @@ wire_struct! {
         opt name: String = "name",
         /// Opaque provider artefact.
         opt encrypted_value: String = "encryptedValue",
+        /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
+        opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
         opt metadata: JsonObject = "metadata",
         /// Text or parts.
@@ -155,6 +163,8 @@ wire_struct! {
         opt error: String = "error",
         /// Opaque provider artefact.
         opt encrypted_value: String = "encryptedValue",
+        /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
+        opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
         opt metadata: JsonObject = "metadata",
     }
@@ -187,6 +197,8 @@ wire_struct! {
         req content: String = "content",
         /// Opaque provider artefact.
         opt encrypted_value: String = "encryptedValue",
+        /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
+        opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
         opt metadata: JsonObject = "metadata",
     }

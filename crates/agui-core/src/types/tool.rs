@@ -62,6 +62,8 @@ wire_struct! {
         req function: FunctionCall = "function",
         /// Opaque provider artefact.
         opt encrypted_value: String = "encryptedValue",
+        /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
+        opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
         opt metadata: JsonObject = "metadata",
     }

@@ -138,21 +138,25 @@ pub fn tool_call() -> impl Strategy<Value = ToolCall> {
         id(),
         text(),
         option::of(text()),
+        option::of(text()),
         option::of(object()),
         extra(),
     )
         .prop_map(
-            |(id, name, arguments, encrypted_value, metadata, extra)| ToolCall {
-                id,
-                r#type: ToolCallType::Function,
-                function: FunctionCall {
-                    name,
-                    arguments,
-                    extra: Default::default(),
-                },
-                encrypted_value,
-                metadata,
-                extra,
+            |(id, name, arguments, encrypted_value, encrypted_value_type, metadata, extra)| {
+                ToolCall {
+                    id,
+                    r#type: ToolCallType::Function,
+                    function: FunctionCall {
+                        name,
+                        arguments,
+                        extra: Default::default(),
+                    },
+                    encrypted_value,
+                    encrypted_value_type,
+                    metadata,
+                    extra,
+                }
             },
         )
 }
@@ -165,26 +169,29 @@ pub fn message() -> impl Strategy<Value = Message> {
             option::of(text()),
             option::of(text()),
             option::of(object()),
+            option::of(text()),
         )
     };
     prop_oneof![
-        (common(), text(), extra()).prop_map(|((s, id, name, ev, md), content, extra)| {
+        (common(), text(), extra()).prop_map(|((s, id, name, ev, md, evt), content, extra)| {
             Message::Developer(DeveloperMessage {
                 subagent_run_id: s,
                 id,
                 name,
                 encrypted_value: ev,
+                encrypted_value_type: evt,
                 metadata: md,
                 content,
                 extra,
             })
         }),
-        (common(), text(), extra()).prop_map(|((s, id, name, ev, md), content, extra)| {
+        (common(), text(), extra()).prop_map(|((s, id, name, ev, md, evt), content, extra)| {
             Message::System(SystemMessage {
                 subagent_run_id: s,
                 id,
                 name,
                 encrypted_value: ev,
+                encrypted_value_type: evt,
                 metadata: md,
                 content,
                 extra,
@@ -196,31 +203,33 @@ pub fn message() -> impl Strategy<Value = Message> {
             option::of(vec(tool_call(), 0..3)),
             extra()
         )
-            .prop_map(|((s, id, name, ev, md), content, tool_calls, extra)| {
+            .prop_map(|((s, id, name, ev, md, evt), content, tool_calls, extra)| {
                 Message::Assistant(AssistantMessage {
                     subagent_run_id: s,
                     id,
                     name,
                     encrypted_value: ev,
+                    encrypted_value_type: evt,
                     metadata: md,
                     content,
                     tool_calls,
                     extra,
                 })
             }),
-        (common(), content(), extra()).prop_map(|((s, id, name, ev, md), content, extra)| {
+        (common(), content(), extra()).prop_map(|((s, id, name, ev, md, evt), content, extra)| {
             Message::User(UserMessage {
                 subagent_run_id: s,
                 id,
                 name,
                 encrypted_value: ev,
+                encrypted_value_type: evt,
                 metadata: md,
                 content,
                 extra,
             })
         }),
         (common(), content(), id(), option::of(text()), extra()).prop_map(
-            |((s, id, _, ev, md), content, tool_call_id, error, extra)| Message::Tool(
+            |((s, id, _, ev, md, evt), content, tool_call_id, error, extra)| Message::Tool(
                 ToolMessage {
                     subagent_run_id: s,
                     id,
@@ -228,13 +237,14 @@ pub fn message() -> impl Strategy<Value = Message> {
                     tool_call_id,
                     error,
                     encrypted_value: ev,
+                    encrypted_value_type: evt,
                     metadata: md,
                     extra
                 }
             )
         ),
         (common(), id(), object(), extra()).prop_map(
-            |((s, id, _, _, md), activity_type, content, extra)| Message::Activity(
+            |((s, id, _, _, md, _), activity_type, content, extra)| Message::Activity(
                 ActivityMessage {
                     subagent_run_id: s,
                     id,
@@ -245,12 +255,13 @@ pub fn message() -> impl Strategy<Value = Message> {
                 }
             )
         ),
-        (common(), text(), extra()).prop_map(|((s, id, _, ev, md), content, extra)| {
+        (common(), text(), extra()).prop_map(|((s, id, _, ev, md, evt), content, extra)| {
             Message::Reasoning(ReasoningMessage {
                 subagent_run_id: s,
                 id,
                 content,
                 encrypted_value: ev,
+                encrypted_value_type: evt,
                 metadata: md,
                 extra,
             })
@@ -646,7 +657,7 @@ pub fn event() -> impl Strategy<Value = Event> {
             }
         )),
         (base(), id()).prop_map(|(b, m)| ev!(b, ReasoningEnd { message_id: m })),
-        (base(), any::<bool>(), id(), text()).prop_map(|(b, t, e, v)| ev!(
+        (base(), any::<bool>(), id(), text(), option::of(text())).prop_map(|(b, t, e, v, vt)| ev!(
             b,
             ReasoningEncryptedValue {
                 subtype: if t {
@@ -655,7 +666,8 @@ pub fn event() -> impl Strategy<Value = Event> {
                     EncryptedValueSubtype::Message
                 },
                 entity_id: e,
-                encrypted_value: v
+                encrypted_value: v,
+                encrypted_value_type: vt
             }
         )),
         (

@@ -108,3 +108,37 @@ pub fn generated_events(seed: u8, n: usize) -> Vec<Event> {
             .collect()
     })
 }
+
+/// The event as protocol 1.0 has it: every `encryptedValueType` (new in 1.1) removed.
+/// What a 1.0 peer (the reference packages the interop tests run) reads of it.
+pub fn as_1_0(ev: &Event) -> Event {
+    use agui_core::types::Message;
+    fn message(m: &mut Message) {
+        match m {
+            Message::Developer(x) => x.encrypted_value_type = None,
+            Message::System(x) => x.encrypted_value_type = None,
+            Message::Assistant(x) => {
+                x.encrypted_value_type = None;
+                for tc in x.tool_calls.iter_mut().flatten() {
+                    tc.encrypted_value_type = None;
+                }
+            }
+            Message::User(x) => x.encrypted_value_type = None,
+            Message::Tool(x) => x.encrypted_value_type = None,
+            Message::Reasoning(x) => x.encrypted_value_type = None,
+            Message::Activity(_) => {}
+        }
+    }
+    let mut ev = ev.clone();
+    match &mut ev {
+        Event::ReasoningEncryptedValue(e) => e.encrypted_value_type = None,
+        Event::MessagesSnapshot(e) => e.messages.iter_mut().for_each(message),
+        Event::RunStarted(e) => {
+            if let Some(input) = &mut e.input {
+                input.messages.iter_mut().for_each(message);
+            }
+        }
+        _ => {}
+    }
+    ev
+}

@@ -173,6 +173,7 @@ fn tool_call(t: &ToolCall) -> pb::ToolCall {
         }),
         metadata: strukt(&t.metadata),
         encrypted_value: t.encrypted_value.clone(),
+        encrypted_value_type: t.encrypted_value_type.clone(),
     }
 }
 
@@ -189,28 +190,33 @@ fn message(m: &Message) -> pb::Message {
             w.content = Some(d.content.clone());
             w.name = d.name.clone();
             w.encrypted_value = d.encrypted_value.clone();
+            w.encrypted_value_type = d.encrypted_value_type.clone();
         }
         Message::System(d) => {
             w.content = Some(d.content.clone());
             w.name = d.name.clone();
             w.encrypted_value = d.encrypted_value.clone();
+            w.encrypted_value_type = d.encrypted_value_type.clone();
         }
         Message::Assistant(a) => {
             w.content = a.content.clone();
             w.name = a.name.clone();
             w.encrypted_value = a.encrypted_value.clone();
+            w.encrypted_value_type = a.encrypted_value_type.clone();
             w.tool_calls = a.tool_calls.iter().flatten().map(tool_call).collect();
         }
         Message::User(u) => {
             (w.content, w.content_parts) = content(&u.content);
             w.name = u.name.clone();
             w.encrypted_value = u.encrypted_value.clone();
+            w.encrypted_value_type = u.encrypted_value_type.clone();
         }
         Message::Tool(t) => {
             (w.content, w.content_parts) = content(&t.content);
             w.tool_call_id = Some(t.tool_call_id.clone());
             w.error = t.error.clone();
             w.encrypted_value = t.encrypted_value.clone();
+            w.encrypted_value_type = t.encrypted_value_type.clone();
         }
         Message::Activity(a) => {
             w.activity_type = Some(a.activity_type.clone());
@@ -219,6 +225,7 @@ fn message(m: &Message) -> pb::Message {
         Message::Reasoning(r) => {
             w.content = Some(r.content.clone());
             w.encrypted_value = r.encrypted_value.clone();
+            w.encrypted_value_type = r.encrypted_value_type.clone();
         }
     }
     w
@@ -479,6 +486,7 @@ pub(super) fn event(ev: &Event) -> pb::event::Event {
                 .to_owned(),
                 entity_id: e.entity_id.clone(),
                 encrypted_value: e.encrypted_value.clone(),
+                encrypted_value_type: e.encrypted_value_type.clone(),
             }),
         ),
         Event::SubagentStarted(e) => {

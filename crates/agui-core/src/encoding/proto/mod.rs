@@ -1,7 +1,10 @@
 //! Protobuf, compatible with `@ag-ui/proto` 1.0: each event is one `ag_ui.Event` message
-//! (schema: `fixtures/reference/agui-1.0.proto`, reconstructed from the reference and
-//! checked against its frames) preceded by its length as a 4-byte big-endian
-//! integer.
+//! preceded by its length as a 4-byte big-endian integer. The schema is
+//! `crates/agui-core/proto/agui-1.1.proto`: the 1.0 schema reconstructed from the
+//! reference and checked against its frames (`fixtures/reference/agui-1.0.proto`, kept
+//! unchanged) plus protocol 1.1's optional `encrypted_value_type` fields
+//! (`ToolCall` 6, `Message` 14, `ReasoningEncryptedValueEvent` 6). A frame without them
+//! is a 1.0 frame, and a 1.0 decoder skips them.
 //!
 //! The prost types are generated from the `.proto` and checked in
 //! (`scripts/regen-proto.sh` regenerates them; it needs no `protoc`). Free-form JSON

@@ -193,6 +193,7 @@ static TOOL_CALL: Obj = obj(&[
     req("type", A),
     req("function", Shape::Obj(&FUNCTION_CALL)),
     opt("encryptedValue", A),
+    opt("encryptedValueType", A),
     opt("metadata", A),
 ]);
 static TOOL_CALL_SHAPE: Shape = Shape::Obj(&TOOL_CALL);
@@ -203,6 +204,7 @@ static MSG_DEVELOPER: Obj = obj(&[
     req("role", A),
     opt("name", A),
     opt("encryptedValue", A),
+    opt("encryptedValueType", A),
     opt("metadata", A),
     req("content", A),
 ]);
@@ -212,6 +214,7 @@ static MSG_ASSISTANT: Obj = obj(&[
     req("role", A),
     opt("name", A),
     opt("encryptedValue", A),
+    opt("encryptedValueType", A),
     opt("metadata", A),
     opt("content", A),
     opt("toolCalls", Shape::Arr(&TOOL_CALL_SHAPE)),
@@ -222,6 +225,7 @@ static MSG_USER: Obj = obj(&[
     req("role", A),
     opt("name", A),
     opt("encryptedValue", A),
+    opt("encryptedValueType", A),
     opt("metadata", A),
     req("content", CONTENT),
 ]);
@@ -233,6 +237,7 @@ static MSG_TOOL: Obj = obj(&[
     req("toolCallId", A),
     opt("error", A),
     opt("encryptedValue", A),
+    opt("encryptedValueType", A),
     opt("metadata", A),
 ]);
 static MSG_ACTIVITY: Obj = obj(&[
@@ -249,6 +254,7 @@ static MSG_REASONING: Obj = obj(&[
     req("role", A),
     req("content", A),
     opt("encryptedValue", A),
+    opt("encryptedValueType", A),
     opt("metadata", A),
 ]);
 static MESSAGE: Union = Union {
@@ -456,7 +462,8 @@ event!(
     [
         req("subtype", A),
         req("entityId", A),
-        req("encryptedValue", A)
+        req("encryptedValue", A),
+        opt("encryptedValueType", A)
     ]
 );
 event!(

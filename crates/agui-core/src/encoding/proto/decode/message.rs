@@ -91,6 +91,7 @@ fn tool_call(t: pb::ToolCall) -> R<ToolCall> {
             ..Default::default()
         },
         encrypted_value: t.encrypted_value,
+        encrypted_value_type: t.encrypted_value_type,
         metadata: strukt(t.metadata),
         ..Default::default()
     })
@@ -138,18 +139,26 @@ fn message(m: pb::Message) -> R<Message> {
     let mut extra = JsonObject::new();
     let role_defines = |key: &str| -> bool {
         match role {
-            "developer" | "system" => matches!(key, "name" | "encryptedValue"),
-            "assistant" => matches!(key, "name" | "encryptedValue" | "toolCalls"),
-            "user" => matches!(key, "name" | "encryptedValue"),
-            "tool" => matches!(key, "toolCallId" | "error" | "encryptedValue"),
+            "developer" | "system" | "user" => {
+                matches!(key, "name" | "encryptedValue" | "encryptedValueType")
+            }
+            "assistant" => matches!(
+                key,
+                "name" | "encryptedValue" | "encryptedValueType" | "toolCalls"
+            ),
+            "tool" => matches!(
+                key,
+                "toolCallId" | "error" | "encryptedValue" | "encryptedValueType"
+            ),
             "activity" => matches!(key, "activityType"),
-            _ => matches!(key, "encryptedValue"),
+            _ => matches!(key, "encryptedValue" | "encryptedValueType"),
         }
     };
     let mut name = m.name;
     let mut tool_call_id = m.tool_call_id;
     let mut error = m.error;
     let mut encrypted_value = m.encrypted_value;
+    let mut encrypted_value_type = m.encrypted_value_type;
     let mut activity_type = m.activity_type;
     let mut tool_calls = tool_calls;
     if !role_defines("name") {
@@ -175,6 +184,13 @@ fn message(m: pb::Message) -> R<Message> {
     if !role_defines("activityType") {
         put(&mut extra, "activityType", activity_type.take());
     }
+    if !role_defines("encryptedValueType") {
+        put(
+            &mut extra,
+            "encryptedValueType",
+            encrypted_value_type.take(),
+        );
+    }
     let subagent_run_id = m.subagent_run_id;
     let id = m.id;
     let content_parts = m.content_parts;
@@ -185,6 +201,7 @@ fn message(m: pb::Message) -> R<Message> {
             id,
             name,
             encrypted_value,
+            encrypted_value_type,
             metadata,
             content: content.ok_or_else(|| missing("content"))?,
             extra,
@@ -194,6 +211,7 @@ fn message(m: pb::Message) -> R<Message> {
             id,
             name,
             encrypted_value,
+            encrypted_value_type,
             metadata,
             content: content.ok_or_else(|| missing("content"))?,
             extra,
@@ -203,6 +221,7 @@ fn message(m: pb::Message) -> R<Message> {
             id,
             name,
             encrypted_value,
+            encrypted_value_type,
             metadata,
             content,
             tool_calls,
@@ -213,6 +232,7 @@ fn message(m: pb::Message) -> R<Message> {
             id,
             name,
             encrypted_value,
+            encrypted_value_type,
             metadata,
             content: match content {
                 Some(s) => Content::Text(s),
@@ -230,6 +250,7 @@ fn message(m: pb::Message) -> R<Message> {
             tool_call_id: tool_call_id.ok_or_else(|| missing("toolCallId"))?,
             error,
             encrypted_value,
+            encrypted_value_type,
             metadata,
             extra,
         }),
@@ -246,6 +267,7 @@ fn message(m: pb::Message) -> R<Message> {
             id,
             content: content.ok_or_else(|| missing("content"))?,
             encrypted_value,
+            encrypted_value_type,
             metadata,
             extra,
         }),

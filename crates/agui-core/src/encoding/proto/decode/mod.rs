@@ -534,6 +534,7 @@ pub(super) fn event(arm: pb::event::Event) -> R<Event> {
                 subtype: subtype,
                 entity_id: e.entity_id,
                 encrypted_value: e.encrypted_value,
+                encrypted_value_type: e.encrypted_value_type,
             })
         }
         A::SubagentStarted(e) => event!(SubagentStarted, base(e.base_event, T::SubagentStarted)?, {

@@ -259,8 +259,12 @@ fn run_sends_input_headers_and_bearer_and_prints_warnings() {
     let lower = request.to_ascii_lowercase();
     assert!(lower.contains("x-trace: abc 123\r\n"), "{request}");
     assert!(lower.contains("x-other: v\r\n"), "{request}");
-    assert!(lower.contains("authorization: bearer s3cret\r\n"), "{request}");
-    let body: Value = serde_json::from_str(&request[request.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+    assert!(
+        lower.contains("authorization: bearer s3cret\r\n"),
+        "{request}"
+    );
+    let body: Value =
+        serde_json::from_str(&request[request.find("\r\n\r\n").unwrap() + 4..]).unwrap();
     assert_eq!(body["threadId"], "t-in");
     assert_eq!(body["runId"], "r-in");
     assert_eq!(body["state"], serde_json::json!({"k": 1}));
@@ -294,11 +298,16 @@ fn run_rejects_a_malformed_header_and_input() {
         .spawn()
         .and_then(|mut c| {
             use std::io::Write;
-            c.stdin.take().unwrap().write_all(br#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user"}]}"#)?;
+            c.stdin.take().unwrap().write_all(
+                br#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user"}]}"#,
+            )?;
             c.wait_with_output()
         })
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--input -") && stderr.contains("content"), "{stderr}");
+    assert!(
+        stderr.contains("--input -") && stderr.contains("content"),
+        "{stderr}"
+    );
 }

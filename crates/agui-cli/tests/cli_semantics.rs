@@ -78,18 +78,25 @@ fn apply_matches_the_reference_reducer() {
         let path = fixture("events.jsonl");
         args.push(path.to_str().unwrap());
         let raw = agui(&args, b"");
-        assert!(raw.status.success(), "{}", String::from_utf8_lossy(&raw.stderr));
+        assert!(
+            raw.status.success(),
+            "{}",
+            String::from_utf8_lossy(&raw.stderr)
+        );
         let got: Value = serde_json::from_slice(&raw.stdout).unwrap();
         assert_eq!(got["messages"], want["messages"]);
         assert_eq!(got["state"], want["state"]);
     }
     // A fragment that is not a whole run applies, and fails verification.
-    let fragment = b"{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"m\",\"delta\":\"x\",\"vendor\":1}\n";
+    let fragment =
+        b"{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"m\",\"delta\":\"x\",\"vendor\":1}\n";
     let out = agui(&["apply", "--from", "jsonl"], fragment);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("warning: event 0: removed unrecognised material at '/vendor' on TEXT_MESSAGE_CHUNK"),
+        stderr.contains(
+            "warning: event 0: removed unrecognised material at '/vendor' on TEXT_MESSAGE_CHUNK"
+        ),
         "{stderr}"
     );
     let out = agui(&["apply", "--verify", "--from", "jsonl"], fragment);

@@ -202,7 +202,8 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     if let Some(m) = &args.message {
         agent.add_message(Message::user(uuid::Uuid::new_v4().to_string(), m.as_str()));
     }
-    let interactive = std::io::stdin().is_terminal() && !args.json && args.input.as_deref() != Some("-");
+    let interactive =
+        std::io::stdin().is_terminal() && !args.json && args.input.as_deref() != Some("-");
     let mut params = first;
     loop {
         let result = agent.run_agent(params).await;

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use agui_core::encoding::RawBody;
-use agui_core::semantics::{ChunkExpander, Compactor, Inbound, InboundConfig, InboundError, Reducer};
+use agui_core::semantics::{
+    ChunkExpander, Compactor, Inbound, InboundConfig, InboundError, Reducer,
+};
 use agui_core::{Event, RunAgentInput};
 use clap::{ArgGroup, Args};
 

@@ -48,9 +48,9 @@ fn intake_typed(stream: EventStream, inbound: InboundConfig) -> EventStream {
             Ok(event) => {
                 let mut warnings = Vec::new();
                 let r = intake.push_event(event, &mut out, &mut warnings);
-                sink.lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .append(&mut warnings);
+                if !warnings.is_empty() {
+                    sink.append(&mut warnings);
+                }
                 let mut items: Vec<_> = out.drain(..).map(Ok).collect();
                 if let Err(source) = r {
                     failed = true;
@@ -465,7 +465,7 @@ impl Agent {
         let mut warnings = Vec::new();
         let take = |warnings: &mut Vec<InboundWarning>| {
             if let Some(sink) = sink {
-                warnings.append(&mut sink.lock().unwrap_or_else(|p| p.into_inner()));
+                sink.drain_into(warnings);
             }
         };
         while let Some(item) = stream.next().await {

@@ -21,7 +21,36 @@ use tracing::Instrument;
 use crate::error::ClientError;
 
 /// Warnings raised while a stream was taken in, waiting to be read.
-pub(crate) type WarningSink = Arc<Mutex<Vec<InboundWarning>>>;
+pub(crate) type WarningSink = Arc<WarningQueue>;
+
+/// A queue of warnings shared between a stream's intake and its reader. Reading an
+/// empty queue takes no lock (the common case: one check per event).
+#[derive(Debug, Default)]
+pub(crate) struct WarningQueue {
+    queued: std::sync::atomic::AtomicBool,
+    items: Mutex<Vec<InboundWarning>>,
+}
+
+impl WarningQueue {
+    /// Moves `warnings` into the queue.
+    pub(crate) fn append(&self, warnings: &mut Vec<InboundWarning>) {
+        let mut items = self.items.lock().unwrap_or_else(|p| p.into_inner());
+        items.append(warnings);
+        self.queued
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Moves the queued warnings into `out`.
+    pub(crate) fn drain_into(&self, out: &mut Vec<InboundWarning>) {
+        if !self.queued.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
+        let mut items = self.items.lock().unwrap_or_else(|p| p.into_inner());
+        out.append(&mut items);
+        self.queued
+            .store(false, std::sync::atomic::Ordering::Release);
+    }
+}
 
 /// A run's events as they arrive. Dropping it cancels the request; so does
 /// [`EventStream::abort`].
@@ -55,10 +84,11 @@ impl EventStream {
     /// dropped, what was translated), removed from the stream. Empty for a stream that
     /// did not go through an intake ([`from_stream`](Self::from_stream)).
     pub fn take_warnings(&self) -> Vec<InboundWarning> {
-        match &self.warnings {
-            Some(w) => std::mem::take(&mut *w.lock().unwrap_or_else(|p| p.into_inner())),
-            None => Vec::new(),
+        let mut out = Vec::new();
+        if let Some(w) = &self.warnings {
+            w.drain_into(&mut out);
         }
+        out
     }
 
     /// Whether the stream went through an [`Intake`] (a stream from [`HttpAgent`] did).
@@ -97,10 +127,7 @@ impl EventStream {
             sink.clone(),
             None,
         );
-        let stream = futures_util::stream::unfold(body, |mut s| async move {
-            s.next_item().await.map(|item| (item, s))
-        });
-        EventStream::from_stream(stream).with_intake(sink)
+        EventStream::from_stream(body).with_intake(sink)
     }
 
     pub(crate) fn from_stream_with_abort(
@@ -416,6 +443,8 @@ impl BodyStream {
             warnings,
             pending_error: None,
             idle_timeout,
+            idle: None,
+            span: tracing::Span::none(),
             events: 0,
             terminal: false,
             finished: false,
@@ -444,6 +473,9 @@ struct BodyStream {
     warnings: WarningSink,
     pending_error: Option<ClientError>,
     idle_timeout: Option<Duration>,
+    /// The idle timer, armed while waiting for bytes.
+    idle: Option<Pin<Box<tokio::time::Sleep>>>,
+    span: tracing::Span,
     events: u64,
     terminal: bool,
     finished: bool,
@@ -452,100 +484,126 @@ struct BodyStream {
 
 impl BodyStream {
     fn instrument_stream(
-        self,
+        mut self,
         span: tracing::Span,
     ) -> BoxStream<'static, Result<Event, ClientError>> {
-        futures_util::stream::unfold(self, move |mut s| {
-            let span = span.clone();
-            async move { s.next_item().await.map(|item| (item, s)) }.instrument(span)
-        })
-        .boxed()
+        self.span = span;
+        self.boxed()
     }
 
-    async fn next_item(&mut self) -> Option<Result<Event, ClientError>> {
-        if self.done {
-            return None;
+    /// Counts a delivered event and tracks whether the run is over.
+    fn deliver(&mut self, event: Event) -> Result<Event, ClientError> {
+        self.events += 1;
+        match &event {
+            Event::RunFinished(_) | Event::RunError(_) => self.terminal = true,
+            Event::RunStarted(_) => self.terminal = false,
+            _ => {}
         }
+        Ok(event)
+    }
+
+    /// The next item that the bytes already received give, without I/O; `None` when
+    /// more bytes are needed (or the body has ended and everything was delivered).
+    fn next_buffered(&mut self) -> Option<Result<Event, ClientError>> {
         loop {
             if let Some(event) = self.ready.pop_front() {
-                self.events += 1;
-                match &event {
-                    Event::RunFinished(_) | Event::RunError(_) => self.terminal = true,
-                    Event::RunStarted(_) => self.terminal = false,
-                    _ => {}
-                }
-                return Some(Ok(event));
+                return Some(self.deliver(event));
             }
             if let Some(e) = self.pending_error.take() {
                 self.done = true;
                 return Some(Err(e));
             }
-            match self.decoder.next_raw() {
-                Some(Ok(raw)) => {
-                    let offset = raw.offset;
-                    let taken = match raw.body {
-                        RawBody::Json(data) => {
-                            self.intake
-                                .push_json(data, &mut self.scratch, &mut self.new_warnings)
-                        }
-                        RawBody::Event(event) => {
-                            self.intake
-                                .push_event(event, &mut self.scratch, &mut self.new_warnings)
-                        }
-                    };
-                    if !self.new_warnings.is_empty() {
-                        let mut sink = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
-                        sink.append(&mut self.new_warnings);
-                    }
-                    self.ready.extend(self.scratch.drain(..));
-                    if let Err(source) = taken {
-                        // Delivered after what the frame produced before the failure.
-                        self.pending_error = Some(ClientError::Inbound {
-                            byte_offset: Some(offset),
-                            source,
-                        });
-                    }
-                    continue;
-                }
-                Some(Err(e)) => {
+            let raw = match self.decoder.next_raw()? {
+                Ok(raw) => raw,
+                Err(e) => {
                     self.done = true;
                     return Some(Err(e.into()));
                 }
-                None => {}
-            }
-            if self.finished {
-                self.done = true;
-                if !self.terminal {
-                    return Some(Err(ClientError::Truncated {
-                        events: self.events,
-                    }));
-                }
-                return None;
-            }
-            let chunk = match self.idle_timeout {
-                Some(t) => match tokio::time::timeout(t, self.body.next()).await {
-                    Ok(c) => c,
-                    Err(_) => {
-                        self.done = true;
-                        return Some(Err(ClientError::Timeout {
-                            after: t,
-                            waiting_for: "the next event",
-                        }));
-                    }
-                },
-                None => self.body.next().await,
             };
-            match chunk {
-                Some(Ok(bytes)) => self.decoder.push(&bytes),
-                Some(Err(e)) => {
-                    self.done = true;
-                    return Some(Err(e));
+            let offset = raw.offset;
+            let taken = match raw.body {
+                RawBody::Json(data) => {
+                    self.intake
+                        .push_json(data, &mut self.scratch, &mut self.new_warnings)
                 }
-                None => {
+                RawBody::Event(event) => {
+                    self.intake
+                        .push_event(event, &mut self.scratch, &mut self.new_warnings)
+                }
+            };
+            if !self.new_warnings.is_empty() {
+                self.warnings.append(&mut self.new_warnings);
+            }
+            if let Err(source) = taken {
+                // Delivered after what the frame produced before the failure.
+                self.pending_error = Some(ClientError::Inbound {
+                    byte_offset: Some(offset),
+                    source,
+                });
+            }
+            // The common case, one frame one event, skips the queue.
+            if self.scratch.len() == 1 && self.pending_error.is_none() {
+                if let Some(event) = self.scratch.pop() {
+                    return Some(self.deliver(event));
+                }
+            }
+            self.ready.extend(self.scratch.drain(..));
+        }
+    }
+}
+
+impl Stream for BodyStream {
+    type Item = Result<Event, ClientError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        let span = this.span.clone();
+        let _entered = span.enter();
+        loop {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            if let Some(item) = this.next_buffered() {
+                return Poll::Ready(Some(item));
+            }
+            if this.finished {
+                this.done = true;
+                if !this.terminal {
+                    return Poll::Ready(Some(Err(ClientError::Truncated {
+                        events: this.events,
+                    })));
+                }
+                return Poll::Ready(None);
+            }
+            match this.body.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(bytes))) => {
+                    this.idle = None;
+                    this.decoder.push(&bytes);
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(e)));
+                }
+                Poll::Ready(None) => {
                     // The end of the body: let the decoder report a truncated frame or
                     // release a last event, then end.
-                    self.finished = true;
-                    self.decoder.finish();
+                    this.finished = true;
+                    this.decoder.finish();
+                }
+                Poll::Pending => {
+                    if let Some(t) = this.idle_timeout {
+                        let sleep = this
+                            .idle
+                            .get_or_insert_with(|| Box::pin(tokio::time::sleep(t)));
+                        if std::future::Future::poll(sleep.as_mut(), cx).is_ready() {
+                            this.done = true;
+                            return Poll::Ready(Some(Err(ClientError::Timeout {
+                                after: t,
+                                waiting_for: "the next event",
+                            })));
+                        }
+                    }
+                    return Poll::Pending;
                 }
             }
         }

@@ -7,7 +7,7 @@ use crate::wire::de::Pointer;
 
 wire_struct! {
     /// `add`: insert `value` at `path`.
-    pub struct AddOperation {
+    pub struct AddOperation [open] {
         /// Target (JSON Pointer).
         req path: String = "path" via Pointer,
         /// Value to insert (`null` allowed).
@@ -17,7 +17,7 @@ wire_struct! {
 
 wire_struct! {
     /// `remove`: remove the value at `path`.
-    pub struct RemoveOperation {
+    pub struct RemoveOperation [open] {
         /// Target (JSON Pointer).
         req path: String = "path" via Pointer,
     }
@@ -25,7 +25,7 @@ wire_struct! {
 
 wire_struct! {
     /// `replace`: replace the value at `path`.
-    pub struct ReplaceOperation {
+    pub struct ReplaceOperation [open] {
         /// Target (JSON Pointer).
         req path: String = "path" via Pointer,
         /// New value (`null` allowed).
@@ -35,7 +35,7 @@ wire_struct! {
 
 wire_struct! {
     /// `move`: move the value at `from` to `path`.
-    pub struct MoveOperation {
+    pub struct MoveOperation [open] {
         /// Source (JSON Pointer).
         req from: String = "from" via Pointer,
         /// Target (JSON Pointer).
@@ -45,7 +45,7 @@ wire_struct! {
 
 wire_struct! {
     /// `copy`: copy the value at `from` to `path`.
-    pub struct CopyOperation {
+    pub struct CopyOperation [open] {
         /// Source (JSON Pointer).
         req from: String = "from" via Pointer,
         /// Target (JSON Pointer).
@@ -55,7 +55,7 @@ wire_struct! {
 
 wire_struct! {
     /// `test`: the value at `path` must equal `value`.
-    pub struct TestOperation {
+    pub struct TestOperation [open] {
         /// Target (JSON Pointer).
         req path: String = "path" via Pointer,
         /// Expected value (`null` allowed).

@@ -22,6 +22,32 @@ macro_rules! wire_field_ty {
     (dflt $ty:ty) => { $ty };
 }
 
+/// Whether a field kind may be absent.
+macro_rules! wire_optional {
+    (req) => {
+        false
+    };
+    (opt) => {
+        true
+    };
+    (nullable) => {
+        true
+    };
+    (dflt) => {
+        true
+    };
+}
+
+/// Whether an object keeps the keys it does not define (`[open]`: JSON Patch operations).
+macro_rules! wire_open {
+    () => {
+        false
+    };
+    (open) => {
+        true
+    };
+}
+
 /// Reads one field value from a `MapAccess`.
 macro_rules! wire_read_value {
     ($map:ident, req, $ty:ty) => {
@@ -93,13 +119,27 @@ macro_rules! wire_write {
 macro_rules! wire_struct {
     (
         $(#[$meta:meta])*
-        pub struct $name:ident {
+        pub struct $name:ident $([$open:ident])? {
             $(
                 $(#[$fmeta:meta])*
                 $kind:ident $field:ident : $ty:ty = $key:literal $(via $via:ty)?
             ),* $(,)?
         }
     ) => {
+        impl $crate::wire::shape::WireShape for $name {
+            const SHAPE: $crate::wire::shape::Shape =
+                $crate::wire::shape::Shape::Obj(&$crate::wire::shape::Obj {
+                    fields: &[$(
+                        $crate::wire::shape::Field {
+                            key: $key,
+                            shape: <$ty as $crate::wire::shape::WireShape>::SHAPE,
+                            optional: wire_optional!($kind),
+                        }
+                    ),*],
+                    spec_open: wire_open!($($open)?),
+                });
+        }
+
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Default)]
         pub struct $name {
@@ -210,6 +250,18 @@ macro_rules! wire_union {
             ),* $(,)?
         }
     ) => {
+        impl $crate::wire::shape::WireShape for $name {
+            const SHAPE: $crate::wire::shape::Shape =
+                $crate::wire::shape::Shape::Union(&$crate::wire::shape::Union {
+                    tag: $tag,
+                    members: &[$(
+                        ($wire, $crate::wire::shape::member_obj(
+                            <$inner as $crate::wire::shape::WireShape>::SHAPE,
+                        ))
+                    ),*],
+                });
+        }
+
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq)]
         #[allow(clippy::large_enum_variant)]

@@ -5,5 +5,6 @@
 pub(crate) mod macros;
 pub mod de;
 mod error;
+pub(crate) mod shape;
 
 pub use error::{from_json_slice, from_json_str, from_json_value, JsonError};

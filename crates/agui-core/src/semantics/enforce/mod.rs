@@ -92,7 +92,7 @@ fn strip(
 ) -> Result<Value, Unrecognisable> {
     match shape {
         Shape::Any => Ok(value),
-        Shape::Obj(o) => strip_obj(value, o, path, removed),
+        Shape::Obj(o) => strip_obj(value, o, None, path, removed),
         Shape::Arr(el) => match value {
             Value::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
@@ -121,7 +121,7 @@ fn strip(
                     .and_then(Value::as_str)
                     .and_then(|t| u.member(t));
                 match member {
-                    Some(o) => strip_obj(value, o, path, removed),
+                    Some(o) => strip_obj(value, o, Some(u.tag), path, removed),
                     None => Err(Unrecognisable),
                 }
             }
@@ -134,9 +134,12 @@ fn strip(
     }
 }
 
+/// Strips an object against its shape; `tag` is the union tag key it was selected by
+/// (kept as it is: the member's declaration does not list it).
 fn strip_obj(
     value: Value,
     o: &'static Obj,
+    tag: Option<&'static str>,
     path: &mut String,
     removed: &mut Vec<String>,
 ) -> Result<Value, Unrecognisable> {
@@ -149,7 +152,7 @@ fn strip_obj(
         path.push('/');
         path.push_str(&key);
         match o.field(&key) {
-            None if o.spec_open => {
+            None if o.spec_open || tag == Some(key.as_str()) => {
                 out.insert(key, v);
             }
             None => removed.push(path.clone()),
@@ -192,8 +195,14 @@ pub fn enforce_event(value: Value) -> Result<Enforced, EnforceError> {
         });
     };
     let mut removed = Vec::new();
-    let stripped =
-        strip_obj(value, schema, &mut String::new(), &mut removed).unwrap_or(Value::Null);
+    let stripped = strip_obj(
+        value,
+        schema,
+        Some(schema::EVENT_TAG),
+        &mut String::new(),
+        &mut removed,
+    )
+    .unwrap_or(Value::Null);
     let warnings: Vec<EnforceWarning> = removed
         .into_iter()
         .map(|path| {
@@ -229,7 +238,7 @@ pub enum NullsRoot {
 /// left alone.
 pub fn omit_optional_nulls(value: &mut Value, root: NullsRoot) {
     match root {
-        NullsRoot::RunAgentInput => omit_obj(value, &schema::RUN_AGENT_INPUT),
+        NullsRoot::RunAgentInput => omit_obj(value, schema::RUN_AGENT_INPUT),
         NullsRoot::Event => {
             if let Some(o) = value
                 .get("type")
@@ -286,7 +295,8 @@ pub fn enforce_outgoing_input(
     let mut removed = Vec::new();
     let stripped = strip_obj(
         value,
-        &schema::RUN_AGENT_INPUT,
+        schema::RUN_AGENT_INPUT,
+        None,
         &mut String::new(),
         &mut removed,
     )

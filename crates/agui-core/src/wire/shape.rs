@@ -1,0 +1,108 @@
+//! The JSON shape of every protocol object, derived from its declaration: which keys
+//! each object defines (and whether they are optional), which positions are opaque
+//! JSON, which arrays hold what, and which positions are unions discriminated by a tag.
+//!
+//! `wire_struct!` and `wire_union!` implement [`WireShape`] for what they declare, so
+//! enforcement and optional-null omission read the same declarations as the typed
+//! decoder and cannot drift from them.
+
+/// The shape of a JSON position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Shape {
+    /// Opaque or scalar: passed whole (state, metadata, payloads, strings, numbers,
+    /// closed string sets).
+    Any,
+    /// An object with known keys.
+    Obj(&'static Obj),
+    /// An array of elements of one shape.
+    Arr(&'static Shape),
+    /// A union of objects discriminated by a tag key.
+    Union(&'static Union),
+    /// A string or an array of elements of one shape (message content).
+    TextOr(&'static Shape),
+}
+
+/// One key of an object.
+#[derive(Debug)]
+pub(crate) struct Field {
+    pub key: &'static str,
+    pub shape: Shape,
+    pub optional: bool,
+}
+
+/// An object shape.
+#[derive(Debug)]
+pub(crate) struct Obj {
+    pub fields: &'static [Field],
+    /// Keys it does not define are kept (JSON Patch operations, RFC 6902 §4).
+    pub spec_open: bool,
+}
+
+impl Obj {
+    pub fn field(&self, key: &str) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.key == key)
+    }
+}
+
+/// A discriminated union. A member's object does not list the tag key.
+#[derive(Debug)]
+pub(crate) struct Union {
+    pub tag: &'static str,
+    pub members: &'static [(&'static str, &'static Obj)],
+}
+
+impl Union {
+    pub fn member(&self, tag: &str) -> Option<&'static Obj> {
+        self.members
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map(|(_, o)| *o)
+    }
+}
+
+/// A type with a JSON shape.
+pub(crate) trait WireShape {
+    /// Its shape.
+    const SHAPE: Shape;
+}
+
+/// The object of a union member (a compile-time error if a member is not an object).
+pub(crate) const fn member_obj(shape: Shape) -> &'static Obj {
+    match shape {
+        Shape::Obj(o) => o,
+        _ => panic!("a union member must be an object"),
+    }
+}
+
+macro_rules! opaque {
+    ($($t:ty),* $(,)?) => {
+        $( impl WireShape for $t { const SHAPE: Shape = Shape::Any; } )*
+    };
+}
+
+opaque!(
+    String,
+    bool,
+    i64,
+    u64,
+    serde_json::Value,
+    crate::JsonObject,
+    crate::types::TextMessageRole,
+    crate::event::ToolRole,
+    crate::types::ToolCallType,
+    crate::event::ReasoningRole,
+    crate::types::ResumeStatus,
+    crate::event::EncryptedValueSubtype,
+);
+
+impl<T: WireShape> WireShape for Vec<T> {
+    const SHAPE: Shape = Shape::Arr(&T::SHAPE);
+}
+
+impl<T: WireShape> WireShape for Box<T> {
+    const SHAPE: Shape = T::SHAPE;
+}
+
+impl WireShape for crate::types::Content {
+    const SHAPE: Shape = Shape::TextOr(&<crate::types::ContentPart as WireShape>::SHAPE);
+}

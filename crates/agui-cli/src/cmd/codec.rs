@@ -157,10 +157,20 @@ pub fn read_stream(
 /// One event as read, before the inbound pipeline takes it in: where it stands in the
 /// input (for error messages), and its body.
 pub struct RawInput<'a> {
-    /// `line L, byte offset O` for JSON Lines, `byte offset O` for streams.
-    pub position: String,
+    /// The line, for JSON Lines.
+    pub line: Option<u64>,
+    /// Byte offset where the event starts.
+    pub offset: u64,
     /// The JSON text, or the event decoded from protobuf.
     pub body: RawBody<'a>,
+}
+
+/// `line L, byte offset O` for JSON Lines, `byte offset O` for streams.
+pub fn position(line: Option<u64>, offset: u64) -> String {
+    match line {
+        Some(l) => format!("line {l}, byte offset {offset}"),
+        None => format!("byte offset {offset}"),
+    }
 }
 
 /// Reads the events of `input` in `format` without interpreting them, calling `sink`
@@ -190,7 +200,8 @@ pub fn read_raw(
                 continue;
             }
             sink(RawInput {
-                position: format!("line {line_no}, byte offset {start}"),
+                line: Some(line_no),
+                offset: start,
                 body: RawBody::Json(text),
             })?;
         }
@@ -207,9 +218,13 @@ pub fn read_raw(
             input.consume(n);
         }
         while let Some(raw) = dec.next_raw() {
-            let raw = raw.map_err(|e| CliError::Malformed(e.to_string()))?;
+            let raw = match raw {
+                Ok(raw) => raw,
+                Err(e) => return Err(CliError::Malformed(e.to_string())),
+            };
             sink(RawInput {
-                position: format!("byte offset {}", raw.offset),
+                line: None,
+                offset: raw.offset,
                 body: raw.body,
             })?;
         }

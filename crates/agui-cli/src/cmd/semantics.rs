@@ -9,7 +9,7 @@ use agui_core::semantics::{
 use agui_core::{Event, RunAgentInput};
 use clap::{ArgGroup, Args};
 
-use super::codec::{read_events, read_raw, write_jsonl, Format};
+use super::codec::{position, read_events, read_raw, write_jsonl, Format};
 use crate::io::{flush, open_input, stdout, CliError};
 
 /// Arguments of `agui verify`.
@@ -73,6 +73,7 @@ fn take_in(
     let (mut out, mut warnings) = (Vec::new(), Vec::new());
     read_raw(from, &mut input, |raw| {
         out.clear();
+        let (line, offset) = (raw.line, raw.offset);
         let r = match raw.body {
             RawBody::Json(data) => inbound.push_json(data, &mut out, &mut warnings),
             RawBody::Event(event) => inbound.push_event(event, &mut out, &mut warnings),
@@ -82,7 +83,7 @@ fn take_in(
         }
         r.map_err(|e| match e {
             InboundError::Malformed { .. } => {
-                CliError::Malformed(format!("{e} ({})", raw.position))
+                CliError::Malformed(format!("{e} ({})", position(line, offset)))
             }
             e => CliError::Rejected(e.to_string()),
         })

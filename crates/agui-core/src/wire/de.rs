@@ -333,10 +333,32 @@ pub(crate) fn note_unknown_key() {
 /// unknown material is decoded once, and only an event that carries some is decoded
 /// again through enforcement.
 pub fn tracking_unknown_keys<T>(decode: impl FnOnce() -> T) -> (T, bool) {
-    let before = UNKNOWN_KEYS.with(|c| c.replace(0));
+    let mark = UnknownKeys::start();
     let out = decode();
-    let inner = UNKNOWN_KEYS.with(|c| c.replace(0));
-    // An enclosing call still sees what this one met.
-    UNKNOWN_KEYS.with(|c| c.set(before.saturating_add(inner)));
-    (out, inner != 0)
+    (out, mark.finish())
+}
+
+/// A section of decoding whose unknown keys are counted (see [`tracking_unknown_keys`];
+/// this form leaves the decoded value where the caller wants it, without a move).
+#[derive(Debug)]
+#[must_use = "finish() says whether unknown keys were met"]
+pub struct UnknownKeys {
+    before: u32,
+}
+
+impl UnknownKeys {
+    /// Starts counting.
+    pub fn start() -> Self {
+        UnknownKeys {
+            before: UNKNOWN_KEYS.with(|c| c.replace(0)),
+        }
+    }
+
+    /// Stops counting: whether any unknown key was met since [`start`](Self::start).
+    pub fn finish(self) -> bool {
+        let inner = UNKNOWN_KEYS.with(|c| c.replace(0));
+        // An enclosing section still sees what this one met.
+        UNKNOWN_KEYS.with(|c| c.set(self.before.saturating_add(inner)));
+        inner != 0
+    }
 }

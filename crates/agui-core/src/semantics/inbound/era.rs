@@ -144,14 +144,14 @@ impl IncomingEra {
         }
     }
 
-    /// The event as the consumer should see it, or `None` when dropped.
+    /// Adapts the event for the consumer in place; `false` when it is dropped.
     pub(crate) fn incoming(
         &mut self,
         index: u64,
-        mut event: Event,
+        event: &mut Event,
         warnings: &mut Vec<InboundWarning>,
-    ) -> Option<Event> {
-        if let Event::RunStarted(e) = &event {
+    ) -> bool {
+        if let Event::RunStarted(e) = &*event {
             if let Some(declared) = &e.protocol_version {
                 check_declared(index, declared, warnings);
             }
@@ -168,11 +168,11 @@ impl IncomingEra {
                         "dropping {ty}: the agent is pinned to protocol {ERA_NO_SUBAGENTS} or older, which has no subagents; its events are kept as the parent's"
                     )),
                 ));
-                return None;
+                return false;
             }
-            strip_attribution(&mut event);
+            strip_attribution(event);
         }
-        Some(event)
+        true
     }
 }
 

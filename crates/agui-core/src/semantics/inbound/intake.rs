@@ -7,7 +7,7 @@ use super::{InboundConfig, InboundError, InboundWarning, WarningKind};
 use crate::compat::ThinkingTranslator;
 use crate::event::Event;
 use crate::semantics::{enforce_event, ChunkExpander, EnforceError};
-use crate::wire::de::tracking_unknown_keys;
+use crate::wire::de::UnknownKeys;
 use crate::wire::JsonError;
 
 /// Raw frames in, typed events out: compatibility translation, the era shims and the
@@ -62,7 +62,9 @@ impl Intake {
         warnings: &mut Vec<InboundWarning>,
     ) -> Result<(), InboundError> {
         let index = self.next_index();
-        let (decoded, unknown) = tracking_unknown_keys(|| Event::from_json_slice(data));
+        let mark = UnknownKeys::start();
+        let decoded = Event::from_json_slice(data);
+        let unknown = mark.finish();
         match decoded {
             Ok(event) if !unknown || !self.enforce => self.accept(index, event, out, warnings),
             Err(e) if !self.enforce => Err(malformed(index, event_type_of(data), e)),
@@ -172,23 +174,27 @@ impl Intake {
     fn accept(
         &mut self,
         index: u64,
-        event: Event,
+        mut event: Event,
         out: &mut Vec<Event>,
         warnings: &mut Vec<InboundWarning>,
     ) -> Result<(), InboundError> {
-        let Some(event) = self.era.incoming(index, event, warnings) else {
+        let Some(x) = &mut self.expander else {
+            // Adapted in place, where it is delivered (an event is large: no extra move).
+            out.push(event);
+            if let Some(last) = out.last_mut() {
+                if !self.era.incoming(index, last, warnings) {
+                    out.pop();
+                }
+            }
             return Ok(());
         };
-        match &mut self.expander {
-            Some(x) => x.push(event, out).map_err(|source| InboundError::Chunk {
-                index,
-                source: Box::new(source),
-            }),
-            None => {
-                out.push(event);
-                Ok(())
-            }
+        if !self.era.incoming(index, &mut event, warnings) {
+            return Ok(());
         }
+        x.push(event, out).map_err(|source| InboundError::Chunk {
+            index,
+            source: Box::new(source),
+        })
     }
 }
 

@@ -250,7 +250,6 @@ impl From<ApplyError> for InboundError {
 pub struct Inbound {
     intake: Intake,
     settle: Settle,
-    scratch: Vec<Event>,
 }
 
 impl Default for Inbound {
@@ -265,7 +264,6 @@ impl Inbound {
         Inbound {
             settle: Settle::new(config.verify, None),
             intake: Intake::new(config),
-            scratch: Vec::new(),
         }
     }
 
@@ -274,7 +272,6 @@ impl Inbound {
         Inbound {
             settle: Settle::new(config.verify, Some(reducer)),
             intake: Intake::new(config),
-            scratch: Vec::new(),
         }
     }
 
@@ -294,16 +291,17 @@ impl Inbound {
     }
 
     /// Processes one event's JSON (the data of an SSE event, one JSON line); the events
-    /// it yields, verified (and applied), are appended to `out`.
+    /// it yields, verified (and applied), are appended to `out`. On an error, `out` holds
+    /// the events that passed before it.
     pub fn push_json(
         &mut self,
         data: &[u8],
         out: &mut Vec<Event>,
         warnings: &mut Vec<InboundWarning>,
     ) -> Result<(), InboundError> {
-        self.scratch.clear();
-        self.intake.push_json(data, &mut self.scratch, warnings)?;
-        self.settle_scratch(out, warnings)
+        let start = out.len();
+        self.intake.push_json(data, out, warnings)?;
+        self.settle_from(start, out, warnings)
     }
 
     /// Processes one event given as a JSON value.
@@ -313,9 +311,9 @@ impl Inbound {
         out: &mut Vec<Event>,
         warnings: &mut Vec<InboundWarning>,
     ) -> Result<(), InboundError> {
-        self.scratch.clear();
-        self.intake.push_value(value, &mut self.scratch, warnings)?;
-        self.settle_scratch(out, warnings)
+        let start = out.len();
+        self.intake.push_value(value, out, warnings)?;
+        self.settle_from(start, out, warnings)
     }
 
     /// Processes one event already typed (decoded from protobuf, or produced in process).
@@ -325,19 +323,23 @@ impl Inbound {
         out: &mut Vec<Event>,
         warnings: &mut Vec<InboundWarning>,
     ) -> Result<(), InboundError> {
-        self.scratch.clear();
-        self.intake.push_event(event, &mut self.scratch, warnings)?;
-        self.settle_scratch(out, warnings)
+        let start = out.len();
+        self.intake.push_event(event, out, warnings)?;
+        self.settle_from(start, out, warnings)
     }
 
-    fn settle_scratch(
+    /// Settles `out[start..]` in place (no copy), keeping only what passed.
+    fn settle_from(
         &mut self,
+        start: usize,
         out: &mut Vec<Event>,
         warnings: &mut Vec<InboundWarning>,
     ) -> Result<(), InboundError> {
-        for e in self.scratch.drain(..) {
-            self.settle.push(&e, warnings)?;
-            out.push(e);
+        for i in start..out.len() {
+            if let Err(e) = self.settle.push(&out[i], warnings) {
+                out.truncate(i);
+                return Err(e);
+            }
         }
         Ok(())
     }

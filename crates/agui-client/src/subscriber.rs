@@ -19,10 +19,12 @@ pub enum Flow {
 }
 
 macro_rules! per_event {
-    ($( $variant:ident => $method:ident ),* $(,)?) => {
+    ($( $variant:ident = $wire:literal, $ctor:ident, $method:ident; )*) => {
         /// Callbacks for a run. Every method has a no-op default; implement the ones you
         /// need. Each event first reaches [`on_event`](Subscriber::on_event), then the
-        /// method for its kind, after it has been applied to the conversation.
+        /// method for its kind, after it has been applied to the conversation. (`Agent`
+        /// expands `*_CHUNK` events into start / content / end before subscribers see
+        /// them, so it never calls the three chunk callbacks.)
         pub trait Subscriber: Send {
             /// Any event, after it was applied.
             fn on_event(&mut self, event: &Event) -> Flow {
@@ -30,7 +32,7 @@ macro_rules! per_event {
                 Flow::Continue
             }
             $(
-                #[doc = concat!("A `", stringify!($variant), "` event, after it was applied.")]
+                #[doc = concat!("A `", $wire, "` event, after it was applied.")]
                 fn $method(&mut self, event: &$variant) -> Flow {
                     let _ = event;
                     Flow::Continue
@@ -68,42 +70,13 @@ macro_rules! per_event {
         pub(crate) fn dispatch(s: &mut dyn Subscriber, event: &Event) -> Flow {
             match event {
                 $( Event::$variant(e) => s.$method(e), )*
+                // `Event` is non-exhaustive for other crates; every variant it has is
+                // matched above, since both come from the same list.
                 _ => Flow::Continue,
             }
         }
     };
 }
 
-per_event! {
-    RunStarted => on_run_started_event,
-    RunFinished => on_run_finished_event,
-    RunError => on_run_error_event,
-    StepStarted => on_step_started,
-    StepFinished => on_step_finished,
-    TextMessageStart => on_text_message_start,
-    TextMessageContent => on_text_message_content,
-    TextMessageEnd => on_text_message_end,
-    TextMessageChunk => on_text_message_chunk,
-    ToolCallStart => on_tool_call_start,
-    ToolCallArgs => on_tool_call_args,
-    ToolCallEnd => on_tool_call_end,
-    ToolCallChunk => on_tool_call_chunk,
-    ToolCallResult => on_tool_call_result,
-    StateSnapshot => on_state_snapshot,
-    StateDelta => on_state_delta,
-    MessagesSnapshot => on_messages_snapshot,
-    ActivitySnapshot => on_activity_snapshot,
-    ActivityDelta => on_activity_delta,
-    Raw => on_raw,
-    Custom => on_custom,
-    ReasoningStart => on_reasoning_start,
-    ReasoningMessageStart => on_reasoning_message_start,
-    ReasoningMessageContent => on_reasoning_message_content,
-    ReasoningMessageEnd => on_reasoning_message_end,
-    ReasoningMessageChunk => on_reasoning_message_chunk,
-    ReasoningEnd => on_reasoning_end,
-    ReasoningEncryptedValue => on_reasoning_encrypted_value,
-    SubagentStarted => on_subagent_started,
-    SubagentFinished => on_subagent_finished,
-    SubagentError => on_subagent_error,
-}
+// One callback per event, generated from the core's list of events.
+agui_core::for_each_event!(per_event);

@@ -33,7 +33,7 @@ use crate::JsonObject;
 
 /// Declares the [`Event`] enum, [`EventType`] and the per-variant accessors from one list.
 macro_rules! events {
-    ($( $variant:ident = $wire:literal, $ctor:ident; )*) => {
+    ($( $variant:ident = $wire:literal, $ctor:ident, $callback:ident; )*) => {
         wire_union! {
             /// Any AG-UI event, discriminated by `type`.
             #[non_exhaustive]
@@ -143,39 +143,52 @@ macro_rules! events {
     };
 }
 
-events! {
-    TextMessageStart = "TEXT_MESSAGE_START", text_message_start;
-    TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content;
-    TextMessageEnd = "TEXT_MESSAGE_END", text_message_end;
-    TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk;
-    ToolCallStart = "TOOL_CALL_START", tool_call_start;
-    ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args;
-    ToolCallEnd = "TOOL_CALL_END", tool_call_end;
-    ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk;
-    ToolCallResult = "TOOL_CALL_RESULT", tool_call_result;
-    StateSnapshot = "STATE_SNAPSHOT", state_snapshot;
-    StateDelta = "STATE_DELTA", state_delta;
-    MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot;
-    ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot;
-    ActivityDelta = "ACTIVITY_DELTA", activity_delta;
-    Raw = "RAW", raw;
-    Custom = "CUSTOM", custom;
-    RunStarted = "RUN_STARTED", run_started;
-    RunFinished = "RUN_FINISHED", run_finished;
-    RunError = "RUN_ERROR", run_error;
-    StepStarted = "STEP_STARTED", step_started;
-    StepFinished = "STEP_FINISHED", step_finished;
-    ReasoningStart = "REASONING_START", reasoning_start;
-    ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start;
-    ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content;
-    ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end;
-    ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk;
-    ReasoningEnd = "REASONING_END", reasoning_end;
-    ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value;
-    SubagentStarted = "SUBAGENT_STARTED", subagent_started;
-    SubagentFinished = "SUBAGENT_FINISHED", subagent_finished;
-    SubagentError = "SUBAGENT_ERROR", subagent_error;
+/// Calls the macro `$m` with the list of every event: `Variant = "WIRE_NAME",
+/// snake_name, on_callback;` once per event, in the protocol's order. This list is the
+/// one place an event type is declared: the [`Event`] enum, [`EventType`] and the
+/// per-event callbacks of the client's `Subscriber` are all generated from it, so a new
+/// event appears everywhere at once, and every `match` over [`Event`] in this crate that
+/// has no catch-all arm fails to compile until it handles it.
+#[macro_export]
+macro_rules! for_each_event {
+    ($m:ident) => {
+        $m! {
+            TextMessageStart = "TEXT_MESSAGE_START", text_message_start, on_text_message_start;
+            TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content, on_text_message_content;
+            TextMessageEnd = "TEXT_MESSAGE_END", text_message_end, on_text_message_end;
+            TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk, on_text_message_chunk;
+            ToolCallStart = "TOOL_CALL_START", tool_call_start, on_tool_call_start;
+            ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args, on_tool_call_args;
+            ToolCallEnd = "TOOL_CALL_END", tool_call_end, on_tool_call_end;
+            ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk, on_tool_call_chunk;
+            ToolCallResult = "TOOL_CALL_RESULT", tool_call_result, on_tool_call_result;
+            StateSnapshot = "STATE_SNAPSHOT", state_snapshot, on_state_snapshot;
+            StateDelta = "STATE_DELTA", state_delta, on_state_delta;
+            MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot, on_messages_snapshot;
+            ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot, on_activity_snapshot;
+            ActivityDelta = "ACTIVITY_DELTA", activity_delta, on_activity_delta;
+            Raw = "RAW", raw, on_raw;
+            Custom = "CUSTOM", custom, on_custom;
+            RunStarted = "RUN_STARTED", run_started, on_run_started_event;
+            RunFinished = "RUN_FINISHED", run_finished, on_run_finished_event;
+            RunError = "RUN_ERROR", run_error, on_run_error_event;
+            StepStarted = "STEP_STARTED", step_started, on_step_started;
+            StepFinished = "STEP_FINISHED", step_finished, on_step_finished;
+            ReasoningStart = "REASONING_START", reasoning_start, on_reasoning_start;
+            ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start, on_reasoning_message_start;
+            ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content, on_reasoning_message_content;
+            ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end, on_reasoning_message_end;
+            ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk, on_reasoning_message_chunk;
+            ReasoningEnd = "REASONING_END", reasoning_end, on_reasoning_end;
+            ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value, on_reasoning_encrypted_value;
+            SubagentStarted = "SUBAGENT_STARTED", subagent_started, on_subagent_started;
+            SubagentFinished = "SUBAGENT_FINISHED", subagent_finished, on_subagent_finished;
+            SubagentError = "SUBAGENT_ERROR", subagent_error, on_subagent_error;
+        }
+    };
 }
+
+for_each_event!(events);
 
 impl std::fmt::Display for EventType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

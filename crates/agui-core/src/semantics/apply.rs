@@ -486,7 +486,16 @@ impl Reducer {
                 self.last_outcome = Some(outcome.clone());
                 out.outcome = Some(outcome);
             }
-            _ => {}
+            Event::Raw(_)
+            | Event::Custom(_)
+            | Event::RunError(_)
+            | Event::StepStarted(_)
+            | Event::StepFinished(_)
+            | Event::ReasoningStart(_)
+            | Event::ReasoningEnd(_)
+            | Event::SubagentStarted(_)
+            | Event::SubagentFinished(_)
+            | Event::SubagentError(_) => {}
         }
         if let Some(w) = &out.warning {
             tracing::warn!(index, warning = %w, "event not fully applied");

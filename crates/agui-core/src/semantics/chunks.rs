@@ -324,7 +324,23 @@ impl ChunkExpander {
                 out.push(event);
                 Ok(())
             }
-            _ => {
+            Event::TextMessageStart(_)
+            | Event::TextMessageContent(_)
+            | Event::TextMessageEnd(_)
+            | Event::ToolCallStart(_)
+            | Event::ToolCallArgs(_)
+            | Event::ToolCallEnd(_)
+            | Event::ToolCallResult(_)
+            | Event::StateSnapshot(_)
+            | Event::StateDelta(_)
+            | Event::Custom(_)
+            | Event::StepStarted(_)
+            | Event::StepFinished(_)
+            | Event::ReasoningStart(_)
+            | Event::ReasoningMessageStart(_)
+            | Event::ReasoningMessageContent(_)
+            | Event::ReasoningMessageEnd(_)
+            | Event::ReasoningEnd(_) => {
                 let owner = event.subagent_run_id().map(str::to_owned);
                 self.close_lane(&owner, out);
                 out.push(event);

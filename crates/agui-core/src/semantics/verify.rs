@@ -345,7 +345,33 @@ impl Verifier {
             Event::RunFinished(e) => Some(&e.extra),
             Event::RunError(e) => Some(&e.extra),
             Event::MessagesSnapshot(e) => Some(&e.extra),
-            _ => None,
+            Event::TextMessageStart(_)
+            | Event::TextMessageContent(_)
+            | Event::TextMessageEnd(_)
+            | Event::TextMessageChunk(_)
+            | Event::ToolCallStart(_)
+            | Event::ToolCallArgs(_)
+            | Event::ToolCallEnd(_)
+            | Event::ToolCallChunk(_)
+            | Event::ToolCallResult(_)
+            | Event::StateSnapshot(_)
+            | Event::StateDelta(_)
+            | Event::ActivitySnapshot(_)
+            | Event::ActivityDelta(_)
+            | Event::Raw(_)
+            | Event::Custom(_)
+            | Event::StepStarted(_)
+            | Event::StepFinished(_)
+            | Event::ReasoningStart(_)
+            | Event::ReasoningMessageStart(_)
+            | Event::ReasoningMessageContent(_)
+            | Event::ReasoningMessageEnd(_)
+            | Event::ReasoningMessageChunk(_)
+            | Event::ReasoningEnd(_)
+            | Event::ReasoningEncryptedValue(_)
+            | Event::SubagentStarted(_)
+            | Event::SubagentFinished(_)
+            | Event::SubagentError(_) => None,
         };
         if run_scoped_extra
             .and_then(|x| x.get("subagentRunId"))
@@ -601,7 +627,13 @@ impl Verifier {
                 self.run_finished = true;
             }
             Event::RunError(_) => self.run_error = true,
-            _ => {}
+            Event::TextMessageChunk(_)
+            | Event::ToolCallChunk(_)
+            | Event::StateSnapshot(_)
+            | Event::StateDelta(_)
+            | Event::Raw(_)
+            | Event::Custom(_)
+            | Event::ReasoningMessageChunk(_) => {}
         }
         Ok(())
     }

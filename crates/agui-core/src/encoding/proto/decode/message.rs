@@ -103,16 +103,23 @@ fn put(extra: &mut JsonObject, key: &str, v: Option<String>) {
     }
 }
 
+/// The declared shape of the message with this role (`None` for an unknown role).
+fn message_shape(role: &str) -> Option<&'static crate::wire::shape::Obj> {
+    use crate::wire::shape::{Shape, WireShape};
+    match <Message as WireShape>::SHAPE {
+        Shape::Union(u) => u.member(role),
+        _ => None,
+    }
+}
+
 fn message(m: pb::Message) -> R<Message> {
     let role = m.role.as_str();
     let uses_parts = matches!(role, "user" | "tool");
     let uses_map = role == "activity";
-    if !matches!(
-        role,
-        "developer" | "system" | "assistant" | "user" | "tool" | "activity" | "reasoning"
-    ) {
-        return Err(format!("message role {role:?} is not a 1.0 role"));
-    }
+    // What each role defines is read from the messages' own declarations.
+    let Some(declared) = message_shape(role) else {
+        return Err(format!("message role {role:?} is not a 1.x role"));
+    };
     if !uses_parts && !m.content_parts.is_empty() {
         return Err(format!("a {role} message carries content parts"));
     }
@@ -137,23 +144,7 @@ fn message(m: pb::Message) -> R<Message> {
     let missing = |what: &str| format!("a {role} message has no {what}");
     // Keys the role does not define stay as unknown keys, in the wire's field order.
     let mut extra = JsonObject::new();
-    let role_defines = |key: &str| -> bool {
-        match role {
-            "developer" | "system" | "user" => {
-                matches!(key, "name" | "encryptedValue" | "encryptedValueType")
-            }
-            "assistant" => matches!(
-                key,
-                "name" | "encryptedValue" | "encryptedValueType" | "toolCalls"
-            ),
-            "tool" => matches!(
-                key,
-                "toolCallId" | "error" | "encryptedValue" | "encryptedValueType"
-            ),
-            "activity" => matches!(key, "activityType"),
-            _ => matches!(key, "encryptedValue" | "encryptedValueType"),
-        }
-    };
+    let role_defines = |key: &str| -> bool { declared.field(key).is_some() };
     let mut name = m.name;
     let mut tool_call_id = m.tool_call_id;
     let mut error = m.error;

@@ -28,7 +28,7 @@ import {
   isInterruptExpired,
   buildResumeArray,
 } from "@ag-ui/client";
-import { from, lastValueFrom, of, toArray } from "rxjs";
+import { from, lastValueFrom, of, tap, toArray } from "rxjs";
 
 // The reference reducer and compactor warn on skipped events; the answers carry what
 // matters, so keep the output clean.
@@ -113,6 +113,45 @@ async function runApply(events, messages, state) {
   }
 }
 
+// The client's inbound order: enforcement, chunk expansion, verification, then the
+// reducer; what reaches the reducer is recorded as delivered.
+async function runPipeline(events, messages, state) {
+  delete process.env.SUPPRESS_TRANSFORMATION_WARNINGS;
+  captured = [];
+  const delivered = [];
+  const agent = { messages: clone(messages), state: clone(state), pendingInterrupts: [] };
+  const input = { threadId: "t", runId: "r", messages: clone(messages), state: clone(state), tools: [], context: [] };
+  let finalMessages = clone(messages);
+  let finalState = clone(state);
+  let error = null;
+  try {
+    const events$ = from(clone(events)).pipe(
+      enforceEvents(),
+      transformChunks(),
+      verifyEvents(),
+      tap((e) => delivered.push(clone(e))),
+    );
+    const mutations = await lastValueFrom(defaultApplyEvents(input, events$, agent, []).pipe(toArray()));
+    for (const m of mutations) {
+      if (m.messages !== undefined) finalMessages = m.messages;
+      if (m.state !== undefined) finalState = m.state;
+    }
+  } catch (e) {
+    error = String(e && e.message);
+  }
+  const warnings = [];
+  for (const w of captured) {
+    const drop = /Dropping unrecognised event '(.*)': /.exec(w);
+    if (drop) warnings.push("drop:" + drop[1]);
+    const at = /material at '([^']*)'/.exec(w);
+    if (at) warnings.push(at[1]);
+  }
+  captured = null;
+  return error === null
+    ? { ok: true, delivered, warnings, messages: finalMessages, state: finalState }
+    : { ok: false, delivered, warnings };
+}
+
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
 const answers = [];
 for await (const line of rl) {
@@ -130,6 +169,10 @@ for await (const line of rl) {
       resume = { error: String(e && e.message) };
     }
     answers.push(JSON.stringify({ id: c.id, expired, resume }));
+    continue;
+  }
+  if (c.pipeline) {
+    answers.push(JSON.stringify({ id: c.id, pipeline: await runPipeline(c.pipeline, c.messages, c.state) }));
     continue;
   }
   if (c.enforce) {

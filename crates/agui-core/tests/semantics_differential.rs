@@ -883,3 +883,115 @@ fn agrees_with_reference_client_on_random_streams() {
         "{rejected} of {n} rejected"
     );
 }
+
+/// Random streams (valid and mutated) with some events corrupted by material the
+/// specification says to strip, drop or reject: unknown properties, event types, patch
+/// operations, outcomes, content parts and roles.
+fn generate_pipeline(seed: u64, n: usize) -> Vec<Value> {
+    let mut r = Rng(seed ^ 0x919E);
+    generate(seed ^ 0x919E, n)
+        .into_iter()
+        .map(|mut case| {
+            let mut events = case["events"].as_array().unwrap().clone();
+            for e in events.iter_mut() {
+                if r.chance(12) {
+                    corrupt(&mut r, e);
+                }
+            }
+            case["pipeline"] = Value::Array(events);
+            case.as_object_mut().unwrap().remove("events");
+            case
+        })
+        .collect()
+}
+
+/// Our inbound pipeline (enforcement, expansion, verification, reduction) in the
+/// oracle's shape: what was delivered, the enforcement warnings, and the conversation.
+fn ours_pipeline(case: &Value) -> Value {
+    use agui_core::semantics::{EnforceWarning, Inbound, InboundConfig, WarningKind};
+    let messages: Vec<Message> = serde_json::from_value(case["messages"].clone()).unwrap();
+    let reducer = Reducer::new(messages, Some(case["state"].clone()));
+    // The oracle runs the reference's operators without its compatibility boundary.
+    let mut p = Inbound::with_reducer(InboundConfig::default().compat(false), reducer);
+    let (mut delivered, mut warnings) = (Vec::new(), Vec::new());
+    let mut ok = true;
+    for v in case["pipeline"].as_array().unwrap() {
+        if p.push_value(v.clone(), &mut delivered, &mut warnings)
+            .is_err()
+        {
+            ok = false;
+            break;
+        }
+    }
+    let warnings: Vec<String> = warnings
+        .iter()
+        .filter_map(|w| match &w.kind {
+            WarningKind::Enforce(EnforceWarning::UnrecognisedEvent { event_type }) => {
+                Some(format!("drop:{event_type}"))
+            }
+            WarningKind::Enforce(other) => other.path().map(str::to_owned),
+            _ => None,
+        })
+        .collect();
+    let mut answer = json!({"ok": ok, "delivered": to_values(&delivered), "warnings": warnings});
+    if ok {
+        let r = p.into_reducer().unwrap();
+        let conv = r.to_json();
+        answer["messages"] = conv["messages"].clone();
+        answer["state"] = conv.get("state").cloned().unwrap_or(Value::Null);
+    }
+    json!({"id": case["id"], "pipeline": answer})
+}
+
+#[test]
+fn inbound_pipeline_agrees_with_reference_client_on_corrupted_streams() {
+    let n: usize = std::env::var("AGUI_DIFF_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(|n: usize| n / 3)
+        .unwrap_or(1000);
+    let seed: u64 = std::env::var("AGUI_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED_A6E1);
+    let cases = generate_pipeline(seed, n);
+    let theirs = run_oracle(&cases);
+    assert_eq!(theirs.len(), cases.len(), "oracle answered every case");
+    let mut failures: Vec<(usize, Value, Value)> = Vec::new();
+    let (mut accepted, mut stripped) = (0usize, 0usize);
+    for (case, want) in cases.iter().zip(&theirs) {
+        let got = ours_pipeline(case);
+        if want["pipeline"]["ok"] == json!(true) {
+            accepted += 1;
+        }
+        if want["pipeline"]["warnings"]
+            .as_array()
+            .is_some_and(|w| !w.is_empty())
+        {
+            stripped += 1;
+        }
+        if &got != want {
+            failures.push((
+                case["pipeline"].as_array().unwrap().len(),
+                json!({"case": case, "ours": got}),
+                want.clone(),
+            ));
+        }
+    }
+    println!(
+        "differential: {n} corrupted streams through the whole inbound pipeline \
+         ({accepted} accepted by the reference, {stripped} with material stripped or dropped; {} mismatching)",
+        failures.len()
+    );
+    assert!(
+        accepted > n / 10 && stripped > n / 10,
+        "the generator exercises both"
+    );
+    if let Some((_, got, want)) = failures.iter().min_by_key(|f| f.0) {
+        panic!(
+            "pipeline mismatch; smallest failing case:\n{}\nreference: {}",
+            serde_json::to_string(got).unwrap(),
+            serde_json::to_string(want).unwrap()
+        );
+    }
+}

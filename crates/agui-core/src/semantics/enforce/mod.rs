@@ -182,6 +182,18 @@ fn strip_obj(
 /// Enforces one incoming event given as JSON: drops it when its type is unknown,
 /// strips unknown material, then decodes it strictly.
 pub fn enforce_event(value: Value) -> Result<Enforced, EnforceError> {
+    let mut warnings = Vec::new();
+    let event = enforce_event_into(value, &mut warnings)?;
+    Ok(Enforced { event, warnings })
+}
+
+/// As [`enforce_event`], appending what was removed to `warnings` whether or not the
+/// stripped event then validates (the reference reports the stripping before it
+/// rejects).
+pub fn enforce_event_into(
+    value: Value,
+    warnings: &mut Vec<EnforceWarning>,
+) -> Result<Option<Event>, EnforceError> {
     let ty = match value.get("type") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -189,10 +201,8 @@ pub fn enforce_event(value: Value) -> Result<Enforced, EnforceError> {
     };
     let Some(schema) = schema::event_schema(&ty) else {
         tracing::warn!(event_type = %ty, "dropping unrecognised event");
-        return Ok(Enforced {
-            event: None,
-            warnings: vec![EnforceWarning::UnrecognisedEvent { event_type: ty }],
-        });
+        warnings.push(EnforceWarning::UnrecognisedEvent { event_type: ty });
+        return Ok(None);
     };
     let mut removed = Vec::new();
     let stripped = strip_obj(
@@ -203,25 +213,19 @@ pub fn enforce_event(value: Value) -> Result<Enforced, EnforceError> {
         &mut removed,
     )
     .unwrap_or(Value::Null);
-    let warnings: Vec<EnforceWarning> = removed
-        .into_iter()
-        .map(|path| {
-            tracing::warn!(event_type = %ty, %path, "removed unrecognised material");
-            EnforceWarning::Removed {
-                event_type: ty.clone(),
-                path,
-            }
-        })
-        .collect();
-    let event =
-        crate::wire::from_json_value::<Event>(&stripped).map_err(|source| EnforceError {
+    warnings.extend(removed.into_iter().map(|path| {
+        tracing::warn!(event_type = %ty, %path, "removed unrecognised material");
+        EnforceWarning::Removed {
             event_type: ty.clone(),
+            path,
+        }
+    }));
+    crate::wire::from_json_value::<Event>(&stripped)
+        .map(Some)
+        .map_err(|source| EnforceError {
+            event_type: ty,
             source,
-        })?;
-    Ok(Enforced {
-        event: Some(event),
-        warnings,
-    })
+        })
 }
 
 /// Which root [`omit_optional_nulls`] reads a value as.

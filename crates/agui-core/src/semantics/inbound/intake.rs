@@ -6,7 +6,8 @@ use super::era::IncomingEra;
 use super::{InboundConfig, InboundError, InboundWarning, WarningKind};
 use crate::compat::ThinkingTranslator;
 use crate::event::Event;
-use crate::semantics::{enforce_event, ChunkExpander, EnforceError};
+use crate::semantics::enforce::enforce_event_into;
+use crate::semantics::{ChunkExpander, EnforceError};
 use crate::wire::de::UnknownKeys;
 use crate::wire::JsonError;
 
@@ -52,7 +53,8 @@ impl Intake {
         self.index
     }
 
-    /// Takes one event's JSON. The typed decoder reads it directly; only when it meets
+    /// Takes one event's JSON, appending what it yields to `out` (nothing when it is
+    /// rejected). The typed decoder reads it directly; only when it meets
     /// material it cannot take as it is (an unknown key, tag or type, a deprecated
     /// event) is the frame parsed as a JSON value for translation and enforcement.
     pub fn push_json(
@@ -155,19 +157,21 @@ impl Intake {
                 warnings.push(InboundWarning::new(index, WarningKind::Compat(w)));
             }
         }
-        let enforced = enforce_event(value).map_err(|source| InboundError::Malformed {
-            index,
-            source: Box::new(source),
-        })?;
+        let mut removed = Vec::new();
+        let enforced = enforce_event_into(value, &mut removed);
+        // What was stripped is reported even when the event is then rejected.
         warnings.extend(
-            enforced
-                .warnings
+            removed
                 .into_iter()
                 .map(|w| InboundWarning::new(index, WarningKind::Enforce(w))),
         );
-        match enforced.event {
-            Some(event) => self.accept(index, event, out, warnings),
-            None => Ok(()),
+        match enforced {
+            Ok(Some(event)) => self.accept(index, event, out, warnings),
+            Ok(None) => Ok(()),
+            Err(source) => Err(InboundError::Malformed {
+                index,
+                source: Box::new(source),
+            }),
         }
     }
 
@@ -191,9 +195,15 @@ impl Intake {
         if !self.era.incoming(index, &mut event, warnings) {
             return Ok(());
         }
-        x.push(event, out).map_err(|source| InboundError::Chunk {
-            index,
-            source: Box::new(source),
+        let start = out.len();
+        x.push(event, out).map_err(|source| {
+            // Nothing of a rejected event is delivered (not even the closing events the
+            // expander produced on its way to the error).
+            out.truncate(start);
+            InboundError::Chunk {
+                index,
+                source: Box::new(source),
+            }
         })
     }
 }

@@ -311,3 +311,37 @@ fn run_rejects_a_malformed_header_and_input() {
         "{stderr}"
     );
 }
+
+#[test]
+fn run_pinned_to_an_old_peer_omits_the_version_and_flattens_content() {
+    const SSE: &str = concat!(
+        "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n",
+        "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n",
+    );
+    let (url, server) = one_shot(SSE);
+    let dir = std::env::temp_dir().join(format!("agui-cli-pin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("input.json");
+    std::fs::write(
+        &input,
+        br#"{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":[{"type":"text","text":"look: "},{"type":"binary","mimeType":"image/png","url":"https://e/x.png"}]}]}"#,
+    )
+    .unwrap();
+    let out = agui(&[
+        "run",
+        &url,
+        "--input",
+        input.to_str().unwrap(),
+        "--max-protocol-version",
+        "0.0.39",
+        "--json",
+    ]);
+    let request = server.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let body: Value =
+        serde_json::from_str(&request[request.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+    assert!(body.get("protocolVersion").is_none(), "{body}");
+    assert_eq!(body["messages"][0]["content"], "look: ");
+    assert!(stderr.contains("DROPS non-text parts (image)"), "{stderr}");
+}

@@ -2,13 +2,14 @@
 //!
 //! # This crate
 //!
-//! The AG-UI 1.0 client: run any AG-UI agent over HTTP, consume its events as a typed
+//! The AG-UI client (protocol 1.1): run any AG-UI agent over HTTP, consume its events as a typed
 //! stream, and keep the conversation (messages, state, pending interrupts) across runs.
 //!
 //! Two layers:
 //! - [`HttpAgent`] is the transport: it POSTs a [`RunAgentInput`](agui_core::RunAgentInput)
 //!   and returns an [`EventStream`] of decoded events, SSE or protobuf by the response's
-//!   content type. Dropping the stream cancels the request.
+//!   content type, through the first half of the core's inbound pipeline (compatibility
+//!   translation and enforcement). Dropping the stream cancels the request.
 //! - [`Agent`] is the conversation: it builds each run's input from the thread's messages
 //!   and state, passes the events through chunk expansion, verification and the reducer,
 //!   tells [`Subscriber`]s what changed, runs frontend tools, and checks interrupts.

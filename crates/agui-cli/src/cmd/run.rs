@@ -7,7 +7,7 @@ use agui_client::{
 };
 use agui_core::encoding::Encoding;
 use agui_core::semantics::{
-    enforce_outgoing_input, upgrade_legacy_content, InboundWarning, RunOutcome,
+    enforce_outgoing_input, upgrade_legacy_content, InboundWarning, ProtocolVersion, RunOutcome,
 };
 use agui_core::{Interrupt, Message, ResumeEntry, RunAgentInput};
 use clap::Args;
@@ -49,6 +49,10 @@ pub struct RunArgs {
     /// A bearer token (`Authorization: Bearer TOKEN`).
     #[arg(long, value_name = "TOKEN")]
     pub bearer: Option<String>,
+    /// The newest protocol version the agent speaks (default: this client's, 1.1). An
+    /// older pin turns on the era shims that version needs (e.g. `0.0.39`).
+    #[arg(long, value_name = "VERSION")]
+    pub max_protocol_version: Option<ProtocolVersion>,
 }
 
 /// Prints the inbound pipeline's warnings to standard error as `warning: …` lines.
@@ -166,6 +170,9 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::Malformed(e.to_string()))?;
     let mut agent = Agent::new(http).subscribe(WarningPrinter);
+    if let Some(v) = args.max_protocol_version {
+        agent = agent.max_protocol_version(v);
+    }
     let mut first = RunParams::new();
     if let Some(path) = &args.input {
         let input = read_input(path)?;

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-interop.sh
+export AGUI_REQUIRE_INTEROP=1  # here, a missing reference package fails the interop tests
 cargo test --workspace --all-targets
 # The AG-UI 1.1 conformance lane again, printing its per-fixture table.
 cargo test -p agui-client --test conformance -- --nocapture conformance_corpus_1_1

@@ -3,6 +3,8 @@
 //! after each run equals what the reference `HttpAgent` holds for the same server.
 
 mod common;
+#[path = "../../../interop/gate.rs"]
+mod interop_gate;
 
 use agui_client::{Agent, HttpAgent, RunParams};
 use agui_core::encoding::Encoding;
@@ -100,6 +102,9 @@ async fn compare(server: &common::RefServer, encodings: &[Encoding]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_conversation_as_the_reference_client_against_the_node_encoder() {
+    if !interop_gate::ready("same_conversation_as_the_reference_client_against_the_node_encoder") {
+        return;
+    }
     let server = common::node_server();
     let n = compare(&server, &[Encoding::Sse, Encoding::Proto]).await;
     assert_eq!(n, 2 * 7);
@@ -110,6 +115,9 @@ async fn same_conversation_as_the_reference_client_against_the_node_encoder() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_conversation_as_the_reference_client_against_the_python_sdk() {
+    if !interop_gate::ready("same_conversation_as_the_reference_client_against_the_python_sdk") {
+        return;
+    }
     let server = common::python_server();
     let n = compare(&server, &[Encoding::Sse]).await;
     assert_eq!(n, 7);

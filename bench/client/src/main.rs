@@ -12,7 +12,7 @@
 //!
 //! The clients (each a child process, so peak RSS is its own):
 //! - `agui-raw`: `agui_client::HttpAgent::run`, the raw event stream (decode only);
-//! - `agui-agent`: `agui_client::Agent::run_agent`, the whole pipeline (decode, chunk
+//! - `agui-agent`: `agui_client::Conversation::run_agent`, the whole pipeline (decode, chunk
 //!   expansion, verification, reducer) keeping the conversation (events counted by a
 //!   middleware);
 //! - `agui-agent-sub`: the same with a subscriber whose `on_event` counts the events
@@ -247,7 +247,7 @@ fn run_over() {
     RSS_AFTER_RUN.store(peak_rss_kb(), Ordering::Relaxed);
 }
 
-/// Counts the events `Agent` hands its subscribers.
+/// Counts the events `Conversation` hands its subscribers.
 struct Count(Arc<AtomicU64>);
 
 impl agui_client::Subscriber for Count {
@@ -289,18 +289,19 @@ async fn agui_agent(
         .build()
         .map_err(|e| e.to_string())?;
     let count = Arc::new(AtomicU64::new(0));
-    let agent = agui_client::Agent::new(http).thread_id(THREAD);
+    let builder = agui_client::Conversation::builder(http).thread_id(THREAD);
     let mut agent = if subscriber {
-        agent.subscribe(Count(count.clone()))
+        builder.subscribe(Count(count.clone()))
     } else {
-        agent.use_middleware(CountMiddleware(count.clone()))
-    };
+        builder.use_middleware(CountMiddleware(count.clone()))
+    }
+    .build();
     agent
         .run_agent(agui_client::RunParams::new())
         .await
         .map_err(|e| e.to_string())?;
     run_over();
-    let conv = serde_json::to_vec(agent.get_messages()).map_err(|e| e.to_string())?;
+    let conv = serde_json::to_vec(agent.messages()).map_err(|e| e.to_string())?;
     Ok((count.load(Ordering::Relaxed), Some(conv.len() as u64)))
 }
 

@@ -8,13 +8,13 @@
 //! encoded once as SSE bytes, then:
 //!
 //! - `decode`: the SSE bytes through `EventDecoder`, fed in 64 KiB chunks;
-//! - `agent`: the same bytes through the real `Agent::run_agent` (over a `Transport`
+//! - `agent`: the same bytes through the real `Conversation::run_agent` (over a `Transport`
 //!   whose `EventStream` decodes the bytes lazily, 64 KiB at a time, as the HTTP body
 //!   stream does): decode, chunk expansion, verification and the reducer, with the
-//!   bookkeeping `Agent` adds (input building, new-message collection).
+//!   bookkeeping `Conversation` adds (input building, new-message collection).
 //! - `core-steps`: the frames through the core inbound pipeline (`Inbound` with a
 //!   reducer: enforcement, expansion, verification, reduction) called directly, with no
-//!   async runtime, to show what `Agent` adds.
+//!   async runtime, to show what `Conversation` adds.
 //!
 //! Throughput is in events (criterion `Throughput::Elements`).
 //! `cargo bench -p agui-client --bench pipeline`
@@ -22,7 +22,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use agui_client::{Agent, ClientError, EventStream, RunParams, Transport};
+use agui_client::{ClientError, Conversation, EventStream, RunParams, Transport};
 use agui_core::encoding::{DecoderLimits, Encoding, EventDecoder, EventEncoder, RawBody};
 use agui_core::semantics::{Inbound, InboundConfig, Reducer};
 use agui_core::{Event, RunAgentInput};
@@ -208,7 +208,9 @@ fn bench(c: &mut Criterion) {
         .build()
         .expect("a runtime");
     let run_agent = || {
-        let mut agent = Agent::with_transport(Arc::new(Recorded(sse.clone()))).thread_id(THREAD);
+        let mut agent = Conversation::builder_with_transport(Arc::new(Recorded(sse.clone())))
+            .thread_id(THREAD)
+            .build();
         let r = rt
             .block_on(agent.run_agent(RunParams::new().run_id(RUN)))
             .expect("the recorded run succeeds");
@@ -217,7 +219,7 @@ fn bench(c: &mut Criterion) {
     let (agent, result) = run_agent();
     eprintln!(
         "after the run: {} messages, state {}",
-        agent.get_messages().len(),
+        agent.messages().len(),
         result.state
     );
 

@@ -1,7 +1,7 @@
 //! Talk to an AG-UI agent: `cargo run -p agui-client --example chat -- URL "your message"`
 //! (for instance against `agui serve`: `http://127.0.0.1:8000/agentic_chat`).
 
-use agui_client::{Agent, HttpAgent, RunParams};
+use agui_client::{Conversation, HttpAgent, RunParams};
 use agui_core::semantics::RunOutcome;
 use agui_core::Message;
 
@@ -14,9 +14,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let text = args.next().unwrap_or_else(|| "Hello!".into());
 
     let http = HttpAgent::builder(url).build()?;
-    let mut agent = Agent::new(http);
-    agent.add_message(Message::user("u1", text.as_str()));
-    let result = agent.run_agent(RunParams::new()).await?;
+    let mut chat = Conversation::new(http);
+    chat.add_message(Message::user("u1", text.as_str()));
+    let result = chat.run_agent(RunParams::new()).await?;
     for m in &result.new_messages {
         println!("{}", serde_json::to_string(m)?);
     }

@@ -19,8 +19,9 @@ pub enum ClientError {
         /// The body parsed, when the response said it is JSON and it parsed.
         json: Option<Value>,
     },
-    /// The request could not be sent, or the connection failed while streaming.
-    #[error("transport error: {0}")]
+    /// The request could not be sent, or the connection failed while streaming. The
+    /// message includes the causes (`connection refused`, a TLS failure, …).
+    #[error("transport error: {}", chain(.0))]
     Transport(#[from] reqwest::Error),
     /// No response, or no bytes of the stream, arrived within the configured time.
     #[error("timed out after {after:?} waiting for {waiting_for}")]
@@ -62,7 +63,7 @@ pub enum ClientError {
     /// The run was refused before sending: the thread has interrupts the run does not
     /// answer, or answers an expired interrupt with anything but `cancelled`.
     #[error("{0}")]
-    Interrupts(String),
+    Interrupts(#[from] agui_core::semantics::ResumeCheckError),
     /// The input could not be encoded or was refused before sending.
     #[error("invalid input: {0}")]
     InvalidInput(String),
@@ -77,4 +78,66 @@ pub enum ClientError {
         /// Its error.
         message: String,
     },
+}
+
+/// An error's message followed by its causes, `: `-separated.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
+impl ClientError {
+    /// Whether the agent could not be reached at all (connection refused, no route, DNS
+    /// failure): nothing was sent.
+    pub fn is_connect(&self) -> bool {
+        matches!(self, ClientError::Transport(e) if e.is_connect())
+    }
+
+    /// Whether a time limit ran out ([`ClientError::Timeout`], or the HTTP client's own).
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            ClientError::Timeout { .. } => true,
+            ClientError::Transport(e) => e.is_timeout(),
+            _ => false,
+        }
+    }
+
+    /// The HTTP status of a non-2xx answer.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The error code of a non-2xx answer's JSON body, when it has one (`{"error":{"code":
+    /// "…"}}`, the shape this workspace's server answers with; or a top-level `code`).
+    pub fn server_error_code(&self) -> Option<&str> {
+        let ClientError::Http {
+            json: Some(json), ..
+        } = self
+        else {
+            return None;
+        };
+        json.pointer("/error/code")
+            .or_else(|| json.get("code"))
+            .and_then(Value::as_str)
+    }
+
+    /// The code of the agent's `RUN_ERROR`, when the run failed with one.
+    pub fn run_error_code(&self) -> Option<&str> {
+        match self {
+            ClientError::RunFailed { code, .. } => code.as_deref(),
+            _ => None,
+        }
+    }
 }

@@ -10,18 +10,18 @@
 //!   and returns an [`EventStream`] of decoded events, SSE or protobuf by the response's
 //!   content type, through the first half of the core's inbound pipeline (compatibility
 //!   translation and enforcement). Dropping the stream cancels the request.
-//! - [`Agent`] is the conversation: it builds each run's input from the thread's messages
+//! - [`Conversation`] is the thread: it builds each run's input from its messages
 //!   and state, passes the events through chunk expansion, verification and the reducer,
 //!   tells [`Subscriber`]s what changed, runs frontend tools, and checks interrupts.
 
-mod agent;
+mod conversation;
 mod error;
 mod http;
 mod middleware;
 mod subscriber;
 mod tools;
 
-pub use agent::{Agent, RunParams, RunResult, Transport};
+pub use conversation::{Conversation, ConversationBuilder, RunParams, RunResult, Transport};
 pub use error::ClientError;
 pub use http::{EventStream, HttpAgent, HttpAgentBuilder};
 pub use middleware::{FilterToolCalls, Middleware};

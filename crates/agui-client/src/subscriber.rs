@@ -22,7 +22,7 @@ macro_rules! per_event {
     ($( $variant:ident = $wire:literal, $ctor:ident, $method:ident; )*) => {
         /// Callbacks for a run. Every method has a no-op default; implement the ones you
         /// need. Each event first reaches [`on_event`](Subscriber::on_event), then the
-        /// method for its kind, after it has been applied to the conversation. (`Agent`
+        /// method for its kind, after it has been applied to the conversation. (`Conversation`
         /// expands `*_CHUNK` events into start / content / end before subscribers see
         /// them, so it never calls the three chunk callbacks.)
         pub trait Subscriber: Send {

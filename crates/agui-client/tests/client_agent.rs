@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use agui_client::{
-    Agent, ClientError, EventStream, FilterToolCalls, Flow, RunParams, Subscriber, Transport,
+    ClientError, Conversation, EventStream, FilterToolCalls, Flow, RunParams, Subscriber, Transport,
 };
 use agui_core::event::{RunFinished, TextMessageContent, TextMessageStart};
 use agui_core::semantics::{InboundConfig, InboundError, RunOutcome};
@@ -66,9 +66,10 @@ fn text_run(id: &str, text: &str) -> Vec<Event> {
 #[tokio::test]
 async fn input_carries_the_conversation_and_new_messages_are_reported() {
     let script = Script::new(vec![text_run("a1", "Hi!"), text_run("a2", "Again.")]);
-    let mut agent = Agent::with_transport(script.clone())
+    let mut agent = Conversation::builder_with_transport(script.clone())
         .thread_id("th")
-        .state(json!({"n": 1}));
+        .state(json!({"n": 1}))
+        .build();
     agent.add_message(Message::user("u1", "hello"));
     let r = agent
         .run_agent(
@@ -147,7 +148,9 @@ async fn subscribers_see_events_and_changes_in_order() {
     let mut run = text_run("a1", "Hi");
     run.insert(4, Event::state_snapshot(json!({"x": 1})));
     let rec = Recorder::default();
-    let mut agent = Agent::with_transport(Script::new(vec![run])).subscribe(rec.clone());
+    let mut agent = Conversation::builder_with_transport(Script::new(vec![run]))
+        .subscribe(rec.clone())
+        .build();
     agent.run_agent(RunParams::new()).await.unwrap();
     assert_eq!(
         *rec.0.lock().unwrap(),
@@ -172,13 +175,14 @@ impl Subscriber for StopAfterFirstDelta {
 #[tokio::test]
 async fn a_subscriber_can_stop_the_run() {
     let rec = Recorder::default();
-    let mut agent = Agent::with_transport(Script::new(vec![text_run("a1", "Hi")]))
+    let mut agent = Conversation::builder_with_transport(Script::new(vec![text_run("a1", "Hi")]))
         .subscribe(StopAfterFirstDelta)
-        .subscribe(rec.clone());
+        .subscribe(rec.clone())
+        .build();
     let err = agent.run_agent(RunParams::new()).await.unwrap_err();
     assert!(matches!(err, ClientError::Stopped));
     // What was applied before the stop is kept.
-    assert_eq!(agent.get_messages().len(), 1);
+    assert_eq!(agent.messages().len(), 1);
     assert!(rec.0.lock().unwrap().last().unwrap().starts_with("failed"));
 }
 
@@ -190,12 +194,12 @@ async fn run_error_fails_the_run_and_keeps_what_was_applied() {
         Event::text_message_content("a1", "partial"),
         Event::run_error("model overloaded"),
     ];
-    let mut agent = Agent::with_transport(Script::new(vec![run]));
+    let mut agent = Conversation::with_transport(Script::new(vec![run]));
     match agent.run_agent(RunParams::new()).await {
         Err(ClientError::RunFailed { message, .. }) => assert_eq!(message, "model overloaded"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(agent.get_messages().len(), 1);
+    assert_eq!(agent.messages().len(), 1);
 }
 
 #[tokio::test]
@@ -204,7 +208,7 @@ async fn protocol_violations_fail_the_run() {
         Event::run_started("$THREAD", "$RUN"),
         Event::text_message_content("never-opened", "x"),
     ];
-    let mut agent = Agent::with_transport(Script::new(vec![run]));
+    let mut agent = Conversation::with_transport(Script::new(vec![run]));
     match agent.run_agent(RunParams::new()).await {
         Err(ClientError::Inbound {
             source: InboundError::Verify { source },
@@ -223,7 +227,7 @@ async fn chunks_are_expanded_before_they_are_applied() {
         Event::from_json_str(r#"{"type":"TEXT_MESSAGE_CHUNK","delta":"lo"}"#).unwrap(),
         Event::run_finished("$THREAD", "$RUN"),
     ];
-    let mut agent = Agent::with_transport(Script::new(vec![run]));
+    let mut agent = Conversation::with_transport(Script::new(vec![run]));
     let r = agent.run_agent(RunParams::new()).await.unwrap();
     match &r.new_messages[..] {
         [Message::Assistant(a)] => assert_eq!(a.content.as_deref(), Some("Hello")),
@@ -245,11 +249,12 @@ fn tool_run(call: &str, name: &str) -> Vec<Event> {
 async fn the_filter_middleware_drops_calls_of_denied_tools() {
     let mut run = tool_run("c1", "secret");
     run.splice(4..4, tool_run("c2", "public")[1..4].to_vec());
-    let mut agent = Agent::with_transport(Script::new(vec![run]))
-        .use_middleware(FilterToolCalls::deny(["secret"]));
+    let mut agent = Conversation::builder_with_transport(Script::new(vec![run]))
+        .use_middleware(FilterToolCalls::deny(["secret"]))
+        .build();
     agent.run_agent(RunParams::new()).await.unwrap();
     let calls: Vec<String> = agent
-        .get_messages()
+        .messages()
         .iter()
         .filter_map(|m| match m {
             Message::Assistant(a) => Some(
@@ -272,14 +277,15 @@ async fn frontend_tools_are_answered_on_the_next_run() {
         text_run("a1", "It is noon."),
     ]);
     let tool = Tool::new("get_time", "Current time", json!({"type": "object"}));
-    let mut agent = Agent::with_transport(script.clone())
+    let mut agent = Conversation::builder_with_transport(script.clone())
         .tool(tool, |args: Value| async move {
             Ok(Content::from(format!(
                 "12:00 {}",
                 args["tz"].as_str().unwrap_or("?")
             )))
         })
-        .answer_tools(3);
+        .answer_tools(3)
+        .build();
     let r = agent.run_agent(RunParams::new()).await.unwrap();
     assert_eq!(r.runs, 2);
     let inputs = script.inputs.lock().unwrap();
@@ -305,14 +311,14 @@ fn interrupt_run(expires_at: Option<&str>) -> Vec<Event> {
 #[tokio::test]
 async fn interrupts_must_be_answered_by_the_next_run() {
     let script = Script::new(vec![interrupt_run(None), text_run("a1", "done")]);
-    let mut agent = Agent::with_transport(script.clone());
+    let mut agent = Conversation::with_transport(script.clone());
     let r = agent.run_agent(RunParams::new()).await.unwrap();
     assert!(matches!(&r.outcome, RunOutcome::Interrupt { interrupts } if interrupts[0].id == "i1"));
     assert_eq!(agent.pending_interrupts().len(), 1);
     // Not answered: refused before anything is sent.
     let err = agent.run_agent(RunParams::new()).await.unwrap_err();
     assert!(
-        matches!(&err, ClientError::Interrupts(m) if m.contains("i1")),
+        matches!(&err, ClientError::Interrupts(m) if m.to_string().contains("i1")),
         "{err}"
     );
     assert_eq!(script.inputs.lock().unwrap().len(), 1);
@@ -334,18 +340,54 @@ async fn an_expired_interrupt_can_only_be_cancelled() {
         interrupt_run(Some("2000-01-01T00:00:00Z")),
         text_run("a1", "ok"),
     ]);
-    let mut agent = Agent::with_transport(script);
+    let mut agent = Conversation::with_transport(script);
     agent.run_agent(RunParams::new()).await.unwrap();
     let err = agent
         .run_agent(RunParams::new().resume(ResumeEntry::resolved("i1", json!(1))))
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ClientError::Interrupts(m) if m.contains("expired")),
+        matches!(&err, ClientError::Interrupts(m) if m.to_string().contains("expired")),
         "{err}"
     );
     agent
         .run_agent(RunParams::new().resume(ResumeEntry::cancelled("i1")))
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn another_agent_continues_the_same_thread() {
+    let first = Script::new(vec![text_run("a1", "from the first")]);
+    let second = Script::new(vec![text_run("a2", "from the second")]);
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = seen.clone();
+    let mut chat = Conversation::builder_with_transport(first.clone())
+        .thread_id("shared")
+        .state(json!({"k": 1}))
+        .on_event(move |e| log.lock().unwrap().push(e.event_type().to_string()))
+        .build();
+    chat.add_user_message("hi");
+    chat.run_agent(RunParams::new()).await.unwrap();
+    chat.set_transport(second.clone());
+    chat.add_user_message("and you?");
+    chat.run_agent(RunParams::new()).await.unwrap();
+    // The second agent got the same thread, the whole conversation and the state.
+    let input = second.inputs.lock().unwrap()[0].clone();
+    assert_eq!(input.thread_id, "shared");
+    assert_eq!(input.state, Some(json!({"k": 1})));
+    let ids: Vec<&str> = input.messages.iter().map(|m| m.id()).collect();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(ids[1], "a1");
+    assert_eq!(chat.messages().len(), 4);
+    assert_eq!(chat.thread_id(), "shared");
+    // The closure saw both runs.
+    assert_eq!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|t| *t == "RUN_FINISHED")
+            .count(),
+        2
+    );
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use agui_client::{Agent, ClientError, HttpAgent, RunParams};
+use agui_client::{ClientError, Conversation, ConversationBuilder, HttpAgent, RunParams};
 use agui_core::encoding::Encoding;
 use agui_core::semantics::RunOutcome;
 use agui_core::{Content, Message, ResumeEntry, Tool};
@@ -20,12 +20,21 @@ async fn demo_server() -> String {
     format!("http://{addr}")
 }
 
-fn agent(base: &str, name: &str, enc: Encoding) -> Agent {
+fn agent(base: &str, name: &str, enc: Encoding) -> Conversation {
+    start(builder(base, name, enc))
+}
+
+fn builder(base: &str, name: &str, enc: Encoding) -> ConversationBuilder {
     let http = HttpAgent::builder(format!("{base}/{name}"))
         .encoding(enc)
         .build()
         .unwrap();
-    let mut a = Agent::new(http).thread_id(format!("t-{name}-{enc:?}"));
+    Conversation::builder(http).thread_id(format!("t-{name}-{enc:?}"))
+}
+
+/// The conversation, with the user's first message.
+fn start(b: ConversationBuilder) -> Conversation {
+    let mut a = b.build();
     a.add_message(Message::user("u1", "hello"));
     a
 }
@@ -41,7 +50,7 @@ async fn every_demo_agent_completes_a_verified_run() {
                 .await
                 .unwrap_or_else(|e| panic!("{name} over {enc:?}: {e}"));
             assert!(
-                !r.new_messages.is_empty() || a.get_state() != &json!({}),
+                !r.new_messages.is_empty() || a.state() != &json!({}),
                 "{name} produced nothing"
             );
             match (name, &r.outcome) {
@@ -64,17 +73,19 @@ async fn a_frontend_tool_round_trip() {
         "Review steps",
         json!({"type": "object"}),
     );
-    let mut a = agent(&base, "human_in_the_loop", Encoding::Sse)
-        .tool(tool, |args: Value| async move {
-            // Disable the first step, keep the others.
-            let mut steps = args["steps"].as_array().cloned().unwrap_or_default();
-            steps[0]["status"] = json!("disabled");
-            Ok(Content::from(json!({"steps": steps}).to_string()))
-        })
-        .answer_tools(2);
+    let mut a = start(
+        builder(&base, "human_in_the_loop", Encoding::Sse)
+            .tool(tool, |args: Value| async move {
+                // Disable the first step, keep the others.
+                let mut steps = args["steps"].as_array().cloned().unwrap_or_default();
+                steps[0]["status"] = json!("disabled");
+                Ok(Content::from(json!({"steps": steps}).to_string()))
+            })
+            .answer_tools(2),
+    );
     let r = a.run_agent(RunParams::new()).await.unwrap();
     assert_eq!(r.runs, 2);
-    let last = a.get_messages().last().unwrap();
+    let last = a.messages().last().unwrap();
     match last {
         Message::Assistant(m) => assert_eq!(
             m.content.as_deref(),
@@ -84,7 +95,7 @@ async fn a_frontend_tool_round_trip() {
     }
     // The tool's result is in the conversation, answering the call.
     assert!(a
-        .get_messages()
+        .messages()
         .iter()
         .any(|m| matches!(m, Message::Tool(t) if t.content.to_text().contains("disabled"))));
 }
@@ -92,15 +103,15 @@ async fn a_frontend_tool_round_trip() {
 #[tokio::test]
 async fn shared_state_goes_both_ways() {
     let base = demo_server().await;
-    let mut a = agent(&base, "shared_state", Encoding::Proto)
-        .state(json!({"title": "Soup", "ingredients": [{"name": "Water", "amount": "1 l"}], "instructions": []}));
+    let mut a = start(builder(&base, "shared_state", Encoding::Proto)
+        .state(json!({"title": "Soup", "ingredients": [{"name": "Water", "amount": "1 l"}], "instructions": []})));
     let r = a.run_agent(RunParams::new()).await.unwrap();
     assert_eq!(
         r.state["title"], "Soup",
         "the agent read the state the client sent"
     );
     assert_eq!(r.state["updatedBy"], "agent");
-    assert_eq!(a.get_state(), &r.state);
+    assert_eq!(a.state(), &r.state);
 }
 
 #[tokio::test]
@@ -174,7 +185,7 @@ async fn headers_and_bearer_token_are_sent() {
         .encoding(Encoding::Proto)
         .build()
         .unwrap();
-    let mut a = Agent::new(http);
+    let mut a = Conversation::new(http);
     match a.run_agent(RunParams::new()).await {
         Err(ClientError::Http {
             status: 401,

@@ -70,12 +70,16 @@ async fn http_500_with_a_json_body() {
     .await;
     let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
     assert!(events.is_empty());
+    let err = err.expect("an error");
+    assert_eq!(err.status(), Some(500));
+    assert_eq!(err.server_error_code(), Some("boom"));
+    assert!(!err.is_connect() && err.run_error_code().is_none());
     match err {
-        Some(ClientError::Http {
+        ClientError::Http {
             status,
             json: Some(json),
             body,
-        }) => {
+        } => {
             assert_eq!(status, 500);
             assert_eq!(json["error"]["code"], "boom");
             assert!(body.contains("agent crashed"));
@@ -316,4 +320,23 @@ async fn protobuf_is_decoded_by_content_type() {
     .await;
     assert!(err.is_none(), "{err:?}");
     assert_eq!(events.len(), 2);
+}
+
+#[tokio::test]
+async fn connection_refused_says_so() {
+    // A port nothing listens on: bind one, then close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/agent");
+    let (events, err) = collect(&url, HttpAgent::builder(&url).build().unwrap()).await;
+    assert!(events.is_empty());
+    let err = err.expect("an error");
+    assert!(err.is_connect(), "{err:?}");
+    assert_eq!(err.status(), None);
+    let text = err.to_string();
+    // The cause chain is in the message, not only behind `source()`.
+    assert!(text.to_lowercase().contains("connection refused"), "{text}");
 }

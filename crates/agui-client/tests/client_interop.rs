@@ -6,7 +6,7 @@ mod common;
 #[path = "../../../interop/gate.rs"]
 mod interop_gate;
 
-use agui_client::{Agent, HttpAgent, RunParams};
+use agui_client::{Conversation, HttpAgent, RunParams};
 use agui_core::encoding::Encoding;
 use agui_core::semantics::RunOutcome;
 use agui_core::{Message, ResumeEntry};
@@ -17,10 +17,11 @@ async fn ours(url: &str, plan: &Value, encoding: Encoding) -> Vec<Value> {
     let http = HttpAgent::builder(url).encoding(encoding).build().unwrap();
     let messages: Vec<Message> =
         serde_json::from_value(plan["messages"].clone()).unwrap_or_default();
-    let mut agent = Agent::new(http)
+    let mut agent = Conversation::builder(http)
         .thread_id(plan["threadId"].as_str().unwrap())
         .messages(messages)
-        .state(plan.get("state").cloned().unwrap_or(json!({})));
+        .state(plan.get("state").cloned().unwrap_or(json!({})))
+        .build();
     let mut out = Vec::new();
     for run in plan["runs"].as_array().unwrap() {
         let mut params = RunParams::new().run_id(run["runId"].as_str().unwrap());
@@ -44,8 +45,8 @@ async fn ours(url: &str, plan: &Value, encoding: Encoding) -> Vec<Value> {
             RunOutcome::Cancelled => ("cancelled", Value::Null),
         };
         out.push(json!({
-            "messages": agent.get_messages(),
-            "state": agent.get_state(),
+            "messages": agent.messages(),
+            "state": agent.state(),
             "outcome": outcome,
             "result": result_value,
             "pendingInterrupts": agent.pending_interrupts(),

@@ -1,5 +1,5 @@
 //! The AG-UI 1.1 client conformance corpus (`fixtures/conformance-1.1/streams/`), replayed
-//! over real HTTP/SSE into the client's `Agent`, every `expect` key asserted with the
+//! over real HTTP/SSE into the client's `Conversation`, every `expect` key asserted with the
 //! corpus's own semantics. Where this client deliberately differs, the entry in
 //! `fixtures/conformance-1.1/overrides-rust.json` replaces the named keys, with its reason.
 //!
@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agui_client::{Agent, Flow, HttpAgent, RunParams, Subscriber};
+use agui_client::{Conversation, Flow, HttpAgent, RunParams, Subscriber};
 use agui_core::semantics::{InboundWarning, ProtocolVersion};
 use agui_core::{Event, Message};
 use axum::extract::{Path, State};
@@ -183,7 +183,7 @@ async fn run_fixture(base: &str, requests: &Requests, f: &Fixture, lane: Lane) -
         .build()
         .unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
-    let mut agent = Agent::new(http)
+    let mut builder = Conversation::builder(http)
         .subscribe(Recorder(seen.clone()))
         .enforce(lane != Lane::NoEnforcement)
         .verify(lane != Lane::NoVerification);
@@ -192,7 +192,7 @@ async fn run_fixture(base: &str, requests: &Requests, f: &Fixture, lane: Lane) -
         .pointer("/client/maxProtocolVersion")
         .and_then(Value::as_str)
     {
-        agent = agent.max_protocol_version(ProtocolVersion::parse(v).expect("a version pin"));
+        builder = builder.max_protocol_version(ProtocolVersion::parse(v).expect("a version pin"));
     }
     let mut input = f.raw.get("input").cloned().unwrap_or(Value::Null);
     if let Some(messages) = input.get_mut("messages") {
@@ -201,8 +201,9 @@ async fn run_fixture(base: &str, requests: &Requests, f: &Fixture, lane: Lane) -
         agui_core::semantics::upgrade_legacy_content(messages);
         let messages: Vec<Message> =
             agui_core::wire::from_json_value(messages).expect("the fixture's input messages");
-        agent = agent.messages(messages);
+        builder = builder.messages(messages);
     }
+    let mut agent = builder.build();
     let outcome = match agent.run_agent(RunParams::new()).await {
         Ok(_) => Ok(()),
         // The producer's own failure is delivered, not a rejection.
@@ -220,11 +221,11 @@ async fn run_fixture(base: &str, requests: &Requests, f: &Fixture, lane: Lane) -
         events: seen.events,
         warnings: seen.warnings,
         messages: agent
-            .get_messages()
+            .messages()
             .iter()
             .map(|m| serde_json::to_value(m).unwrap())
             .collect(),
-        state: agent.get_state().clone(),
+        state: agent.state().clone(),
         request,
     }
 }

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use agui_core::{Event, RunAgentInput};
-use agui_server::{Agent, AgentError, AgentRouter, EventStream, RunContext};
+use agui_server::{Agent, AgentError, AgentRouter, AgentStream, RunContext};
 use axum::body::Body;
 use axum::http::Request;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -21,7 +21,7 @@ const EVENTS: usize = 1_000;
 struct Deltas;
 
 impl Agent for Deltas {
-    fn run(&self, input: RunAgentInput, _ctx: RunContext) -> EventStream {
+    fn run(&self, input: RunAgentInput, _ctx: RunContext) -> AgentStream {
         let id = format!("{}-m", input.run_id);
         let mut events = Vec::with_capacity(EVENTS + 2);
         events.push(Ok::<_, AgentError>(Event::text_message_start(&id)));

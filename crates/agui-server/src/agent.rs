@@ -3,7 +3,7 @@
 //! # Design: a stream, with an emitter built on top
 //!
 //! The primitive is [`Agent::run`], which returns the run's events as a
-//! [`Stream`] ([`EventStream`]). A stream was chosen as the
+//! [`Stream`] ([`AgentStream`]). A stream was chosen as the
 //! primitive because:
 //!
 //! * **cancellation is structural**: the runtime polls the stream from inside the
@@ -40,7 +40,7 @@ use crate::error::AgentError;
 use crate::helpers::{self, StateTracker};
 
 /// The events of one run, as produced by an agent.
-pub type EventStream = BoxStream<'static, Result<Event, AgentError>>;
+pub type AgentStream = BoxStream<'static, Result<Event, AgentError>>;
 
 /// Something that answers a run with a stream of events.
 ///
@@ -51,7 +51,7 @@ pub type EventStream = BoxStream<'static, Result<Event, AgentError>>;
 pub trait Agent: Send + Sync + 'static {
     /// Starts a run. Called on a runtime worker; the work happens when the returned
     /// stream is polled (do not block here).
-    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream;
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream;
 
     /// What the agent declares it can do (served as JSON on `GET /{name}`). The router
     /// fills in `identity.name` and `transport` when they are left out.
@@ -61,7 +61,7 @@ pub trait Agent: Send + Sync + 'static {
 }
 
 impl<A: Agent + ?Sized> Agent for Arc<A> {
-    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream {
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream {
         (**self).run(input, ctx)
     }
     fn capabilities(&self) -> AgentCapabilities {
@@ -70,7 +70,7 @@ impl<A: Agent + ?Sized> Agent for Arc<A> {
 }
 
 impl<A: Agent + ?Sized> Agent for Box<A> {
-    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream {
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream {
         (**self).run(input, ctx)
     }
     fn capabilities(&self) -> AgentCapabilities {
@@ -264,7 +264,7 @@ impl FnAgent {
 }
 
 impl Agent for FnAgent {
-    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream {
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream {
         let (tx, rx) = mpsc::channel(self.buffer);
         let emitter = Emitter {
             tx,

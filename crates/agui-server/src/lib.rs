@@ -37,7 +37,7 @@ mod response;
 pub mod router;
 pub mod shutdown;
 
-pub use agent::{agent_fn, Agent, Emitter, EventStream, FnAgent};
+pub use agent::{agent_fn, Agent, AgentStream, Emitter, FnAgent};
 pub use context::RunContext;
 pub use error::{AgentError, ApiError};
 pub use helpers::StateTracker;

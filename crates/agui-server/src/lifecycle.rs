@@ -73,7 +73,7 @@ impl EventVerifier for agui_core::semantics::verify::Verifier {
 
 /// Whether the guard wants more events from the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub enum GuardFlow {
     /// Keep reading the agent.
     Continue,
     /// The run is over: stop reading the agent.
@@ -136,9 +136,9 @@ impl LifecycleGuard {
     }
 
     /// Takes the agent's next event; appends what to send to `out`.
-    pub fn on_event(&mut self, event: Event, out: &mut Vec<Event>) -> Flow {
+    pub fn on_event(&mut self, event: Event, out: &mut Vec<Event>) -> GuardFlow {
         if self.ended {
-            return Flow::End;
+            return GuardFlow::End;
         }
         let index = self.index;
         self.index += 1;
@@ -182,9 +182,9 @@ impl LifecycleGuard {
         out.push(event);
         if terminal {
             self.ended = true;
-            Flow::End
+            GuardFlow::End
         } else {
-            Flow::Continue
+            GuardFlow::Continue
         }
     }
 
@@ -248,11 +248,17 @@ impl LifecycleGuard {
         out.push(ev);
     }
 
-    fn violation(&mut self, index: u64, ty: EventType, msg: String, out: &mut Vec<Event>) -> Flow {
+    fn violation(
+        &mut self,
+        index: u64,
+        ty: EventType,
+        msg: String,
+        out: &mut Vec<Event>,
+    ) -> GuardFlow {
         let msg = format!("the agent broke the protocol at its event {index} ({ty}): {msg}");
         tracing::warn!(%msg, "agent broke the protocol");
         self.fail(msg, "protocol_violation", out);
-        Flow::End
+        GuardFlow::End
     }
 
     fn fail(&mut self, message: String, code: &str, out: &mut Vec<Event>) {
@@ -285,11 +291,11 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(
             g.on_event(Event::step_started("s"), &mut out),
-            Flow::Continue
+            GuardFlow::Continue
         );
         assert_eq!(
             g.on_event(Event::step_finished("s"), &mut out),
-            Flow::Continue
+            GuardFlow::Continue
         );
         g.on_end(&mut out);
         assert_eq!(
@@ -319,7 +325,7 @@ mod tests {
     fn a_first_run_error_is_preceded_by_run_started() {
         let mut g = guard();
         let mut out = Vec::new();
-        assert_eq!(g.on_event(Event::run_error("no"), &mut out), Flow::End);
+        assert_eq!(g.on_event(Event::run_error("no"), &mut out), GuardFlow::End);
         assert_eq!(names(&out), ["RUN_STARTED", "RUN_ERROR"]);
     }
 
@@ -341,7 +347,10 @@ mod tests {
             }
             _ => unreachable!(),
         }
-        assert_eq!(g.on_event(Event::step_started("x"), &mut out), Flow::End);
+        assert_eq!(
+            g.on_event(Event::step_started("x"), &mut out),
+            GuardFlow::End
+        );
         assert_eq!(out.len(), 2);
     }
 

@@ -18,9 +18,9 @@ use futures_util::{Stream, StreamExt};
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
-use crate::agent::EventStream;
+use crate::agent::AgentStream;
 use crate::context::RunContext;
-use crate::lifecycle::{Flow, LifecycleGuard};
+use crate::lifecycle::{GuardFlow, LifecycleGuard};
 
 /// Whether the protobuf encoding is served.
 pub(crate) const PROTOBUF_AVAILABLE: bool = true;
@@ -53,7 +53,7 @@ pub(crate) struct StreamSettings {
 
 /// The body stream of one run.
 pub(crate) struct RunStream {
-    agent: Option<EventStream>,
+    agent: Option<AgentStream>,
     guard: LifecycleGuard,
     encoder: EventEncoder,
     ctx: RunContext,
@@ -74,7 +74,7 @@ pub(crate) struct RunStream {
 
 impl RunStream {
     pub(crate) fn new(
-        agent: EventStream,
+        agent: AgentStream,
         guard: LifecycleGuard,
         ctx: RunContext,
         shutdown: &tokio_util::sync::CancellationToken,
@@ -171,7 +171,7 @@ impl Stream for RunStream {
                         return this.finish();
                     }
                     Ok(Poll::Ready(Some(Ok(event)))) => {
-                        if this.guard.on_event(event, &mut this.scratch) == Flow::End {
+                        if this.guard.on_event(event, &mut this.scratch) == GuardFlow::End {
                             return this.finish();
                         }
                         encode_into(

@@ -32,7 +32,7 @@ use axum::{Json, Router};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
-use crate::agent::{Agent, EventStream};
+use crate::agent::{Agent, AgentStream};
 use crate::context::RunContext;
 use crate::error::{AgentError, ApiError};
 use crate::lifecycle::{default_verifier, EventVerifier, LifecycleGuard};
@@ -467,7 +467,7 @@ async fn start_run(
     let guard = LifecycleGuard::new(input.thread_id.clone(), input.run_id.clone(), verifier)
         .declare_protocol_version(Some(declared_version(input.protocol_version.as_deref())));
     let agent_ctx = ctx.clone();
-    let stream: EventStream =
+    let stream: AgentStream =
         match std::panic::catch_unwind(AssertUnwindSafe(|| agent.run(input, agent_ctx))) {
             Ok(st) => st,
             Err(panic) => {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_core::{AgentCapabilities, Event, EventType, RunAgentInput};
-use agui_server::{agent_fn, Agent, AgentError, AgentRouter, EventStream, RunContext, Shutdown};
+use agui_server::{agent_fn, Agent, AgentError, AgentRouter, AgentStream, RunContext, Shutdown};
 use common::{input, start, types, wait_for, Client};
 use futures_util::StreamExt;
 use serde_json::json;
@@ -18,7 +18,7 @@ use serde_json::json;
 struct Scripted(Vec<Result<Event, &'static str>>);
 
 impl Agent for Scripted {
-    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> EventStream {
+    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> AgentStream {
         let items: Vec<Result<Event, AgentError>> = self
             .0
             .iter()
@@ -194,7 +194,7 @@ async fn panicking_agent_yields_run_error_and_the_server_keeps_serving() {
 /// Panics while starting the run (in `Agent::run` itself, not in the stream).
 struct PanicsOnStart;
 impl Agent for PanicsOnStart {
-    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> EventStream {
+    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> AgentStream {
         panic!("cannot even start")
     }
 }
@@ -975,7 +975,7 @@ async fn hostile_bodies_get_4xx_and_the_server_keeps_serving() {
 /// An agent whose `capabilities` panics.
 struct BadCaps;
 impl Agent for BadCaps {
-    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> EventStream {
+    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> AgentStream {
         futures_util::stream::empty().boxed()
     }
     fn capabilities(&self) -> AgentCapabilities {

@@ -8,7 +8,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agui_core::{Event, RunAgentInput};
-use agui_server::{Agent, AgentError, AgentRouter, EventStream, RunContext, Shutdown};
+use agui_server::{Agent, AgentError, AgentRouter, AgentStream, RunContext, Shutdown};
 use futures_util::StreamExt;
 
 fn now_us() -> u128 {
@@ -21,7 +21,7 @@ fn now_us() -> u128 {
 struct Bench;
 
 impl Agent for Bench {
-    fn run(&self, input: RunAgentInput, _ctx: RunContext) -> EventStream {
+    fn run(&self, input: RunAgentInput, _ctx: RunContext) -> AgentStream {
         let props = input.forwarded_props.unwrap_or_default();
         let n = props.get("events").and_then(|v| v.as_u64()).unwrap_or(10);
         let interval = Duration::from_millis(

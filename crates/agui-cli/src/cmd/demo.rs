@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agui_client::{Agent, ClientError, HttpAgent, RunParams};
+use agui_client::{ClientError, Conversation, HttpAgent, RunParams};
 use agui_core::encoding::Encoding;
 use agui_core::semantics::RunOutcome;
 use agui_core::{Content, Message, ResumeEntry, Tool};
@@ -193,7 +193,7 @@ async fn run_demo(args: DemoArgs, mut out: Out, color: bool) -> Result<(), CliEr
                 .encoding(encoding)
                 .build()
                 .map_err(|e| CliError::Rejected(e.to_string()))?;
-            let mut agent = Agent::new(http)
+            let mut builder = Conversation::builder(http)
                 .thread_id(format!("demo-{}", step.agent))
                 .subscribe(TerminalRenderer::new(
                     Box::new(out.clone()),
@@ -201,7 +201,7 @@ async fn run_demo(args: DemoArgs, mut out: Out, color: bool) -> Result<(), CliEr
                     step.agent,
                 ));
             if let Some(state) = step.state.clone() {
-                agent = agent.state(state);
+                builder = builder.state(state);
             }
             if let Some((name, answer)) = step.tool.clone() {
                 let shown = out.clone();
@@ -210,7 +210,7 @@ async fn run_demo(args: DemoArgs, mut out: Out, color: bool) -> Result<(), CliEr
                     "A tool the demo application renders",
                     json!({"type": "object"}),
                 );
-                agent = agent
+                builder = builder
                     .tool(tool, move |args: Value| {
                         let answer = answer.clone();
                         let _ = writeln!(
@@ -223,6 +223,7 @@ async fn run_demo(args: DemoArgs, mut out: Out, color: bool) -> Result<(), CliEr
                     })
                     .answer_tools(1);
             }
+            let mut agent = builder.build();
             agent.add_message(Message::user(format!("{}-user", step.agent), step.say));
             let mut result = agent.run_agent(RunParams::new()).await.map_err(fail)?;
             total_runs += result.runs;
@@ -240,11 +241,10 @@ async fn run_demo(args: DemoArgs, mut out: Out, color: bool) -> Result<(), CliEr
                 result = agent.run_agent(params).await.map_err(fail)?;
                 total_runs += result.runs;
             }
-            if step.state.is_some() || !agent.get_state().as_object().is_some_and(|o| o.is_empty())
-            {
-                let _ = writeln!(out, "final state: {}", short_json(agent.get_state(), 160));
+            if step.state.is_some() || !agent.state().as_object().is_some_and(|o| o.is_empty()) {
+                let _ = writeln!(out, "final state: {}", short_json(agent.state(), 160));
             }
-            if let Some(last) = agent.get_messages().last() {
+            if let Some(last) = agent.messages().last() {
                 tracing::debug!(agent = step.agent, last = %message_text(last), "step done");
             }
         }

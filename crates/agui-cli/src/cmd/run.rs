@@ -3,7 +3,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use agui_client::{
-    Agent, ClientError, EventStream, HttpAgent, Middleware, RunParams, RunResult, Subscriber,
+    ClientError, Conversation, EventStream, HttpAgent, Middleware, RunParams, RunResult, Subscriber,
 };
 use agui_core::encoding::Encoding;
 use agui_core::semantics::{
@@ -169,18 +169,18 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     let http = builder
         .build()
         .map_err(|e| CliError::Malformed(e.to_string()))?;
-    let mut agent = Agent::new(http).subscribe(WarningPrinter);
+    let mut builder = Conversation::builder(http).subscribe(WarningPrinter);
     if let Some(v) = args.max_protocol_version {
-        agent = agent.max_protocol_version(v);
+        builder = builder.max_protocol_version(v);
     }
     let mut first = RunParams::new();
     if let Some(path) = &args.input {
         let input = read_input(path)?;
-        agent = agent
+        builder = builder
             .thread_id(input.thread_id.clone())
             .messages(input.messages.clone());
         if let Some(state) = input.state.clone() {
-            agent = agent.state(state);
+            builder = builder.state(state);
         }
         first = first.run_id(input.run_id.clone());
         first.tools = input.tools.clone();
@@ -189,23 +189,24 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
         first.resume = input.resume.clone().unwrap_or_default();
     }
     if let Some(t) = &args.thread {
-        agent = agent.thread_id(t.clone());
+        builder = builder.thread_id(t.clone());
     }
     if let Some(s) = &args.state {
         let state: Value = serde_json::from_str(s)
             .map_err(|e| CliError::Malformed(format!("--state is not JSON: {e}")))?;
-        agent = agent.state(state);
+        builder = builder.state(state);
     }
     if args.json {
-        agent = agent.use_middleware(JsonTap);
+        builder = builder.use_middleware(JsonTap);
     } else {
         let color = std::io::stdout().is_terminal();
-        agent = agent.subscribe(TerminalRenderer::new(
+        builder = builder.subscribe(TerminalRenderer::new(
             Box::new(std::io::stdout()),
             color,
             "agent",
         ));
     }
+    let mut agent = builder.build();
     if let Some(m) = &args.message {
         agent.add_message(Message::user(uuid::Uuid::new_v4().to_string(), m.as_str()));
     }
@@ -255,8 +256,7 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     }
 }
 
-fn print_final(agent: &Agent, outcome: Value) {
-    let line =
-        json!({"messages": agent.get_messages(), "state": agent.get_state(), "outcome": outcome});
+fn print_final(agent: &Conversation, outcome: Value) {
+    let line = json!({"messages": agent.messages(), "state": agent.state(), "outcome": outcome});
     println!("{line}");
 }

@@ -9,7 +9,7 @@ use agui_core::{
 use serde_json::{json, Value};
 
 use super::{id, words};
-use crate::agent::{agent_fn, Agent, EventStream, FnAgent};
+use crate::agent::{agent_fn, Agent, AgentStream, FnAgent};
 use crate::context::RunContext;
 use crate::error::AgentError;
 
@@ -178,7 +178,7 @@ fn decide(pending: &Mutex<Pending>, input: &RunAgentInput) -> Result<Plan, Agent
 }
 
 impl Agent for InterruptAgent {
-    fn run(&self, input: RunAgentInput, ctx: RunContext) -> EventStream {
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream {
         self.inner.run(input, ctx)
     }
 

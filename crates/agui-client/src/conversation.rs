@@ -130,9 +130,28 @@ pub struct RunResult {
     pub runs: usize,
 }
 
-/// A conversation with one agent: thread id, messages, state and pending interrupts,
-/// carried from run to run.
-pub struct Agent {
+/// A conversation on one thread: its id, messages, state and pending interrupts,
+/// carried from run to run, and the agent (any [`Transport`]) that runs next. Build one
+/// with [`Conversation::new`] or [`Conversation::builder`].
+///
+/// ```no_run
+/// use agui_client::{Conversation, HttpAgent, RunParams};
+/// use agui_core::Message;
+///
+/// # async fn demo() -> Result<(), agui_client::ClientError> {
+/// let mut chat = Conversation::builder(HttpAgent::builder("http://127.0.0.1:8000/agentic_chat").build()?)
+///     .on_event(|event| println!("{}", event.event_type()))
+///     .build();
+/// chat.add_message(Message::user("u1", "Hello!"));
+/// chat.run_agent(RunParams::new()).await?;
+/// // The same thread, another agent: messages and state carry over.
+/// chat.set_agent(HttpAgent::builder("http://127.0.0.1:8000/human_in_the_loop").build()?);
+/// chat.add_message(Message::user("u2", "Plan a trip."));
+/// chat.run_agent(RunParams::new()).await?;
+/// println!("{} messages on thread {}", chat.messages().len(), chat.thread_id());
+/// # Ok(()) }
+/// ```
+pub struct Conversation {
     transport: Arc<dyn Transport>,
     thread_id: String,
     messages: Vec<Message>,
@@ -145,9 +164,9 @@ pub struct Agent {
     max_tool_rounds: usize,
 }
 
-impl std::fmt::Debug for Agent {
+impl std::fmt::Debug for Conversation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Agent")
+        f.debug_struct("Conversation")
             .field("thread_id", &self.thread_id)
             .field("messages", &self.messages.len())
             .field("pending_interrupts", &self.pending_interrupts)
@@ -155,15 +174,148 @@ impl std::fmt::Debug for Agent {
     }
 }
 
-impl Agent {
-    /// A conversation on a new thread (random id) with an HTTP agent.
+/// Builds a [`Conversation`].
+pub struct ConversationBuilder {
+    conversation: Conversation,
+}
+
+impl std::fmt::Debug for ConversationBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ConversationBuilder")
+            .field(&self.conversation)
+            .finish()
+    }
+}
+
+/// A subscriber made of closures ([`ConversationBuilder::on_event`],
+/// [`ConversationBuilder::on_warning`]).
+struct Closures {
+    event: Option<EventFn>,
+    warning: Option<WarningFn>,
+}
+
+type EventFn = Box<dyn FnMut(&Event) + Send>;
+type WarningFn = Box<dyn FnMut(&InboundWarning) + Send>;
+
+impl Subscriber for Closures {
+    fn on_event(&mut self, event: &Event) -> Flow {
+        if let Some(f) = &mut self.event {
+            f(event);
+        }
+        Flow::Continue
+    }
+    fn on_warning(&mut self, warning: &InboundWarning) {
+        if let Some(f) = &mut self.warning {
+            f(warning);
+        }
+    }
+}
+
+impl ConversationBuilder {
+    /// Sets the thread id (a fresh UUID by default).
+    pub fn thread_id(mut self, id: impl Into<String>) -> Self {
+        self.conversation.thread_id = id.into();
+        self
+    }
+
+    /// Sets the initial messages.
+    pub fn messages(mut self, messages: Vec<Message>) -> Self {
+        self.conversation.messages = messages;
+        self
+    }
+
+    /// Sets the initial state (`{}` by default).
+    pub fn state(mut self, state: Value) -> Self {
+        self.conversation.state = state;
+        self
+    }
+
+    /// Adds a subscriber.
+    pub fn subscribe(mut self, s: impl Subscriber + 'static) -> Self {
+        self.conversation.subscribers.push(Box::new(s));
+        self
+    }
+
+    /// Calls `f` with every event, after it was applied (a [`Subscriber`] that only
+    /// implements [`on_event`](Subscriber::on_event) and never stops the run).
+    pub fn on_event(self, f: impl FnMut(&Event) + Send + 'static) -> Self {
+        self.subscribe(Closures {
+            event: Some(Box::new(f)),
+            warning: None,
+        })
+    }
+
+    /// Calls `f` with every warning of the inbound pipeline.
+    pub fn on_warning(self, f: impl FnMut(&InboundWarning) + Send + 'static) -> Self {
+        self.subscribe(Closures {
+            event: None,
+            warning: Some(Box::new(f)),
+        })
+    }
+
+    /// Adds a middleware (the first added sees the events first). Middleware sees the
+    /// events after chunk expansion and before verification.
+    pub fn use_middleware(mut self, m: impl Middleware + 'static) -> Self {
+        self.conversation.middleware.push(Arc::new(m));
+        self
+    }
+
+    /// Registers a frontend tool: it is sent with every run, and with
+    /// [`answer_tools`](Self::answer_tools) its calls are run here and answered on the
+    /// next run.
+    pub fn tool(mut self, tool: Tool, handler: impl ToolHandler + 'static) -> Self {
+        self.conversation.tools.push((tool, Arc::new(handler)));
+        self
+    }
+
+    /// Runs frontend tools automatically: when a run ends leaving calls to registered
+    /// tools unanswered, run them and start another run with their results, at most
+    /// `max_rounds` times. Off (0) by default.
+    pub fn answer_tools(mut self, max_rounds: usize) -> Self {
+        self.conversation.max_tool_rounds = max_rounds;
+        self
+    }
+
+    /// Whether to verify incoming events (on by default). A violation fails the run.
+    pub fn verify(mut self, on: bool) -> Self {
+        self.conversation.inbound.verify = on;
+        self
+    }
+
+    /// Whether enforcement strips what the protocol does not describe, with a warning,
+    /// as the specification asks (on by default). Off, events are decoded strictly: an
+    /// unknown key is delivered in the event's `extra`, and an unknown event type, tag
+    /// or patch operation fails the run.
+    pub fn enforce(mut self, on: bool) -> Self {
+        self.conversation.inbound.enforce = on;
+        self
+    }
+
+    /// The newest protocol version the agent is known to speak (the current one by
+    /// default). Pinning an older version turns on the era shims that version needs:
+    /// content flattened to text for 0.0.39 peers, subagent events and attribution
+    /// dropped for peers before 0.0.58, no `protocolVersion` sent to a peer pinned below
+    /// the current version. Each loss is reported as a warning.
+    pub fn max_protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.conversation.inbound.max_protocol_version = version;
+        self
+    }
+
+    /// The conversation.
+    pub fn build(self) -> Conversation {
+        self.conversation
+    }
+}
+
+impl Conversation {
+    /// A conversation on a new thread (random id, state `{}`) with an HTTP agent.
     pub fn new(http: HttpAgent) -> Self {
         Self::with_transport(Arc::new(http))
     }
 
-    /// A conversation over any transport.
+    /// A conversation over any transport, with defaults.
     pub fn with_transport(transport: Arc<dyn Transport>) -> Self {
-        Agent {
+        Conversation {
             transport,
             thread_id: uuid::Uuid::new_v4().to_string(),
             messages: Vec::new(),
@@ -177,84 +329,36 @@ impl Agent {
         }
     }
 
-    /// Sets the thread id.
-    pub fn thread_id(mut self, id: impl Into<String>) -> Self {
-        self.thread_id = id.into();
-        self
+    /// A builder for a conversation with an HTTP agent.
+    pub fn builder(http: HttpAgent) -> ConversationBuilder {
+        Self::builder_with_transport(Arc::new(http))
     }
 
-    /// Sets the initial messages.
-    pub fn messages(mut self, messages: Vec<Message>) -> Self {
-        self.messages = messages;
-        self
+    /// A builder for a conversation over any transport.
+    pub fn builder_with_transport(transport: Arc<dyn Transport>) -> ConversationBuilder {
+        ConversationBuilder {
+            conversation: Self::with_transport(transport),
+        }
     }
 
-    /// Sets the initial state.
-    pub fn state(mut self, state: Value) -> Self {
-        self.state = state;
-        self
+    /// Makes `http` the agent the next runs go to, on the same thread: messages, state
+    /// and pending interrupts carry over.
+    pub fn set_agent(&mut self, http: HttpAgent) {
+        self.transport = Arc::new(http);
     }
 
-    /// Adds a subscriber.
-    pub fn subscribe(mut self, s: impl Subscriber + 'static) -> Self {
-        self.subscribers.push(Box::new(s));
-        self
-    }
-
-    /// Adds a middleware (the first added sees the transport's events first).
-    pub fn use_middleware(mut self, m: impl Middleware + 'static) -> Self {
-        self.middleware.push(Arc::new(m));
-        self
-    }
-
-    /// Registers a frontend tool: it is sent with every run, and with
-    /// [`answer_tools`](Agent::answer_tools) its calls are run here and answered on the
-    /// next run.
-    pub fn tool(mut self, tool: Tool, handler: impl ToolHandler + 'static) -> Self {
-        self.tools.push((tool, Arc::new(handler)));
-        self
-    }
-
-    /// Runs frontend tools automatically: when a run ends leaving calls to registered
-    /// tools unanswered, run them and start another run with their results, at most
-    /// `max_rounds` times. Off (0) by default.
-    pub fn answer_tools(mut self, max_rounds: usize) -> Self {
-        self.max_tool_rounds = max_rounds;
-        self
-    }
-
-    /// Whether to verify incoming events (on by default). A violation fails the run.
-    pub fn verify(mut self, on: bool) -> Self {
-        self.inbound.verify = on;
-        self
-    }
-
-    /// Whether enforcement strips what the protocol does not describe, with a warning,
-    /// as the specification asks (on by default). Off, events are decoded strictly: an
-    /// unknown key is delivered in the event's `extra`, and an unknown event type, tag
-    /// or patch operation fails the run.
-    pub fn enforce(mut self, on: bool) -> Self {
-        self.inbound.enforce = on;
-        self
-    }
-
-    /// The newest protocol version the agent is known to speak (the current one by
-    /// default). Pinning an older version turns on the era shims that version needs:
-    /// content flattened to text for 0.0.39 peers, subagent events and attribution
-    /// dropped for peers before 0.0.58, no `protocolVersion` sent to peers that predate
-    /// the field. Each loss is reported as a warning.
-    pub fn max_protocol_version(mut self, version: ProtocolVersion) -> Self {
-        self.inbound.max_protocol_version = version;
-        self
+    /// As [`set_agent`](Self::set_agent), with any transport.
+    pub fn set_transport(&mut self, transport: Arc<dyn Transport>) {
+        self.transport = transport;
     }
 
     /// The thread id.
-    pub fn get_thread_id(&self) -> &str {
+    pub fn thread_id(&self) -> &str {
         &self.thread_id
     }
 
     /// The conversation so far.
-    pub fn get_messages(&self) -> &[Message] {
+    pub fn messages(&self) -> &[Message] {
         &self.messages
     }
 
@@ -263,8 +367,15 @@ impl Agent {
         self.messages.push(m);
     }
 
+    /// Adds a user message with a fresh id; returns the id.
+    pub fn add_user_message(&mut self, text: impl Into<String>) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        self.messages.push(Message::user(id.clone(), text.into()));
+        id
+    }
+
     /// The current state.
-    pub fn get_state(&self) -> &Value {
+    pub fn state(&self) -> &Value {
         &self.state
     }
 
@@ -284,7 +395,7 @@ impl Agent {
             Some(resume),
             std::time::SystemTime::now(),
         )
-        .map_err(|e| ClientError::Interrupts(e.to_string()))
+        .map_err(ClientError::Interrupts)
     }
 
     fn build_input(&self, params: &RunParams) -> RunAgentInput {

@@ -258,5 +258,5 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
 
 fn print_final(agent: &Conversation, outcome: Value) {
     let line = json!({"messages": agent.messages(), "state": agent.state(), "outcome": outcome});
-    println!("{line}");
+    println!("{}", agui_core::wire::to_canonical_string(&line));
 }

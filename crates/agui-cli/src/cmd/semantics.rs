@@ -124,7 +124,8 @@ pub fn apply(args: ApplyArgs) -> Result<(), CliError> {
         o.entry("state").or_insert(serde_json::Value::Null);
     }
     let mut out = stdout();
-    let mut text = serde_json::to_vec(&json).unwrap_or_default();
+    let mut text = Vec::new();
+    agui_core::wire::write_canonical(&json, &mut text);
     text.push(b'\n');
     std::io::Write::write_all(&mut out, &text).map_err(CliError::io("writing standard output"))?;
     flush(&mut out)

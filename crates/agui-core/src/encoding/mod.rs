@@ -37,7 +37,6 @@
 //! ```
 
 mod error;
-mod js_number;
 mod negotiate;
 pub mod proto;
 pub mod sse;

@@ -33,8 +33,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::error::{DecodeError, DecodeErrorKind, DecoderLimits};
-use super::js_number::JsFormatter;
 use crate::event::{Event, EventType};
+use crate::wire::js_number::JsFormatter;
 
 /// The SSE media type (`text/event-stream`).
 pub const CONTENT_TYPE: &str = "text/event-stream";
@@ -54,7 +54,8 @@ pub const CONTENT_TYPE: &str = "text/event-stream";
 pub fn encode_event(event: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: ");
     let mut ser = serde_json::Serializer::with_formatter(&mut *out, JsFormatter);
-    // Serializing into memory cannot fail: every map key is a string.
+    // Serializing into memory cannot fail: every map key is a string. (This is
+    // `wire::write_canonical`, spelled out so that it is inlined into the caller's loop.)
     let _ = serde::Serialize::serialize(event, &mut ser);
     out.extend_from_slice(b"\n\n");
 }

@@ -298,10 +298,11 @@ impl Event {
         crate::wire::from_json_slice(s.as_bytes())
     }
 
-    /// Writes the event's canonical wire JSON (keys in the reference order) into `out`.
+    /// Writes the event's canonical wire JSON (keys in the reference order, numbers as
+    /// ECMAScript spells them: [`crate::wire::write_canonical`]) into `out`: the same
+    /// bytes as the data of its SSE frame.
     pub fn write_json(&self, out: &mut Vec<u8>) {
-        // Serializing these types into memory cannot fail: every map key is a string.
-        let _ = serde_json::to_writer(out, self);
+        crate::wire::write_canonical(self, out);
     }
 
     /// The event's canonical wire JSON.

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use agui_core::Message;
-use agui_server::{agent_fn, serve, AgentError, AgentRouter, Shutdown};
+use agui_server::{agent_fn, AgentRouter};
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
@@ -26,16 +26,14 @@ async fn main() -> std::io::Result<()> {
             Duration::from_millis(100),
         )
         .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     });
 
-    let shutdown = Shutdown::new();
-    shutdown.trigger_on_signals();
-    let app = AgentRouter::new()
-        .agent("hello", hello)
-        .shutdown(shutdown.clone())
-        .into_router();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
     println!("POST http://127.0.0.1:8000/hello");
-    serve(listener, app, shutdown).await
+    // Serves until SIGINT/SIGTERM, then lets in-flight runs finish.
+    AgentRouter::new()
+        .agent("hello", hello)
+        .serve(listener)
+        .await
 }

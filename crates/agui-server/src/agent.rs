@@ -232,7 +232,7 @@ impl std::fmt::Debug for FnAgent {
 /// let agent = agent_fn(|input, _ctx, tx| async move {
 ///     let id = format!("{}-reply", input.run_id);
 ///     tx.text_message(&id, ["Hello", ", world"], Duration::ZERO).await?;
-///     Ok::<(), AgentError>(())
+///     Ok(())
 /// });
 /// # let _ = agent;
 /// ```

@@ -8,7 +8,7 @@
 //! let hello = agent_fn(|input, _ctx, tx| async move {
 //!     let id = format!("{}-reply", input.run_id);
 //!     tx.text_message(&id, ["Hello", ", ", "world"], Duration::ZERO).await?;
-//!     Ok::<(), AgentError>(())
+//!     Ok(())
 //! });
 //! let shutdown = Shutdown::new();
 //! shutdown.trigger_on_signals();
@@ -41,6 +41,6 @@ pub use agent::{agent_fn, Agent, AgentStream, Emitter, FnAgent};
 pub use context::RunContext;
 pub use error::{AgentError, ApiError};
 pub use helpers::StateTracker;
-pub use lifecycle::{EventVerifier, LifecycleGuard};
+pub use lifecycle::{EventVerifier, LifecycleGuard, Violation};
 pub use router::{AgentRouter, ServerConfig, VerifierFactory};
 pub use shutdown::{serve, termination_signal, Shutdown};

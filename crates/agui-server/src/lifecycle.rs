@@ -26,7 +26,24 @@ use crate::error::AgentError;
 /// Checks the events of one run, in order. One verifier is made per run.
 pub trait EventVerifier: Send {
     /// Accepts the next event, or says what is wrong with it.
-    fn check(&mut self, event: &Event) -> Result<(), String>;
+    fn check(&mut self, event: &Event) -> Result<(), Violation>;
+}
+
+/// Why an event an agent emitted is not acceptable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Violation {
+    /// A lifecycle rule of the protocol (the core verifier's rule; its `Display` is the
+    /// reference client's message).
+    #[error("{0}")]
+    Rule(agui_core::semantics::VerifyRule),
+    /// The event could not be taken in as a client would (a chunk that cannot be
+    /// expanded).
+    #[error("{0}")]
+    Inbound(agui_core::semantics::InboundError),
+    /// A custom verifier's reason.
+    #[error("{0}")]
+    Other(String),
 }
 
 /// The verifier used when verification is on: the core crate's inbound pipeline
@@ -50,7 +67,7 @@ struct PipelineVerifier {
 }
 
 impl EventVerifier for PipelineVerifier {
-    fn check(&mut self, event: &Event) -> Result<(), String> {
+    fn check(&mut self, event: &Event) -> Result<(), Violation> {
         self.out.clear();
         let r = self
             .inbound
@@ -59,15 +76,15 @@ impl EventVerifier for PipelineVerifier {
             tracing::warn!(warning = %w, "a client will warn about an event this agent emitted");
         }
         r.map_err(|e| match e {
-            agui_core::semantics::InboundError::Verify { source } => source.rule.to_string(),
-            other => other.to_string(),
+            agui_core::semantics::InboundError::Verify { source } => Violation::Rule(source.rule),
+            other => Violation::Inbound(other),
         })
     }
 }
 
 impl EventVerifier for agui_core::semantics::verify::Verifier {
-    fn check(&mut self, event: &Event) -> Result<(), String> {
-        self.push(event).map_err(|e| e.rule.to_string())
+    fn check(&mut self, event: &Event) -> Result<(), Violation> {
+        self.push(event).map_err(|e| Violation::Rule(e.rule))
     }
 }
 
@@ -174,8 +191,8 @@ impl LifecycleGuard {
             }
         }
         if let Some(v) = self.verifier.as_mut() {
-            if let Err(msg) = v.check(&event) {
-                return self.violation(index, ty, msg, out);
+            if let Err(why) = v.check(&event) {
+                return self.violation(index, ty, why.to_string(), out);
             }
         }
         let terminal = matches!(ty, EventType::RunFinished | EventType::RunError);
@@ -196,8 +213,8 @@ impl LifecycleGuard {
         self.start(out);
         let fin = Event::run_finished(&self.thread_id, &self.run_id);
         if let Some(v) = self.verifier.as_mut() {
-            if let Err(msg) = v.check(&fin) {
-                let msg = format!("the agent ended its stream with the run incomplete: {msg}");
+            if let Err(why) = v.check(&fin) {
+                let msg = format!("the agent ended its stream with the run incomplete: {why}");
                 tracing::warn!(%msg, "agent broke the protocol");
                 self.fail(msg, "protocol_violation", out);
                 return;

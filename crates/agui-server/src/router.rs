@@ -91,7 +91,7 @@ impl Default for ServerConfig {
 /// let echo = agent_fn(|input, _ctx, tx| async move {
 ///     let id = format!("{}-reply", input.run_id);
 ///     tx.text_message(&id, ["Hi!"], Duration::ZERO).await?;
-///     Ok::<(), AgentError>(())
+///     Ok(())
 /// });
 /// let app: axum::Router = AgentRouter::new().agent("echo", echo).into_router();
 /// # let _ = app;
@@ -214,6 +214,32 @@ impl AgentRouter {
     /// The shutdown switch in use.
     pub fn shutdown_handle(&self) -> Shutdown {
         self.shutdown.clone()
+    }
+
+    /// Serves the agents on `listener` until the router's shutdown switch is triggered
+    /// (by SIGINT/SIGTERM: they are listened for here, or by anyone holding
+    /// [`shutdown_handle`](Self::shutdown_handle)), then lets in-flight runs finish
+    /// within [`ServerConfig::shutdown_grace`]. The switch is the router's own, so the
+    /// runs and the server stop together.
+    ///
+    /// ```no_run
+    /// # async fn main_() -> std::io::Result<()> {
+    /// use agui_server::{agent_fn, AgentRouter};
+    /// let hello = agent_fn(|input, _ctx, tx| async move {
+    ///     let id = format!("{}-reply", input.run_id);
+    ///     tx.text_message(&id, ["Hello"], std::time::Duration::ZERO).await?;
+    ///     Ok(())
+    /// });
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+    /// AgentRouter::new().agent("hello", hello).serve(listener).await
+    /// # }
+    /// ```
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let shutdown = self.shutdown.clone();
+        let signals = shutdown.trigger_on_signals();
+        let result = crate::shutdown::serve(listener, self.into_router(), shutdown).await;
+        signals.abort();
+        result
     }
 
     /// The axum router.

@@ -4,7 +4,6 @@ use agui_core::{AgentCapabilities, IdentityCapabilities};
 
 use super::{id, last_user_text, trailing_tool_result, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
@@ -25,7 +24,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         };
         tx.text_message(&id(&input, "reply"), words(&reply), delay)
             .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

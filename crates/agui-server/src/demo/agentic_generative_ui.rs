@@ -5,7 +5,6 @@ use serde_json::{json, Value};
 
 use super::{id, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 use crate::helpers::StateTracker;
 
 const STEPS: [&str; 4] = [
@@ -40,7 +39,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             delay,
         )
         .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

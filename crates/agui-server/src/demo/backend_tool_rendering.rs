@@ -5,7 +5,6 @@ use serde_json::json;
 
 use super::{id, json_pieces, last_user_text, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
@@ -38,7 +37,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         let reply = format!("It is 21°C and sunny in {location}.");
         tx.text_message(&id(&input, "reply"), words(&reply), delay)
             .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 
 use super::{id, json_pieces, trailing_tool_result, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 
 const STEPS: [&str; 4] = [
     "Preheat the oven",
@@ -58,7 +57,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             delay,
         )
         .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

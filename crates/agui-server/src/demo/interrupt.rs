@@ -93,7 +93,7 @@ impl InterruptAgent {
                             .await?;
                     }
                 }
-                Ok::<(), AgentError>(())
+                Ok(())
             }
         })
         .with_capabilities(AgentCapabilities {

@@ -5,7 +5,6 @@ use serde_json::{json, Value};
 
 use super::{id, json_pieces, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 use crate::helpers::StateTracker;
 
 const DOCUMENT: &str = "Once upon a time, a small agent wrote a story one piece at a time.";
@@ -49,7 +48,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         .await?;
         tx.text_message(&id(&input, "reply"), words("The document is written."), delay)
             .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

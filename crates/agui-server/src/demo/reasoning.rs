@@ -5,7 +5,6 @@ use agui_core::{AgentCapabilities, Event, IdentityCapabilities, ReasoningCapabil
 
 use super::{id, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
@@ -27,7 +26,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         tx.emit(Event::reasoning_end(&span)).await?;
         tx.text_message(&id(&input, "reply"), words("After thinking: 42."), delay)
             .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

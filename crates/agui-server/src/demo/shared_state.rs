@@ -5,7 +5,6 @@ use serde_json::{json, Value};
 
 use super::{id, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 use crate::helpers::StateTracker;
 
 /// The recipe the agent starts from when the client sent none.
@@ -62,7 +61,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             delay,
         )
         .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

@@ -8,7 +8,6 @@ use serde_json::json;
 
 use super::{attribute, id, json_pieces, last_user_text, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 use crate::helpers;
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
@@ -55,7 +54,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             delay,
         )
         .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

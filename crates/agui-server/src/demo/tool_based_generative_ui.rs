@@ -5,7 +5,6 @@ use serde_json::json;
 
 use super::{id, json_pieces, trailing_tool_result, words};
 use crate::agent::{agent_fn, FnAgent};
-use crate::error::AgentError;
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
@@ -26,7 +25,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             delay,
         )
         .await?;
-        Ok::<(), AgentError>(())
+        Ok(())
     })
     .with_capabilities(AgentCapabilities {
         identity: Some(IdentityCapabilities {

@@ -25,10 +25,12 @@
 //! * [`AgentRouter`] mounts agents on an [`axum::Router`] ([`router`] lists the routes);
 //!   refused requests get a JSON error body ([`error`]).
 //! * [`Shutdown`] and [`serve`] give graceful shutdown on SIGINT/SIGTERM.
-//! * [`demo`] holds ten deterministic demo agents, one per AG-UI feature.
+//! * `demo` (feature `demo`, off by default; the `agui` command line turns it on) holds
+//!   ten deterministic demo agents, one per AG-UI feature.
 
 pub mod agent;
 pub mod context;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;
 pub mod helpers;

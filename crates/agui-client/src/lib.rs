@@ -27,3 +27,15 @@ pub use http::{EventStream, HttpAgent, HttpAgentBuilder};
 pub use middleware::{FilterToolCalls, Middleware};
 pub use subscriber::{Flow, Subscriber};
 pub use tools::{ToolHandler, ToolOutput};
+
+// Re-exported so that a client needs no other dependency for the protocol's types or JSON.
+pub use agui_core;
+pub use serde_json;
+
+/// What a client's code usually needs, in one import: `use agui_client::prelude::*;`.
+pub mod prelude {
+    pub use crate::{ClientError, Conversation, Flow, HttpAgent, RunParams, RunResult, Subscriber};
+    pub use agui_core::semantics::{InboundWarning, RunOutcome};
+    pub use agui_core::{Content, Event, Message, Tool};
+    pub use serde_json::{json, Value};
+}

@@ -32,7 +32,7 @@ use std::time::Duration;
 use agui_core::{AgentCapabilities, Event, RunAgentInput};
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
-use futures_util::{FutureExt, Stream};
+use futures_util::{FutureExt, Stream, StreamExt};
 use tokio::sync::mpsc;
 
 use crate::context::RunContext;
@@ -89,6 +89,7 @@ pub struct Emitter {
     tx: mpsc::Sender<Event>,
     thread_id: Arc<str>,
     run_id: Arc<str>,
+    ids: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Emitter {
@@ -98,6 +99,92 @@ impl Emitter {
             .send(event.into())
             .await
             .map_err(|_| AgentError::public("client disconnected").with_code("disconnected"))
+    }
+
+    /// A fresh id, unique within this run: `{runId}-{what}-{n}`.
+    pub fn new_id(&self, what: &str) -> String {
+        let n = self.ids.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}-{what}-{n}", self.run_id)
+    }
+
+    /// Sends a whole assistant message (`TEXT_MESSAGE_START`, one
+    /// `TEXT_MESSAGE_CONTENT`, `TEXT_MESSAGE_END`) with a fresh id; returns the id.
+    pub async fn text(&self, text: impl Into<String>) -> Result<String, AgentError> {
+        let id = self.new_id("message");
+        let text = text.into();
+        let pieces = (!text.is_empty()).then_some(text);
+        self.emit_all(helpers::text_message(&id, pieces)).await?;
+        Ok(id)
+    }
+
+    /// Streams an assistant message from a stream the agent already has (a model's
+    /// tokens): `TEXT_MESSAGE_START` at once, one `TEXT_MESSAGE_CONTENT` per non-empty
+    /// piece as it arrives, `TEXT_MESSAGE_END` when the stream ends. Returns the
+    /// message id (fresh) and the whole text.
+    pub async fn text_stream<S: Into<String>>(
+        &self,
+        pieces: impl futures_util::Stream<Item = S>,
+    ) -> Result<(String, String), AgentError> {
+        let id = self.new_id("message");
+        self.emit(agui_core::Event::text_message_start(&id)).await?;
+        let mut pieces = std::pin::pin!(pieces);
+        let mut all = String::new();
+        while let Some(piece) = pieces.next().await {
+            let piece: String = piece.into();
+            if piece.is_empty() {
+                continue;
+            }
+            all.push_str(&piece);
+            self.emit(agui_core::Event::text_message_content(&id, piece))
+                .await?;
+        }
+        self.emit(agui_core::Event::text_message_end(&id)).await?;
+        Ok((id, all))
+    }
+
+    /// As [`text_stream`](Self::text_stream), from the receiving end of a channel (the
+    /// message ends when every sender is dropped).
+    pub async fn text_channel<S: Into<String>>(
+        &self,
+        mut rx: mpsc::Receiver<S>,
+    ) -> Result<(String, String), AgentError> {
+        let pieces = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
+        self.text_stream(pieces).await
+    }
+
+    /// Emits a call of the tool `name` with `arguments` (serialized as one JSON piece):
+    /// `TOOL_CALL_START`, `TOOL_CALL_ARGS`, `TOOL_CALL_END`, with a fresh id; returns
+    /// the tool call id. A frontend tool is then answered by the client on its next run.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<String, AgentError> {
+        let id = self.new_id("call");
+        self.emit_all(helpers::tool_call(&id, name, None, [arguments.to_string()]))
+            .await?;
+        Ok(id)
+    }
+
+    /// Emits the result of a tool call the agent ran itself (`TOOL_CALL_RESULT`, the
+    /// JSON `result` as its content), with a fresh message id; returns the id.
+    pub async fn tool_result(
+        &self,
+        tool_call_id: &str,
+        result: &serde_json::Value,
+    ) -> Result<String, AgentError> {
+        let id = self.new_id("result");
+        let content = match result {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        self.emit(agui_core::Event::tool_call_result(
+            &id,
+            tool_call_id,
+            content,
+        ))
+        .await?;
+        Ok(id)
     }
 
     /// Sends several events in order.
@@ -173,6 +260,28 @@ impl Emitter {
         state: serde_json::Value,
     ) -> Result<(), AgentError> {
         match tracker.delta(state) {
+            Some(e) => self.emit(e).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Changes the state with `change` and publishes the change as a `STATE_DELTA`
+    /// (nothing is sent when nothing changed).
+    ///
+    /// ```no_run
+    /// # use agui_server::{agent_fn, StateTracker};
+    /// let counter = agent_fn(|input, _ctx, tx| async move {
+    ///     let mut state = StateTracker::from_input(&input);
+    ///     tx.update_state(&mut state, |s| s["count"] = serde_json::json!(1)).await?;
+    ///     Ok(())
+    /// });
+    /// ```
+    pub async fn update_state(
+        &self,
+        tracker: &mut StateTracker,
+        change: impl FnOnce(&mut serde_json::Value),
+    ) -> Result<(), AgentError> {
+        match tracker.update(change) {
             Some(e) => self.emit(e).await,
             None => Ok(()),
         }
@@ -270,6 +379,7 @@ impl Agent for FnAgent {
             tx,
             thread_id: Arc::from(input.thread_id.as_str()),
             run_id: Arc::from(input.run_id.as_str()),
+            ids: Arc::default(),
         };
         let fut = (self.f)(input, ctx, emitter);
         Box::pin(EmitterStream {

@@ -76,10 +76,23 @@ pub struct StateTracker {
 }
 
 impl StateTracker {
-    /// A tracker starting from `state` (e.g. the state the client sent in the input;
-    /// use `Value::Null` when there is none).
+    /// A tracker starting from `state`.
     pub fn new(state: Value) -> Self {
         StateTracker { state }
+    }
+
+    /// A tracker starting from the state the client sent, or `{}` when it sent none (as
+    /// a client starts a thread).
+    pub fn from_input(input: &agui_core::RunAgentInput) -> Self {
+        Self::new(input.state_or_empty())
+    }
+
+    /// Changes the state in place with `change` and returns the `STATE_DELTA` that
+    /// publishes it (`None` when nothing changed).
+    pub fn update(&mut self, change: impl FnOnce(&mut Value)) -> Option<Event> {
+        let mut next = self.state.clone();
+        change(&mut next);
+        self.delta(next)
     }
 
     /// The last published state.

@@ -46,3 +46,17 @@ pub use helpers::StateTracker;
 pub use lifecycle::{EventVerifier, LifecycleGuard, Violation};
 pub use router::{AgentRouter, ServerConfig, VerifierFactory};
 pub use shutdown::{serve, termination_signal, Shutdown};
+
+// Re-exported so that an agent needs no other dependency to build JSON or add routes.
+pub use agui_core;
+pub use axum;
+pub use serde_json;
+
+/// What an agent's code usually needs, in one import: `use agui_server::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        agent_fn, Agent, AgentError, AgentRouter, AgentStream, Emitter, RunContext, StateTracker,
+    };
+    pub use agui_core::{Content, Event, Message, RunAgentInput, Tool};
+    pub use serde_json::{json, Value};
+}

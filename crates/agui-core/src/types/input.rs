@@ -101,7 +101,22 @@ wire_struct! {
 }
 
 impl RunAgentInput {
-    /// An input with ids and messages, speaking protocol 1.0.
+    /// The text of the last user message (its text parts, concatenated), if any.
+    pub fn last_user_text(&self) -> Option<String> {
+        self.messages.iter().rev().find_map(|m| match m {
+            crate::types::Message::User(u) => Some(u.content.to_text()),
+            _ => None,
+        })
+    }
+
+    /// The state the client sent, or `{}` when it sent none.
+    pub fn state_or_empty(&self) -> serde_json::Value {
+        self.state
+            .clone()
+            .unwrap_or_else(|| serde_json::Value::Object(Default::default()))
+    }
+
+    /// An input with ids and messages, speaking this crate's protocol version.
     pub fn new(
         thread_id: impl Into<String>,
         run_id: impl Into<String>,

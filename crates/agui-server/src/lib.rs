@@ -1,21 +1,9 @@
 //! Put an AG-UI agent behind an HTTP endpoint, with [axum].
 //!
-//! ```no_run
-//! use std::time::Duration;
-//! use agui_server::{agent_fn, serve, AgentError, AgentRouter, Shutdown};
+//! The smallest server (`examples/hello_agent.rs`):
 //!
-//! # async fn main_() -> std::io::Result<()> {
-//! let hello = agent_fn(|input, _ctx, tx| async move {
-//!     let id = format!("{}-reply", input.run_id);
-//!     tx.text_message(&id, ["Hello", ", ", "world"], Duration::ZERO).await?;
-//!     Ok(())
-//! });
-//! let shutdown = Shutdown::new();
-//! shutdown.trigger_on_signals();
-//! let app = AgentRouter::new().agent("hello", hello).shutdown(shutdown.clone()).into_router();
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
-//! serve(listener, app, shutdown).await
-//! # }
+//! ```no_run
+#![doc = include_str!("../examples/hello_agent.rs")]
 //! ```
 //!
 //! * [`Agent`] (a stream of events) and [`agent_fn`] (an async function with an

@@ -13,7 +13,8 @@
 //!
 //! # What protobuf changes
 //!
-//! The mapping is the reference's (digest §7.4), so the reference decoder reads what
+//! The mapping is the reference's (that of `@ag-ui/proto` 1.0.0, reconstructed in
+//! `fixtures/reference/agui-1.0.proto`), so the reference decoder reads what
 //! [`encode_event`] writes and [`ProtoDecoder`] reads what the reference writes. A JSON
 //! → protobuf → JSON trip is exact except where the reference's is not:
 //!

@@ -7,7 +7,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use agui_core::Event;
-use agui_server::{serve, Shutdown};
+use agui_core::RunAgentInput;
+use agui_server::{serve, Agent, AgentError, AgentRouter, AgentStream, RunContext, Shutdown};
+use futures_util::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
@@ -270,4 +272,56 @@ pub async fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+// ---- agents and helpers shared by the runtime tests ----------------------------------
+
+/// An agent over a fixed list of results.
+pub struct Scripted(pub Vec<Result<Event, &'static str>>);
+
+impl Agent for Scripted {
+    fn run(&self, _input: RunAgentInput, _ctx: RunContext) -> AgentStream {
+        let items: Vec<Result<Event, AgentError>> = self
+            .0
+            .iter()
+            .map(|r| r.clone().map_err(AgentError::public))
+            .collect();
+        futures_util::stream::iter(items).boxed()
+    }
+}
+
+pub async fn serve_one(name: &str, agent: impl Agent) -> TestServer {
+    let shutdown = Shutdown::new();
+    let router = AgentRouter::new()
+        .agent(name, agent)
+        .verify(true)
+        .shutdown(shutdown.clone())
+        .into_router();
+    start(router, shutdown).await
+}
+
+pub fn run_error(e: &Event) -> (&str, Option<&str>) {
+    match e {
+        Event::RunError(r) => (r.message.as_str(), r.code.as_deref()),
+        other => panic!("expected RUN_ERROR, got {}", other.event_type()),
+    }
+}
+
+/// Sets a flag when dropped.
+pub struct DropFlag(pub std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The demo agents, with a 4 KiB body limit.
+pub async fn demo_server() -> TestServer {
+    let shutdown = Shutdown::new();
+    let router = agui_server::demo::router(Duration::ZERO)
+        .body_limit(4096)
+        .shutdown(shutdown.clone())
+        .into_router();
+    start(router, shutdown).await
 }

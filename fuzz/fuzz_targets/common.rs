@@ -3,7 +3,6 @@
 
 use agui_core::encoding::{proto, sse, DecodeError, Encoding, EventDecoder};
 use agui_core::Event;
-use serde_json::{Number, Value};
 
 /// Everything a decoder produced: events, and errors as (index, offset, fatal).
 pub type Outcome = Vec<Result<Event, (u64, u64, bool)>>;
@@ -35,32 +34,10 @@ pub fn decode(encoding: Encoding, data: &[u8], splits: &[u8]) -> Outcome {
     out
 }
 
-/// Numbers as a double brings them back: integral values as integers.
-fn renumber(v: &mut Value) {
-    match v {
-        Value::Number(n) => {
-            let f = n.as_f64().unwrap();
-            let (two_63, two_64) = (2f64.powi(63), 2f64.powi(64));
-            *v = if f.fract() == 0.0 && (-two_63..two_63).contains(&f) {
-                Value::Number(Number::from(f as i64))
-            } else if f.fract() == 0.0 && (0.0..two_64).contains(&f) {
-                Value::Number(Number::from(f as u64))
-            } else {
-                Number::from_f64(f).map_or(Value::Null, Value::Number)
-            };
-        }
-        Value::Array(a) => a.iter_mut().for_each(renumber),
-        Value::Object(o) => o.values_mut().for_each(renumber),
-        _ => {}
-    }
-}
-
-/// The event's JSON with numbers as JavaScript reads them.
-fn js_view(ev: &Event) -> Value {
-    let mut v: Value = serde_json::from_str(&ev.to_json_string()).unwrap();
-    renumber(&mut v);
-    v
-}
+// `renumber` and `js_view`, shared with the core's tests.
+#[path = "../../crates/agui-core/tests/common/js_numbers.rs"]
+mod js_numbers;
+use js_numbers::js_view;
 
 /// Every decoded event re-encodes: as SSE it decodes to itself (numbers as JavaScript
 /// reads them, since the encoder writes them as `JSON.stringify` does), and then the

@@ -150,18 +150,7 @@ fn demo_talks_to_every_demo_agent() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    for name in [
-        "agentic_chat",
-        "backend_tool_rendering",
-        "human_in_the_loop",
-        "agentic_generative_ui",
-        "tool_based_generative_ui",
-        "shared_state",
-        "predictive_state_updates",
-        "reasoning",
-        "subagents",
-        "interrupt",
-    ] {
+    for name in agui_server::demo::NAMES {
         assert!(
             text.contains(&format!("── {name} ──")),
             "{name} missing:\n{text}"

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 pub mod arb;
 pub mod codec;
+pub mod js_numbers;
 
 /// Path of a file under `fixtures/reference/` (the reference vectors).
 pub fn reference(path: &str) -> PathBuf {

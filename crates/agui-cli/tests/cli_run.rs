@@ -213,6 +213,20 @@ fn one_shot(sse: &'static str) -> (String, std::thread::JoinHandle<String>) {
     (url, handle)
 }
 
+/// Writes a `RunAgentInput` file for one test; returns its path.
+fn input_file(tag: &str, json: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("agui-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("input.json");
+    std::fs::write(&path, json).unwrap();
+    path
+}
+
+/// The JSON body of a recorded request.
+fn body_of(request: &str) -> Value {
+    serde_json::from_str(&request[request.find("\r\n\r\n").unwrap() + 4..]).unwrap()
+}
+
 #[test]
 fn run_sends_input_headers_and_bearer_and_prints_warnings() {
     const SSE: &str = concat!(
@@ -221,14 +235,10 @@ fn run_sends_input_headers_and_bearer_and_prints_warnings() {
         "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t-in\",\"runId\":\"r-in\"}\n\n",
     );
     let (url, server) = one_shot(SSE);
-    let dir = std::env::temp_dir().join(format!("agui-cli-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("input.json");
-    std::fs::write(
-        &input,
+    let input = input_file(
+        "run",
         br#"{"threadId":"t-in","runId":"r-in","state":{"k":1},"messages":[{"id":"u1","role":"user","content":"hi","vendorKey":true}],"tools":[{"name":"search","description":"d","parameters":{}}],"forwardedProps":{"p":1}}"#,
-    )
-    .unwrap();
+    );
     let out = agui(&[
         "run",
         &url,
@@ -252,8 +262,7 @@ fn run_sends_input_headers_and_bearer_and_prints_warnings() {
         lower.contains("authorization: bearer s3cret\r\n"),
         "{request}"
     );
-    let body: Value =
-        serde_json::from_str(&request[request.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+    let body = body_of(&request);
     assert_eq!(body["threadId"], "t-in");
     assert_eq!(body["runId"], "r-in");
     assert_eq!(body["state"], serde_json::json!({"k": 1}));
@@ -308,14 +317,7 @@ fn run_pinned_to_an_old_peer_omits_the_version_and_flattens_content() {
         "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n",
     );
     let (url, server) = one_shot(SSE);
-    let dir = std::env::temp_dir().join(format!("agui-cli-pin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("input.json");
-    std::fs::write(
-        &input,
-        br#"{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":[{"type":"text","text":"look: "},{"type":"binary","mimeType":"image/png","url":"https://e/x.png"}]}]}"#,
-    )
-    .unwrap();
+    let input = input_file("pin", br#"{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":[{"type":"text","text":"look: "},{"type":"binary","mimeType":"image/png","url":"https://e/x.png"}]}]}"#);
     let out = agui(&[
         "run",
         &url,
@@ -328,8 +330,7 @@ fn run_pinned_to_an_old_peer_omits_the_version_and_flattens_content() {
     let request = server.join().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let body: Value =
-        serde_json::from_str(&request[request.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+    let body = body_of(&request);
     assert!(body.get("protocolVersion").is_none(), "{body}");
     assert_eq!(body["messages"][0]["content"], "look: ");
     assert!(stderr.contains("DROPS non-text parts (image)"), "{stderr}");

@@ -57,35 +57,20 @@ pub fn read_jsonl(
     input: &mut dyn BufRead,
     mut sink: impl FnMut(Event) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
-    let mut line = Vec::with_capacity(4096);
-    let mut offset: u64 = 0;
-    let mut line_no: u64 = 0;
     let mut index: u64 = 0;
-    loop {
-        line.clear();
-        let n = input
-            .read_until(b'\n', &mut line)
-            .map_err(CliError::io("reading input"))?;
-        if n == 0 {
-            return Ok(());
-        }
-        line_no += 1;
-        let start = offset;
-        offset += n as u64;
-        let text = trim_line(&line);
-        if text.iter().all(|b| b.is_ascii_whitespace()) {
-            continue;
-        }
-        match Event::from_json_slice(text) {
-            Ok(ev) => sink(ev)?,
-            Err(e) => {
-                return Err(CliError::Malformed(format!(
-                    "event {index} (line {line_no}, byte offset {start}): {e}"
-                )))
-            }
-        }
+    read_raw(Format::Jsonl, input, |raw| {
+        let RawBody::Json(text) = raw.body else {
+            unreachable!("JSON Lines are JSON")
+        };
+        let ev = Event::from_json_slice(text).map_err(|e| {
+            CliError::Malformed(format!(
+                "event {index} ({}): {e}",
+                position(raw.line, raw.offset)
+            ))
+        })?;
         index += 1;
-    }
+        sink(ev)
+    })
 }
 
 /// Reads events in `format` from `input`, calling `sink` for each (the single entry

@@ -222,6 +222,7 @@ impl EventDecoder {
     /// The next event before it is read as JSON: for SSE the data bytes (borrowed),
     /// for protobuf the typed event (the protobuf schema has no room for unknown
     /// material). The inbound pipeline takes either.
+    #[inline]
     pub fn next_raw(&mut self) -> Option<Result<RawEvent<'_>, DecodeError>> {
         match self {
             EventDecoder::Sse(d) => d.next_data(),

@@ -266,6 +266,7 @@ impl SseDecoder {
     /// The next event's data, not yet read as an AG-UI event: its index, the byte
     /// offset of its frame, and the data bytes (borrowed from the decoder's buffer).
     /// This is what the inbound pipeline ([`Intake`](crate::semantics::Intake)) reads.
+    #[inline]
     pub fn next_data(&mut self) -> Option<Result<super::RawEvent<'_>, DecodeError>> {
         let d = match self.dispatch_next()? {
             Ok(d) => d,

@@ -348,6 +348,7 @@ pub struct UnknownKeys {
 
 impl UnknownKeys {
     /// Starts counting.
+    #[inline]
     pub fn start() -> Self {
         UnknownKeys {
             before: UNKNOWN_KEYS.with(|c| c.replace(0)),
@@ -355,6 +356,7 @@ impl UnknownKeys {
     }
 
     /// Stops counting: whether any unknown key was met since [`start`](Self::start).
+    #[inline]
     pub fn finish(self) -> bool {
         let inner = UNKNOWN_KEYS.with(|c| c.replace(0));
         // An enclosing section still sees what this one met.

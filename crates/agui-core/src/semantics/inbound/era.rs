@@ -145,6 +145,7 @@ impl IncomingEra {
     }
 
     /// Adapts the event for the consumer in place; `false` when it is dropped.
+    #[inline]
     pub(crate) fn incoming(
         &mut self,
         index: u64,

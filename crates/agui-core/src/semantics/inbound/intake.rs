@@ -57,6 +57,7 @@ impl Intake {
     /// rejected). The typed decoder reads it directly; only when it meets
     /// material it cannot take as it is (an unknown key, tag or type, a deprecated
     /// event) is the frame parsed as a JSON value for translation and enforcement.
+    #[inline]
     pub fn push_json(
         &mut self,
         data: &[u8],
@@ -111,6 +112,7 @@ impl Intake {
     /// Takes one event already typed (decoded from protobuf, or produced in process):
     /// it skips translation and enforcement, and goes through the era shims, the
     /// version check and expansion.
+    #[inline]
     pub fn push_event(
         &mut self,
         event: Event,
@@ -121,6 +123,7 @@ impl Intake {
         self.accept(index, event, out, warnings)
     }
 
+    #[inline]
     fn next_index(&mut self) -> u64 {
         let i = self.index;
         self.index += 1;
@@ -175,6 +178,7 @@ impl Intake {
         }
     }
 
+    #[inline]
     fn accept(
         &mut self,
         index: u64,

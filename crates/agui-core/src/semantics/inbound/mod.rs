@@ -293,6 +293,7 @@ impl Inbound {
     /// Processes one event's JSON (the data of an SSE event, one JSON line); the events
     /// it yields, verified (and applied), are appended to `out`. On an error, `out` holds
     /// the events that passed before it.
+    #[inline]
     pub fn push_json(
         &mut self,
         data: &[u8],
@@ -305,6 +306,7 @@ impl Inbound {
     }
 
     /// Processes one event given as a JSON value.
+    #[inline]
     pub fn push_value(
         &mut self,
         value: serde_json::Value,
@@ -317,6 +319,7 @@ impl Inbound {
     }
 
     /// Processes one event already typed (decoded from protobuf, or produced in process).
+    #[inline]
     pub fn push_event(
         &mut self,
         event: Event,
@@ -329,6 +332,7 @@ impl Inbound {
     }
 
     /// Settles `out[start..]` in place (no copy), keeping only what passed.
+    #[inline]
     fn settle_from(
         &mut self,
         start: usize,

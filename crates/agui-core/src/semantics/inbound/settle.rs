@@ -41,6 +41,7 @@ impl Settle {
     /// Verifies `event` and applies it; returns what changed when a reducer is held.
     /// A warning of the reducer (a patch that does not apply) is appended to
     /// `warnings`; the event is still delivered.
+    #[inline]
     pub fn push(
         &mut self,
         event: &Event,
@@ -57,6 +58,7 @@ impl Settle {
 
     /// As [`push`](Settle::push), taking the event (the reducer moves its content
     /// instead of copying it).
+    #[inline]
     pub fn push_owned(
         &mut self,
         event: Event,
@@ -71,6 +73,7 @@ impl Settle {
         Ok(Some(applied))
     }
 
+    #[inline]
     fn verify(&mut self, event: &Event) -> Result<u64, InboundError> {
         let index = self.index;
         self.index += 1;

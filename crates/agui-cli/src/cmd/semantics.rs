@@ -71,12 +71,19 @@ fn take_in(
 ) -> Result<(), CliError> {
     let mut input = open_input(file)?;
     let (mut out, mut warnings) = (Vec::new(), Vec::new());
+    let applying = inbound.reducer().is_some();
     read_raw(from, &mut input, |raw| {
-        out.clear();
         let (line, offset) = (raw.line, raw.offset);
-        let r = match raw.body {
-            RawBody::Json(data) => inbound.push_json(data, &mut out, &mut warnings),
-            RawBody::Event(event) => inbound.push_event(event, &mut out, &mut warnings),
+        let r = if applying {
+            // The events move into the reducer: nothing is copied.
+            inbound.consume(raw.body, &mut warnings)
+        } else {
+            // Verified in place, then dropped.
+            out.clear();
+            match raw.body {
+                RawBody::Json(data) => inbound.push_json(data, &mut out, &mut warnings),
+                RawBody::Event(event) => inbound.push_event(event, &mut out, &mut warnings),
+            }
         };
         for w in warnings.drain(..) {
             eprintln!("warning: {w}");

@@ -250,6 +250,8 @@ impl From<ApplyError> for InboundError {
 pub struct Inbound {
     intake: Intake,
     settle: Settle,
+    /// Events between the stages when they are consumed rather than delivered.
+    scratch: Vec<Event>,
 }
 
 impl Default for Inbound {
@@ -264,6 +266,7 @@ impl Inbound {
         Inbound {
             settle: Settle::new(config.verify, None),
             intake: Intake::new(config),
+            scratch: Vec::new(),
         }
     }
 
@@ -272,6 +275,7 @@ impl Inbound {
         Inbound {
             settle: Settle::new(config.verify, Some(reducer)),
             intake: Intake::new(config),
+            scratch: Vec::new(),
         }
     }
 
@@ -329,6 +333,29 @@ impl Inbound {
         let start = out.len();
         self.intake.push_event(event, out, warnings)?;
         self.settle_from(start, out, warnings)
+    }
+
+    /// Takes one event in and applies what it yields to the reducer, moving the events
+    /// into it instead of delivering them (no copy: for a consumer that only wants the
+    /// conversation, such as `agui apply`). The frame is JSON or a typed event.
+    pub fn consume(
+        &mut self,
+        frame: crate::encoding::RawBody<'_>,
+        warnings: &mut Vec<InboundWarning>,
+    ) -> Result<(), InboundError> {
+        self.scratch.clear();
+        match frame {
+            crate::encoding::RawBody::Json(data) => {
+                self.intake.push_json(data, &mut self.scratch, warnings)?
+            }
+            crate::encoding::RawBody::Event(event) => {
+                self.intake.push_event(event, &mut self.scratch, warnings)?
+            }
+        }
+        for e in self.scratch.drain(..) {
+            self.settle.push_owned(e, warnings)?;
+        }
+        Ok(())
     }
 
     /// Settles `out[start..]` in place (no copy), keeping only what passed.

@@ -469,14 +469,8 @@ fn a_messages_snapshot_replaces_value_and_type_wholesale() {
     .iter()
     .map(|m| agui_core::wire::from_json_str(m).unwrap())
     .collect();
-    r.apply(
-        &MessagesSnapshot {
-            messages: snapshot.clone(),
-            ..Default::default()
-        }
-        .into(),
-    )
-    .unwrap();
+    r.apply(&MessagesSnapshot::new(snapshot.clone()).into())
+        .unwrap();
     assert_eq!(r.messages().len(), snapshot.len());
     for m in &snapshot {
         assert_eq!(r.message(m.id()), Some(m));

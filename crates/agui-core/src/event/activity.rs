@@ -28,7 +28,7 @@ impl ActivitySnapshot {
             message_id: message_id.into(),
             activity_type: activity_type.into(),
             content,
-            ..Default::default()
+            ..ActivitySnapshot::wire_blank()
         }
     }
 }
@@ -56,7 +56,7 @@ impl ActivityDelta {
             message_id: message_id.into(),
             activity_type: activity_type.into(),
             patch,
-            ..Default::default()
+            ..ActivityDelta::wire_blank()
         }
     }
 }

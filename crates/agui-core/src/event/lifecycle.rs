@@ -29,7 +29,7 @@ impl RunStarted {
             thread_id: thread_id.into(),
             run_id: run_id.into(),
             protocol_version: Some(crate::PROTOCOL_VERSION.to_owned()),
-            ..Default::default()
+            ..RunStarted::wire_blank()
         }
     }
 }
@@ -56,7 +56,7 @@ impl RunFinished {
         RunFinished {
             thread_id: thread_id.into(),
             run_id: run_id.into(),
-            ..Default::default()
+            ..RunFinished::wire_blank()
         }
     }
 }
@@ -78,7 +78,7 @@ impl RunError {
     pub fn new(message: impl Into<String>) -> Self {
         RunError {
             message: message.into(),
-            ..Default::default()
+            ..RunError::wire_blank()
         }
     }
 }
@@ -104,7 +104,7 @@ impl StepStarted {
     pub fn new(step_name: impl Into<String>) -> Self {
         StepStarted {
             step_name: step_name.into(),
-            ..Default::default()
+            ..StepStarted::wire_blank()
         }
     }
 }
@@ -114,7 +114,7 @@ impl StepFinished {
     pub fn new(step_name: impl Into<String>) -> Self {
         StepFinished {
             step_name: step_name.into(),
-            ..Default::default()
+            ..StepFinished::wire_blank()
         }
     }
 }

@@ -4,6 +4,7 @@
 macro_rules! event_struct {
     ($(#[$meta:meta])* pub struct $name:ident : attributable { $($body:tt)* }) => {
         wire_struct! {
+            @define [event]
             $(#[$meta])*
             pub struct $name {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).
@@ -20,6 +21,7 @@ macro_rules! event_struct {
     };
     ($(#[$meta:meta])* pub struct $name:ident : run_scoped { $($body:tt)* }) => {
         wire_struct! {
+            @define [event]
             $(#[$meta])*
             pub struct $name {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).
@@ -34,6 +36,7 @@ macro_rules! event_struct {
     };
     ($(#[$meta:meta])* pub struct $name:ident : subagent { $($body:tt)* }) => {
         wire_struct! {
+            @define [event]
             $(#[$meta])*
             pub struct $name {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).

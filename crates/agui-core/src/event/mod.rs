@@ -3,8 +3,27 @@
 //!
 //! `Event` is `#[non_exhaustive]`: a 1.x protocol release may add event types without
 //! a breaking release of this crate. The event structs are plain data with public
-//! fields (build them with `new` and struct update syntax); each keeps the keys it
-//! does not know in `extra`.
+//! fields; each keeps the keys it does not know in `extra`. Build them with `new` (the
+//! required fields) and struct update syntax from it (the optional ones), or with the
+//! short constructors on [`Event`]. Only an event whose fields are all optional (the
+//! three `*_CHUNK` events) has `Default`; an empty `TEXT_MESSAGE_CONTENT` would not be
+//! valid, so it cannot be built by accident:
+//!
+//! ```compile_fail
+//! let empty = agui_core::event::TextMessageContent::default();
+//! ```
+//!
+//! ```
+//! use agui_core::event::{TextMessageChunk, TextMessageStart};
+//! use agui_core::types::TextMessageRole;
+//! let start = TextMessageStart {
+//!     role: Some(TextMessageRole::User),
+//!     ..TextMessageStart::new("m1")
+//! };
+//! // A continuation chunk leaves the id out.
+//! let more = TextMessageChunk { delta: Some("…".into()), ..Default::default() };
+//! # let _ = (start, more);
+//! ```
 
 #[macro_use]
 mod macros;
@@ -427,6 +446,33 @@ impl Event {
     /// `REASONING_END`.
     pub fn reasoning_end(message_id: impl Into<String>) -> Event {
         ReasoningEnd::new(message_id).into()
+    }
+    /// `TEXT_MESSAGE_CHUNK` opening a message (id and first text).
+    pub fn text_message_chunk(message_id: impl Into<String>, delta: impl Into<String>) -> Event {
+        TextMessageChunk::new(message_id, delta).into()
+    }
+    /// `TOOL_CALL_CHUNK` opening a tool call (id, tool name and first argument piece).
+    pub fn tool_call_chunk(
+        tool_call_id: impl Into<String>,
+        tool_call_name: impl Into<String>,
+        delta: impl Into<String>,
+    ) -> Event {
+        ToolCallChunk::new(tool_call_id, tool_call_name, delta).into()
+    }
+    /// `REASONING_MESSAGE_CHUNK` opening a reasoning message (id and first text).
+    pub fn reasoning_message_chunk(
+        message_id: impl Into<String>,
+        delta: impl Into<String>,
+    ) -> Event {
+        ReasoningMessageChunk::new(message_id, delta).into()
+    }
+    /// `REASONING_ENCRYPTED_VALUE` for an entity (a message or a tool call).
+    pub fn reasoning_encrypted_value(
+        subtype: crate::event::EncryptedValueSubtype,
+        entity_id: impl Into<String>,
+        encrypted_value: impl Into<String>,
+    ) -> Event {
+        ReasoningEncryptedValue::new(subtype, entity_id, encrypted_value).into()
     }
     /// `SUBAGENT_STARTED`.
     pub fn subagent_started(subagent_run_id: impl Into<String>, name: impl Into<String>) -> Event {

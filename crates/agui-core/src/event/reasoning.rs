@@ -16,7 +16,7 @@ impl ReasoningStart {
     pub fn new(message_id: impl Into<String>) -> Self {
         ReasoningStart {
             message_id: message_id.into(),
-            ..Default::default()
+            ..ReasoningStart::wire_blank()
         }
     }
 }
@@ -45,7 +45,7 @@ impl ReasoningMessageStart {
     pub fn new(message_id: impl Into<String>) -> Self {
         ReasoningMessageStart {
             message_id: message_id.into(),
-            ..Default::default()
+            ..ReasoningMessageStart::wire_blank()
         }
     }
 }
@@ -66,7 +66,7 @@ impl ReasoningMessageContent {
         ReasoningMessageContent {
             message_id: message_id.into(),
             delta: delta.into(),
-            ..Default::default()
+            ..ReasoningMessageContent::wire_blank()
         }
     }
 }
@@ -84,7 +84,7 @@ impl ReasoningMessageEnd {
     pub fn new(message_id: impl Into<String>) -> Self {
         ReasoningMessageEnd {
             message_id: message_id.into(),
-            ..Default::default()
+            ..ReasoningMessageEnd::wire_blank()
         }
     }
 }
@@ -112,7 +112,7 @@ impl ReasoningEnd {
     pub fn new(message_id: impl Into<String>) -> Self {
         ReasoningEnd {
             message_id: message_id.into(),
-            ..Default::default()
+            ..ReasoningEnd::wire_blank()
         }
     }
 }
@@ -154,6 +154,17 @@ impl ReasoningEncryptedValue {
             subtype,
             entity_id: entity_id.into(),
             encrypted_value: encrypted_value.into(),
+            ..ReasoningEncryptedValue::wire_blank()
+        }
+    }
+}
+
+impl ReasoningMessageChunk {
+    /// The first chunk of a reasoning message: its id and a first piece of text.
+    pub fn new(message_id: impl Into<String>, delta: impl Into<String>) -> Self {
+        ReasoningMessageChunk {
+            message_id: Some(message_id.into()),
+            delta: Some(delta.into()),
             ..Default::default()
         }
     }

@@ -17,7 +17,7 @@ impl Raw {
     pub fn new(event: Value) -> Self {
         Raw {
             event,
-            ..Default::default()
+            ..Raw::wire_blank()
         }
     }
 }
@@ -38,7 +38,7 @@ impl Custom {
         Custom {
             name: name.into(),
             value,
-            ..Default::default()
+            ..Custom::wire_blank()
         }
     }
 }

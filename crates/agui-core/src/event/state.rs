@@ -18,7 +18,7 @@ impl StateSnapshot {
     pub fn new(snapshot: Value) -> Self {
         StateSnapshot {
             snapshot,
-            ..Default::default()
+            ..StateSnapshot::wire_blank()
         }
     }
 }
@@ -36,7 +36,7 @@ impl StateDelta {
     pub fn new(delta: JsonPatch) -> Self {
         StateDelta {
             delta,
-            ..Default::default()
+            ..StateDelta::wire_blank()
         }
     }
 }
@@ -54,7 +54,7 @@ impl MessagesSnapshot {
     pub fn new(messages: Vec<Message>) -> Self {
         MessagesSnapshot {
             messages,
-            ..Default::default()
+            ..MessagesSnapshot::wire_blank()
         }
     }
 }

@@ -28,7 +28,7 @@ impl SubagentStarted {
         SubagentStarted {
             subagent_run_id: subagent_run_id.into(),
             name: name.into(),
-            ..Default::default()
+            ..SubagentStarted::wire_blank()
         }
     }
 }
@@ -48,7 +48,7 @@ impl SubagentFinished {
     pub fn new(subagent_run_id: impl Into<String>) -> Self {
         SubagentFinished {
             subagent_run_id: subagent_run_id.into(),
-            ..Default::default()
+            ..SubagentFinished::wire_blank()
         }
     }
 }
@@ -69,7 +69,7 @@ impl SubagentError {
         SubagentError {
             subagent_run_id: subagent_run_id.into(),
             message: message.into(),
-            ..Default::default()
+            ..SubagentError::wire_blank()
         }
     }
 }

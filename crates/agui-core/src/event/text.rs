@@ -21,7 +21,7 @@ impl TextMessageStart {
         TextMessageStart {
             message_id: message_id.into(),
             role: Some(TextMessageRole::Assistant),
-            ..Default::default()
+            ..TextMessageStart::wire_blank()
         }
     }
 }
@@ -42,7 +42,7 @@ impl TextMessageContent {
         TextMessageContent {
             message_id: message_id.into(),
             delta: delta.into(),
-            ..Default::default()
+            ..TextMessageContent::wire_blank()
         }
     }
 }
@@ -60,7 +60,7 @@ impl TextMessageEnd {
     pub fn new(message_id: impl Into<String>) -> Self {
         TextMessageEnd {
             message_id: message_id.into(),
-            ..Default::default()
+            ..TextMessageEnd::wire_blank()
         }
     }
 }
@@ -84,5 +84,17 @@ impl TextMessageStart {
     /// keeps the field as it came, as the 1.0 reference does.
     pub fn role_or_default(&self) -> TextMessageRole {
         self.role.unwrap_or_default()
+    }
+}
+
+impl TextMessageChunk {
+    /// The first chunk of a message: its id and a first piece of text (later chunks of
+    /// the same message may leave the id out: `TextMessageChunk { delta: …, ..Default::default() }`).
+    pub fn new(message_id: impl Into<String>, delta: impl Into<String>) -> Self {
+        TextMessageChunk {
+            message_id: Some(message_id.into()),
+            delta: Some(delta.into()),
+            ..Default::default()
+        }
     }
 }

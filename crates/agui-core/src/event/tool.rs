@@ -23,7 +23,7 @@ impl ToolCallStart {
         ToolCallStart {
             tool_call_id: tool_call_id.into(),
             tool_call_name: tool_call_name.into(),
-            ..Default::default()
+            ..ToolCallStart::wire_blank()
         }
     }
 }
@@ -44,7 +44,7 @@ impl ToolCallArgs {
         ToolCallArgs {
             tool_call_id: tool_call_id.into(),
             delta: delta.into(),
-            ..Default::default()
+            ..ToolCallArgs::wire_blank()
         }
     }
 }
@@ -62,7 +62,7 @@ impl ToolCallEnd {
     pub fn new(tool_call_id: impl Into<String>) -> Self {
         ToolCallEnd {
             tool_call_id: tool_call_id.into(),
-            ..Default::default()
+            ..ToolCallEnd::wire_blank()
         }
     }
 }
@@ -115,6 +115,23 @@ impl ToolCallResult {
             message_id: message_id.into(),
             tool_call_id: tool_call_id.into(),
             content: content.into(),
+            ..ToolCallResult::wire_blank()
+        }
+    }
+}
+
+impl ToolCallChunk {
+    /// The first chunk of a tool call: its id, the tool's name and a first piece of the
+    /// arguments.
+    pub fn new(
+        tool_call_id: impl Into<String>,
+        tool_call_name: impl Into<String>,
+        delta: impl Into<String>,
+    ) -> Self {
+        ToolCallChunk {
+            tool_call_id: Some(tool_call_id.into()),
+            tool_call_name: Some(tool_call_name.into()),
+            delta: Some(delta.into()),
             ..Default::default()
         }
     }

@@ -149,17 +149,17 @@ impl Pending {
             Pending::Text { id, tag, .. } => Event::TextMessageEnd(TextMessageEnd {
                 message_id: id,
                 subagent_run_id: tag,
-                ..Default::default()
+                ..TextMessageEnd::wire_blank()
             }),
             Pending::Tool { id, tag, .. } => Event::ToolCallEnd(ToolCallEnd {
                 tool_call_id: id,
                 subagent_run_id: tag,
-                ..Default::default()
+                ..ToolCallEnd::wire_blank()
             }),
             Pending::Reasoning { id, tag } => Event::ReasoningMessageEnd(ReasoningMessageEnd {
                 message_id: id,
                 subagent_run_id: tag,
-                ..Default::default()
+                ..ReasoningMessageEnd::wire_blank()
             }),
         }
     }
@@ -420,7 +420,7 @@ impl ChunkExpander {
                             name,
                             subagent_run_id: c.tag.clone(),
                             metadata: c.metadata.clone(),
-                            ..Default::default()
+                            ..TextMessageStart::wire_blank()
                         }),
                     )
                 }
@@ -444,7 +444,7 @@ impl ChunkExpander {
                             parent_message_id: parent,
                             subagent_run_id: c.tag.clone(),
                             metadata: c.metadata.clone(),
-                            ..Default::default()
+                            ..ToolCallStart::wire_blank()
                         }),
                     )
                 }
@@ -457,7 +457,7 @@ impl ChunkExpander {
                         message_id: id.clone(),
                         subagent_run_id: c.tag.clone(),
                         metadata: c.metadata.clone(),
-                        ..Default::default()
+                        ..ReasoningMessageStart::wire_blank()
                     }),
                 ),
             };
@@ -559,7 +559,7 @@ fn content_event(
             metadata,
             raw_event,
             extra,
-            ..Default::default()
+            ..TextMessageContent::wire_blank()
         }),
         Kind::Tool => Event::ToolCallArgs(ToolCallArgs {
             tool_call_id: id,
@@ -568,7 +568,7 @@ fn content_event(
             metadata,
             raw_event,
             extra,
-            ..Default::default()
+            ..ToolCallArgs::wire_blank()
         }),
         Kind::Reasoning => Event::ReasoningMessageContent(ReasoningMessageContent {
             message_id: id,
@@ -577,7 +577,7 @@ fn content_event(
             metadata,
             raw_event,
             extra,
-            ..Default::default()
+            ..ReasoningMessageContent::wire_blank()
         }),
     }
 }

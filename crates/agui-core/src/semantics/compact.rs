@@ -71,14 +71,14 @@ impl Stream {
                     message_id: id,
                     delta: self.delta,
                     metadata: self.post_start_metadata,
-                    ..Default::default()
+                    ..TextMessageContent::wire_blank()
                 })
             } else {
                 Event::ToolCallArgs(ToolCallArgs {
                     tool_call_id: id,
                     delta: self.delta,
                     metadata: self.post_start_metadata,
-                    ..Default::default()
+                    ..ToolCallArgs::wire_blank()
                 })
             });
         }
@@ -200,7 +200,7 @@ impl Compactor {
         out.push(Event::StateSnapshot(StateSnapshot {
             snapshot: state,
             metadata,
-            ..Default::default()
+            ..StateSnapshot::wire_blank()
         }));
     }
 

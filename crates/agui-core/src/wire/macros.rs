@@ -22,6 +22,32 @@ macro_rules! wire_field_ty {
     (dflt $ty:ty) => { $ty };
 }
 
+/// `Default` for a protocol object: always for the `default` flavour (types), only when
+/// every field may be absent for the `event` flavour (an event with a required field has
+/// no valid empty value: build it with its constructor).
+macro_rules! wire_default {
+    (default $name:ident; $($kind:ident $field:ident),*) => {
+        wire_default!(@impl $name);
+    };
+    (event $name:ident; $($kind:ident $field:ident),*) => {
+        wire_default!(@scan $name; [$($kind)*]);
+    };
+    (@scan $name:ident; [req $($rest:ident)*]) => {};
+    (@scan $name:ident; [$first:ident $($rest:ident)*]) => {
+        wire_default!(@scan $name; [$($rest)*]);
+    };
+    (@scan $name:ident; []) => {
+        wire_default!(@impl $name);
+    };
+    (@impl $name:ident) => {
+        impl ::core::default::Default for $name {
+            fn default() -> Self {
+                Self::wire_blank()
+            }
+        }
+    };
+}
+
 /// Whether a field kind may be absent.
 macro_rules! wire_optional {
     (req) => {
@@ -126,6 +152,38 @@ macro_rules! wire_struct {
             ),* $(,)?
         }
     ) => {
+        wire_struct! {
+            @define [default]
+            $(#[$meta])*
+            pub struct $name $([$open])? {
+                $( $(#[$fmeta])* $kind $field : $ty = $key $(via $via)? ),*
+            }
+        }
+    };
+    (
+        @define [$default:ident]
+        $(#[$meta:meta])*
+        pub struct $name:ident $([$open:ident])? {
+            $(
+                $(#[$fmeta:meta])*
+                $kind:ident $field:ident : $ty:ty = $key:literal $(via $via:ty)?
+            ),* $(,)?
+        }
+    ) => {
+        wire_default!($default $name; $($kind $field),*);
+
+        impl $name {
+            /// Every field at its empty value, required ones included: the starting
+            /// point of this crate's constructors, which then set the required fields.
+            #[allow(dead_code)]
+            pub(crate) fn wire_blank() -> Self {
+                $name {
+                    $( $field: ::core::default::Default::default(), )*
+                    extra: ::core::default::Default::default(),
+                }
+            }
+        }
+
         impl $crate::wire::shape::WireShape for $name {
             const SHAPE: $crate::wire::shape::Shape =
                 $crate::wire::shape::Shape::Obj(&$crate::wire::shape::Obj {
@@ -141,7 +199,7 @@ macro_rules! wire_struct {
         }
 
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Default)]
+        #[derive(Debug, Clone, PartialEq)]
         pub struct $name {
             $(
                 $(#[$fmeta])*

@@ -287,13 +287,11 @@ mod tests {
     #[test]
     fn text_message_start_has_an_empty_base_event() {
         let mut out = Vec::new();
-        encode_message(
-            &Event::TextMessageStart(crate::event::TextMessageStart {
-                message_id: "m".into(),
-                ..Default::default()
-            }),
-            &mut out,
-        );
+        let start = crate::event::TextMessageStart {
+            role: None,
+            ..crate::event::TextMessageStart::new("m")
+        };
+        encode_message(&start.into(), &mut out);
         assert_eq!(out, [0x0a, 0x05, 0x0a, 0x00, 0x12, 0x01, b'm']);
     }
 

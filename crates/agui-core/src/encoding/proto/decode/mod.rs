@@ -67,7 +67,7 @@ macro_rules! event {
             raw_event: b.raw_event,
             metadata: b.metadata,
             $($field: $value,)*
-            ..Default::default()
+            ..$ty::wire_blank()
         })
     }};
 }
@@ -146,7 +146,7 @@ fn usage(u: Vec<pb::Usage>) -> R<Option<Vec<TokenUsage>>> {
                     u.cache_write_input_tokens,
                     "usage.cacheWriteInputTokens",
                 )?,
-                ..Default::default()
+                ..TokenUsage::wire_blank()
             })
         })
         .collect::<R<Vec<_>>>()
@@ -163,7 +163,7 @@ fn interrupt(i: pb::Interrupt) -> R<Interrupt> {
         response_schema: object(i.response_schema, "interrupt responseSchema")?,
         expires_at: i.expires_at,
         metadata: object(i.metadata, "interrupt metadata")?,
-        ..Default::default()
+        ..Interrupt::wire_blank()
     })
 }
 
@@ -252,7 +252,7 @@ fn subagent_outcome(
         }
         "suspended" => SubagentFinishedOutcome::Suspended(SubagentSuspendedOutcome {
             interrupt_ids: ids,
-            ..Default::default()
+            ..SubagentSuspendedOutcome::wire_blank()
         }),
         other => {
             return Err(format!(

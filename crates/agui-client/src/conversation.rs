@@ -425,7 +425,8 @@ impl Conversation {
                     .unwrap_or_else(|| Value::Object(Default::default())),
             ),
             resume: (!params.resume.is_empty()).then(|| params.resume.clone()),
-            ..Default::default()
+            parent_run_id: None,
+            extra: Default::default(),
         }
     }
 

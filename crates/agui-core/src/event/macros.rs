@@ -4,7 +4,6 @@
 macro_rules! event_struct {
     ($(#[$meta:meta])* pub struct $name:ident : attributable { $($body:tt)* }) => {
         wire_struct! {
-            @define [event]
             $(#[$meta])*
             pub struct $name {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).
@@ -21,7 +20,6 @@ macro_rules! event_struct {
     };
     ($(#[$meta:meta])* pub struct $name:ident : run_scoped { $($body:tt)* }) => {
         wire_struct! {
-            @define [event]
             $(#[$meta])*
             pub struct $name {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).
@@ -36,7 +34,6 @@ macro_rules! event_struct {
     };
     ($(#[$meta:meta])* pub struct $name:ident : subagent { $($body:tt)* }) => {
         wire_struct! {
-            @define [event]
             $(#[$meta])*
             pub struct $name {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).

@@ -223,7 +223,7 @@ pub fn build_resume_array<K: Into<String>>(
                     ResumeStatus::Cancelled => None,
                 },
                 metadata: r.metadata.clone(),
-                ..Default::default()
+                ..ResumeEntry::wire_blank()
             })
         })
         .collect())

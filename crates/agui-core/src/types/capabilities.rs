@@ -89,6 +89,16 @@ wire_struct! {
     }
 }
 
+impl SubagentInfo {
+    /// A subagent with its name.
+    pub fn new(name: impl Into<String>) -> Self {
+        SubagentInfo {
+            name: name.into(),
+            ..SubagentInfo::wire_blank()
+        }
+    }
+}
+
 wire_struct! {
     /// Multi-agent coordination.
     pub struct MultiAgentCapabilities {

@@ -76,12 +76,6 @@ wire_union! {
     }
 }
 
-impl Default for PartSource {
-    fn default() -> Self {
-        PartSource::Url(UrlSource::default())
-    }
-}
-
 wire_union! {
     /// One part of a message body, discriminated by `type`.
     pub enum ContentPart : tag "type", expecting "a content part object with a `type` of text, image, audio, video or document" {
@@ -103,7 +97,7 @@ impl ContentPart {
     pub fn text(text: impl Into<String>) -> Self {
         ContentPart::Text(TextPart {
             text: text.into(),
-            ..Default::default()
+            ..TextPart::wire_blank()
         })
     }
 
@@ -112,9 +106,9 @@ impl ContentPart {
         ContentPart::Image(MediaPart {
             source: PartSource::Url(UrlSource {
                 value: url.into(),
-                ..Default::default()
+                ..UrlSource::wire_blank()
             }),
-            ..Default::default()
+            ..MediaPart::wire_blank()
         })
     }
 }
@@ -207,5 +201,11 @@ impl<'de> Deserialize<'de> for Content {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+impl crate::wire::shape::Blank for PartSource {
+    fn blank() -> Self {
+        PartSource::Url(UrlSource::wire_blank())
     }
 }

@@ -23,7 +23,7 @@ impl Context {
         Context {
             description: description.into(),
             value: value.into(),
-            ..Default::default()
+            ..Context::wire_blank()
         }
     }
 }
@@ -60,7 +60,7 @@ impl ResumeEntry {
             interrupt_id: interrupt_id.into(),
             status: ResumeStatus::Resolved,
             payload: Some(payload),
-            ..Default::default()
+            ..ResumeEntry::wire_blank()
         }
     }
     /// A cancelled answer.
@@ -68,7 +68,7 @@ impl ResumeEntry {
         ResumeEntry {
             interrupt_id: interrupt_id.into(),
             status: ResumeStatus::Cancelled,
-            ..Default::default()
+            ..ResumeEntry::wire_blank()
         }
     }
 }
@@ -127,7 +127,7 @@ impl RunAgentInput {
             run_id: run_id.into(),
             protocol_version: Some(crate::PROTOCOL_VERSION.to_owned()),
             messages,
-            ..Default::default()
+            ..RunAgentInput::wire_blank()
         }
     }
 }

@@ -30,7 +30,7 @@ impl Interrupt {
         Interrupt {
             id: id.into(),
             reason: reason.into(),
-            ..Default::default()
+            ..Interrupt::wire_blank()
         }
     }
 }

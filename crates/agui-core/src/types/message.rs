@@ -285,7 +285,7 @@ impl Message {
         Message::System(SystemMessage {
             id: id.into(),
             content: content.into(),
-            ..Default::default()
+            ..SystemMessage::wire_blank()
         })
     }
 
@@ -294,7 +294,7 @@ impl Message {
         Message::Developer(DeveloperMessage {
             id: id.into(),
             content: content.into(),
-            ..Default::default()
+            ..DeveloperMessage::wire_blank()
         })
     }
 
@@ -308,7 +308,7 @@ impl Message {
             id: id.into(),
             tool_call_id: tool_call_id.into(),
             content: content.into(),
-            ..Default::default()
+            ..ToolMessage::wire_blank()
         })
     }
 }
@@ -319,7 +319,7 @@ impl UserMessage {
         UserMessage {
             id: id.into(),
             content: content.into(),
-            ..Default::default()
+            ..UserMessage::wire_blank()
         }
     }
 }
@@ -330,7 +330,7 @@ impl AssistantMessage {
         AssistantMessage {
             id: id.into(),
             content: Some(content.into()),
-            ..Default::default()
+            ..AssistantMessage::wire_blank()
         }
     }
 }

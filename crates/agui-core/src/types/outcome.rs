@@ -41,7 +41,7 @@ impl RunFinishedOutcome {
     pub fn interrupt(interrupts: Vec<Interrupt>) -> Self {
         RunFinishedOutcome::Interrupt(InterruptOutcome {
             interrupts,
-            ..Default::default()
+            ..InterruptOutcome::wire_blank()
         })
     }
 }

@@ -90,14 +90,14 @@ impl PatchOperation {
         PatchOperation::Add(AddOperation {
             path: path.into(),
             value,
-            ..Default::default()
+            ..AddOperation::wire_blank()
         })
     }
     /// `remove` operation.
     pub fn remove(path: impl Into<String>) -> Self {
         PatchOperation::Remove(RemoveOperation {
             path: path.into(),
-            ..Default::default()
+            ..RemoveOperation::wire_blank()
         })
     }
     /// `replace` operation.
@@ -105,7 +105,7 @@ impl PatchOperation {
         PatchOperation::Replace(ReplaceOperation {
             path: path.into(),
             value,
-            ..Default::default()
+            ..ReplaceOperation::wire_blank()
         })
     }
     /// `move` operation.
@@ -113,7 +113,7 @@ impl PatchOperation {
         PatchOperation::Move(MoveOperation {
             from: from.into(),
             path: path.into(),
-            ..Default::default()
+            ..MoveOperation::wire_blank()
         })
     }
     /// `copy` operation.
@@ -121,7 +121,7 @@ impl PatchOperation {
         PatchOperation::Copy(CopyOperation {
             from: from.into(),
             path: path.into(),
-            ..Default::default()
+            ..CopyOperation::wire_blank()
         })
     }
     /// `test` operation.
@@ -129,7 +129,7 @@ impl PatchOperation {
         PatchOperation::Test(TestOperation {
             path: path.into(),
             value,
-            ..Default::default()
+            ..TestOperation::wire_blank()
         })
     }
 

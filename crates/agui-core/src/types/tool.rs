@@ -27,7 +27,7 @@ impl Tool {
             name: name.into(),
             description: description.into(),
             parameters: Some(parameters),
-            ..Default::default()
+            ..Tool::wire_blank()
         }
     }
 }
@@ -81,9 +81,9 @@ impl ToolCall {
             function: FunctionCall {
                 name: name.into(),
                 arguments: arguments.into(),
-                ..Default::default()
+                ..FunctionCall::wire_blank()
             },
-            ..Default::default()
+            ..ToolCall::wire_blank()
         }
     }
 }

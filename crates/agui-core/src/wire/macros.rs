@@ -11,6 +11,10 @@
 //! - `dflt`: optional key that defaults to `T::default()` when absent and is always
 //!   written (the reference's parse fills `tools: []` and `context: []`).
 //!
+//! An object gets `Default` only when every field may be absent (an empty value of an
+//! object with a required field would not be valid): build those with their
+//! constructors, and set optional fields with struct update from one.
+//!
 //! `via W` decodes the value as the newtype `W` (which checks a constraint, such as an
 //! integer range or a JSON Pointer grammar) and converts it into `T`.
 
@@ -22,14 +26,11 @@ macro_rules! wire_field_ty {
     (dflt $ty:ty) => { $ty };
 }
 
-/// `Default` for a protocol object: always for the `default` flavour (types), only when
-/// every field may be absent for the `event` flavour (an event with a required field has
-/// no valid empty value: build it with its constructor).
+/// `Default` for a protocol object only when every field may be absent: an object with
+/// a required field has no valid empty value (build it with its constructor, and set
+/// optional fields with struct update from it).
 macro_rules! wire_default {
-    (default $name:ident; $($kind:ident $field:ident),*) => {
-        wire_default!(@impl $name);
-    };
-    (event $name:ident; $($kind:ident $field:ident),*) => {
+    ($name:ident; $($kind:ident $field:ident),*) => {
         wire_default!(@scan $name; [$($kind)*]);
     };
     (@scan $name:ident; [req $($rest:ident)*]) => {};
@@ -37,14 +38,27 @@ macro_rules! wire_default {
         wire_default!(@scan $name; [$($rest)*]);
     };
     (@scan $name:ident; []) => {
-        wire_default!(@impl $name);
-    };
-    (@impl $name:ident) => {
         impl ::core::default::Default for $name {
             fn default() -> Self {
                 Self::wire_blank()
             }
         }
+    };
+}
+
+/// The empty value of a field: absent for optional kinds, the type's blank otherwise.
+macro_rules! wire_blank_value {
+    (opt $ty:ty) => {
+        ::core::option::Option::None
+    };
+    (nullable $ty:ty) => {
+        ::core::option::Option::None
+    };
+    (req $ty:ty) => {
+        <$ty as $crate::wire::shape::Blank>::blank()
+    };
+    (dflt $ty:ty) => {
+        <$ty as $crate::wire::shape::Blank>::blank()
     };
 }
 
@@ -153,7 +167,7 @@ macro_rules! wire_struct {
         }
     ) => {
         wire_struct! {
-            @define [default]
+            @define
             $(#[$meta])*
             pub struct $name $([$open])? {
                 $( $(#[$fmeta])* $kind $field : $ty = $key $(via $via)? ),*
@@ -161,7 +175,7 @@ macro_rules! wire_struct {
         }
     };
     (
-        @define [$default:ident]
+        @define
         $(#[$meta:meta])*
         pub struct $name:ident $([$open:ident])? {
             $(
@@ -170,7 +184,13 @@ macro_rules! wire_struct {
             ),* $(,)?
         }
     ) => {
-        wire_default!($default $name; $($kind $field),*);
+        wire_default!($name; $($kind $field),*);
+
+        impl $crate::wire::shape::Blank for $name {
+            fn blank() -> Self {
+                Self::wire_blank()
+            }
+        }
 
         impl $name {
             /// Every field at its empty value, required ones included: the starting
@@ -178,7 +198,7 @@ macro_rules! wire_struct {
             #[allow(dead_code)]
             pub(crate) fn wire_blank() -> Self {
                 $name {
-                    $( $field: ::core::default::Default::default(), )*
+                    $( $field: wire_blank_value!($kind $ty), )*
                     extra: ::core::default::Default::default(),
                 }
             }

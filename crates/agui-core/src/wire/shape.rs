@@ -106,3 +106,45 @@ impl<T: WireShape> WireShape for Box<T> {
 impl WireShape for crate::types::Content {
     const SHAPE: Shape = Shape::TextOr(&<crate::types::ContentPart as WireShape>::SHAPE);
 }
+
+/// An empty value of a type, valid or not: what a constructor starts from before it
+/// sets the required fields (crate-private; the public `Default` exists only where the
+/// empty value is a valid one).
+pub(crate) trait Blank {
+    /// The empty value.
+    fn blank() -> Self;
+}
+
+macro_rules! blank_by_default {
+    ($($t:ty),* $(,)?) => {
+        $( impl Blank for $t { fn blank() -> Self { <$t as Default>::default() } } )*
+    };
+}
+
+blank_by_default!(
+    String,
+    bool,
+    i64,
+    u64,
+    serde_json::Value,
+    crate::JsonObject,
+    crate::types::Content,
+    crate::types::TextMessageRole,
+    crate::event::ToolRole,
+    crate::types::ToolCallType,
+    crate::event::ReasoningRole,
+    crate::types::ResumeStatus,
+    crate::event::EncryptedValueSubtype,
+);
+
+impl<T> Blank for Vec<T> {
+    fn blank() -> Self {
+        Vec::new()
+    }
+}
+
+impl<T: Blank> Blank for Box<T> {
+    fn blank() -> Self {
+        Box::new(T::blank())
+    }
+}

@@ -65,9 +65,8 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             supported: Some(true),
             delegation: Some(true),
             subagents: Some(vec![SubagentInfo {
-                name: "researcher".into(),
                 description: Some("Looks things up.".into()),
-                ..Default::default()
+                ..SubagentInfo::new("researcher")
             }]),
             ..Default::default()
         }),

@@ -45,7 +45,7 @@ impl Reducer {
             activity_type: e.activity_type.clone(),
             content: e.content.clone(),
             subagent_run_id: e.subagent_run_id.clone(),
-            ..Default::default()
+            ..ActivityMessage::wire_blank()
         };
         out.messages_changed = true;
         match self.find(&e.message_id) {

@@ -273,26 +273,26 @@ impl Reducer {
                                 name: name.take(),
                                 content: Some(String::new()),
                                 subagent_run_id: sub,
-                                ..Default::default()
+                                ..AssistantMessage::wire_blank()
                             }),
                             TextMessageRole::User => Message::User(UserMessage {
                                 id,
                                 name: name.take(),
                                 content: Content::Text(String::new()),
                                 subagent_run_id: sub,
-                                ..Default::default()
+                                ..UserMessage::wire_blank()
                             }),
                             TextMessageRole::System => Message::System(SystemMessage {
                                 id,
                                 name: name.take(),
                                 subagent_run_id: sub,
-                                ..Default::default()
+                                ..SystemMessage::wire_blank()
                             }),
                             TextMessageRole::Developer => Message::Developer(DeveloperMessage {
                                 id,
                                 name: name.take(),
                                 subagent_run_id: sub,
-                                ..Default::default()
+                                ..DeveloperMessage::wire_blank()
                             }),
                         }
                     },
@@ -310,7 +310,7 @@ impl Reducer {
                         Message::Reasoning(ReasoningMessage {
                             id,
                             subagent_run_id: sub,
-                            ..Default::default()
+                            ..ReasoningMessage::wire_blank()
                         })
                     },
                     e.subagent_run_id,
@@ -593,7 +593,7 @@ impl Reducer {
                     id: new_id.clone(),
                     subagent_run_id: if was_new { e.subagent_run_id } else { None },
                     tool_calls: Some(Vec::new()),
-                    ..Default::default()
+                    ..AssistantMessage::wire_blank()
                 });
                 out.new_message_ids.push(new_id);
                 self.push_message(m)
@@ -625,7 +625,7 @@ impl Reducer {
             tool_call_id: e.tool_call_id.clone(),
             content: e.content,
             subagent_run_id: e.subagent_run_id,
-            ..Default::default()
+            ..ToolMessage::wire_blank()
         };
         merge_metadata(&mut m.metadata, e.metadata);
         out.new_message_ids.push(e.message_id);

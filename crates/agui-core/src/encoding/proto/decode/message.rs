@@ -15,18 +15,18 @@ fn source(s: Option<pb::InputContentSource>, kind: &str) -> R<Option<PartSource>
         Some(Source::Data(d)) => Some(PartSource::Data(DataSource {
             value: d.value,
             mime_type: d.mime_type,
-            ..Default::default()
+            ..DataSource::wire_blank()
         })),
         Some(Source::Url(u)) => Some(PartSource::Url(UrlSource {
             value: u.value,
             mime_type: u.mime_type,
-            ..Default::default()
+            ..UrlSource::wire_blank()
         })),
         Some(Source::File(f)) => Some(PartSource::File(FileSource {
             value: f.value,
             provider: f.provider,
             mime_type: f.mime_type,
-            ..Default::default()
+            ..FileSource::wire_blank()
         })),
         None => None,
     })
@@ -44,7 +44,7 @@ fn part(p: pb::InputContent) -> R<Option<ContentPart>> {
                     id: p.id,
                     source,
                     metadata: not_null(p.metadata, concat!($kind, " part metadata"))?,
-                    ..Default::default()
+                    ..MediaPart::wire_blank()
                 })),
             }
         }};
@@ -54,7 +54,7 @@ fn part(p: pb::InputContent) -> R<Option<ContentPart>> {
             id: t.id,
             text: t.text,
             metadata: not_null(t.metadata, "text part metadata")?,
-            ..Default::default()
+            ..TextPart::wire_blank()
         })),
         Some(Part::Image(p)) => media!(Image, p, "image"),
         Some(Part::Audio(p)) => media!(Audio, p, "audio"),
@@ -88,12 +88,12 @@ fn tool_call(t: pb::ToolCall) -> R<ToolCall> {
         function: FunctionCall {
             name: f.name,
             arguments: f.arguments,
-            ..Default::default()
+            ..FunctionCall::wire_blank()
         },
         encrypted_value: t.encrypted_value,
         encrypted_value_type: t.encrypted_value_type,
         metadata: strukt(t.metadata),
-        ..Default::default()
+        ..ToolCall::wire_blank()
     })
 }
 
@@ -287,7 +287,7 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
                     description: t.description,
                     parameters: not_null(t.parameters, "tool parameters")?,
                     metadata: strukt(t.metadata),
-                    ..Default::default()
+                    ..Tool::wire_blank()
                 })
             })
             .collect::<R<_>>()?,
@@ -297,7 +297,7 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
             .map(|c| Context {
                 description: c.description,
                 value: c.value,
-                ..Default::default()
+                ..Context::wire_blank()
             })
             .collect(),
         forwarded_props: not_null(i.forwarded_props, "forwardedProps")?,
@@ -315,11 +315,11 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
                         },
                         payload: not_null(r.payload, "resume payload")?,
                         metadata: strukt(r.metadata),
-                        ..Default::default()
+                        ..ResumeEntry::wire_blank()
                     })
                 })
                 .collect::<R<_>>()?,
         ),
-        ..Default::default()
+        ..RunAgentInput::wire_blank()
     })
 }

@@ -53,3 +53,16 @@ fn every_event_type_has_a_constructor() {
         assert_eq!(&back, e);
     }
 }
+
+/// The common events stay small: the rare large ones (`RUN_FINISHED`, `SUBAGENT_*`,
+/// tool call starts and results, snapshots, `RAW`, `CUSTOM`, chunks, …) are boxed, so
+/// that an `Event` costs what a `TEXT_MESSAGE_START` does (it was 480 bytes).
+#[test]
+fn an_event_is_the_size_of_the_common_ones() {
+    let event = std::mem::size_of::<Event>();
+    let start = std::mem::size_of::<agui_core::event::TextMessageStart>();
+    assert!(
+        event <= start + 8,
+        "Event is {event} bytes, TEXT_MESSAGE_START {start}"
+    );
+}

@@ -3,7 +3,12 @@
 //!
 //! `Event` is `#[non_exhaustive]`: a 1.x protocol release may add event types without
 //! a breaking release of this crate. The event structs are plain data with public
-//! fields; each keeps the keys it does not know in `extra`. Build them with `new` (the
+//! fields; each keeps the keys it does not know in `extra`. The large, rare events
+//! (`RUN_STARTED`, `RUN_FINISHED`, the `SUBAGENT_*` starts and finishes, tool call starts,
+//! results and chunks, snapshots, `RAW`, `CUSTOM`, …) are boxed inside [`Event`], so an
+//! `Event` is the size of a `TEXT_MESSAGE_START` (312 bytes, not 480): match them as
+//! `Event::RunFinished(e)` and use `e` as usual (it dereferences), build them with
+//! `Event::from(..)` or the short constructors. Build the structs with `new` (the
 //! required fields) and struct update syntax from it (the optional ones), or with the
 //! short constructors on [`Event`]. Only an event whose fields are all optional (the
 //! three `*_CHUNK` events) has `Default`; an empty `TEXT_MESSAGE_CONTENT` would not be
@@ -52,14 +57,14 @@ use crate::JsonObject;
 
 /// Declares the [`Event`] enum, [`EventType`] and the per-variant accessors from one list.
 macro_rules! events {
-    ($( $variant:ident = $wire:literal, $ctor:ident, $callback:ident; )*) => {
+    ($( $variant:ident = $wire:literal, $ctor:ident, $callback:ident, $inner:ty; )*) => {
         wire_union! {
             /// Any AG-UI event, discriminated by `type`.
             #[non_exhaustive]
             pub enum Event : tag "type", expecting "an AG-UI event object with a `type`" {
                 $(
                     #[doc = concat!("`", $wire, "`.")]
-                    $variant($variant) = $wire,
+                    $variant($inner) = $wire,
                 )*
             }
         }
@@ -67,7 +72,7 @@ macro_rules! events {
         $(
             impl From<$variant> for Event {
                 fn from(e: $variant) -> Event {
-                    Event::$variant(e)
+                    Event::$variant(e.into())
                 }
             }
         )*
@@ -172,37 +177,37 @@ macro_rules! events {
 macro_rules! for_each_event {
     ($m:ident) => {
         $m! {
-            TextMessageStart = "TEXT_MESSAGE_START", text_message_start, on_text_message_start;
-            TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content, on_text_message_content;
-            TextMessageEnd = "TEXT_MESSAGE_END", text_message_end, on_text_message_end;
-            TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk, on_text_message_chunk;
-            ToolCallStart = "TOOL_CALL_START", tool_call_start, on_tool_call_start;
-            ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args, on_tool_call_args;
-            ToolCallEnd = "TOOL_CALL_END", tool_call_end, on_tool_call_end;
-            ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk, on_tool_call_chunk;
-            ToolCallResult = "TOOL_CALL_RESULT", tool_call_result, on_tool_call_result;
-            StateSnapshot = "STATE_SNAPSHOT", state_snapshot, on_state_snapshot;
-            StateDelta = "STATE_DELTA", state_delta, on_state_delta;
-            MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot, on_messages_snapshot;
-            ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot, on_activity_snapshot;
-            ActivityDelta = "ACTIVITY_DELTA", activity_delta, on_activity_delta;
-            Raw = "RAW", raw, on_raw;
-            Custom = "CUSTOM", custom, on_custom;
-            RunStarted = "RUN_STARTED", run_started, on_run_started_event;
-            RunFinished = "RUN_FINISHED", run_finished, on_run_finished_event;
-            RunError = "RUN_ERROR", run_error, on_run_error_event;
-            StepStarted = "STEP_STARTED", step_started, on_step_started;
-            StepFinished = "STEP_FINISHED", step_finished, on_step_finished;
-            ReasoningStart = "REASONING_START", reasoning_start, on_reasoning_start;
-            ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start, on_reasoning_message_start;
-            ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content, on_reasoning_message_content;
-            ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end, on_reasoning_message_end;
-            ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk, on_reasoning_message_chunk;
-            ReasoningEnd = "REASONING_END", reasoning_end, on_reasoning_end;
-            ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value, on_reasoning_encrypted_value;
-            SubagentStarted = "SUBAGENT_STARTED", subagent_started, on_subagent_started;
-            SubagentFinished = "SUBAGENT_FINISHED", subagent_finished, on_subagent_finished;
-            SubagentError = "SUBAGENT_ERROR", subagent_error, on_subagent_error;
+            TextMessageStart = "TEXT_MESSAGE_START", text_message_start, on_text_message_start, TextMessageStart;
+            TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content, on_text_message_content, TextMessageContent;
+            TextMessageEnd = "TEXT_MESSAGE_END", text_message_end, on_text_message_end, TextMessageEnd;
+            TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk, on_text_message_chunk, Box<TextMessageChunk>;
+            ToolCallStart = "TOOL_CALL_START", tool_call_start, on_tool_call_start, Box<ToolCallStart>;
+            ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args, on_tool_call_args, ToolCallArgs;
+            ToolCallEnd = "TOOL_CALL_END", tool_call_end, on_tool_call_end, ToolCallEnd;
+            ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk, on_tool_call_chunk, Box<ToolCallChunk>;
+            ToolCallResult = "TOOL_CALL_RESULT", tool_call_result, on_tool_call_result, Box<ToolCallResult>;
+            StateSnapshot = "STATE_SNAPSHOT", state_snapshot, on_state_snapshot, Box<StateSnapshot>;
+            StateDelta = "STATE_DELTA", state_delta, on_state_delta, StateDelta;
+            MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot, on_messages_snapshot, MessagesSnapshot;
+            ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot, on_activity_snapshot, Box<ActivitySnapshot>;
+            ActivityDelta = "ACTIVITY_DELTA", activity_delta, on_activity_delta, Box<ActivityDelta>;
+            Raw = "RAW", raw, on_raw, Box<Raw>;
+            Custom = "CUSTOM", custom, on_custom, Box<Custom>;
+            RunStarted = "RUN_STARTED", run_started, on_run_started_event, Box<RunStarted>;
+            RunFinished = "RUN_FINISHED", run_finished, on_run_finished_event, Box<RunFinished>;
+            RunError = "RUN_ERROR", run_error, on_run_error_event, RunError;
+            StepStarted = "STEP_STARTED", step_started, on_step_started, StepStarted;
+            StepFinished = "STEP_FINISHED", step_finished, on_step_finished, StepFinished;
+            ReasoningStart = "REASONING_START", reasoning_start, on_reasoning_start, ReasoningStart;
+            ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start, on_reasoning_message_start, ReasoningMessageStart;
+            ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content, on_reasoning_message_content, ReasoningMessageContent;
+            ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end, on_reasoning_message_end, ReasoningMessageEnd;
+            ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk, on_reasoning_message_chunk, ReasoningMessageChunk;
+            ReasoningEnd = "REASONING_END", reasoning_end, on_reasoning_end, ReasoningEnd;
+            ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value, on_reasoning_encrypted_value, Box<ReasoningEncryptedValue>;
+            SubagentStarted = "SUBAGENT_STARTED", subagent_started, on_subagent_started, Box<SubagentStarted>;
+            SubagentFinished = "SUBAGENT_FINISHED", subagent_finished, on_subagent_finished, Box<SubagentFinished>;
+            SubagentError = "SUBAGENT_ERROR", subagent_error, on_subagent_error, SubagentError;
         }
     };
 }

@@ -438,7 +438,7 @@ impl ChunkExpander {
                             parent: parent.clone(),
                             tag: c.tag.clone(),
                         },
-                        Event::ToolCallStart(ToolCallStart {
+                        Event::from(ToolCallStart {
                             tool_call_id: id.clone(),
                             tool_call_name: name,
                             parent_message_id: parent,

@@ -197,7 +197,7 @@ impl Compactor {
                 _ => {}
             }
         }
-        out.push(Event::StateSnapshot(StateSnapshot {
+        out.push(Event::from(StateSnapshot {
             snapshot: state,
             metadata,
             ..StateSnapshot::wire_blank()

@@ -364,3 +364,22 @@ impl UnknownKeys {
         inner != 0
     }
 }
+
+/// A protocol object decoded from a map whose union tag was already read (implemented
+/// by every `wire_struct!`, and by a `Box` of one, for union members stored boxed).
+pub trait WireObject: Sized {
+    /// Decodes the object's fields from `map`, skipping the key `skip` (the tag).
+    fn visit_map_skipping<'de, A: MapAccess<'de>>(
+        map: A,
+        skip: &'static str,
+    ) -> Result<Self, A::Error>;
+}
+
+impl<T: WireObject> WireObject for Box<T> {
+    fn visit_map_skipping<'de, A: MapAccess<'de>>(
+        map: A,
+        skip: &'static str,
+    ) -> Result<Self, A::Error> {
+        T::visit_map_skipping(map, skip).map(Box::new)
+    }
+}

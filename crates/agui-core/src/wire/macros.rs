@@ -186,6 +186,15 @@ macro_rules! wire_struct {
     ) => {
         wire_default!($name; $($kind $field),*);
 
+        impl $crate::wire::de::WireObject for $name {
+            fn visit_map_skipping<'de, A: ::serde::de::MapAccess<'de>>(
+                map: A,
+                skip: &'static str,
+            ) -> ::core::result::Result<Self, A::Error> {
+                $name::visit_map_skipping(map, skip)
+            }
+        }
+
         impl $crate::wire::shape::Blank for $name {
             fn blank() -> Self {
                 Self::wire_blank()
@@ -403,7 +412,7 @@ macro_rules! wire_union {
                     }
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, map: A) -> ::core::result::Result<$name, A::Error> {
                         $crate::wire::de::visit_tagged(map, $tag, |tag, rest| match tag {
-                            $( $wire => <$inner>::visit_map_skipping(rest, $tag).map($name::$variant), )*
+                            $( $wire => <$inner as $crate::wire::de::WireObject>::visit_map_skipping(rest, $tag).map($name::$variant), )*
                             other => Err($crate::wire::de::unknown_tag::<A::Error>($tag, other, $name::TAGS)),
                         })
                     }

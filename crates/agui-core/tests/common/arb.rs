@@ -445,14 +445,14 @@ pub fn base() -> impl Strategy<Value = Base> {
 macro_rules! ev {
     ($b:expr, $ty:ident { $($f:ident : $v:expr),* $(,)? }) => {{
         let (timestamp, raw_event, metadata, subagent_run_id, extra) = $b;
-        Event::$ty($ty { timestamp, raw_event, metadata, subagent_run_id, extra, $($f: $v),* })
+        Event::from($ty { timestamp, raw_event, metadata, subagent_run_id, extra, $($f: $v),* })
     }};
 }
 
 macro_rules! ev_run {
     ($b:expr, $ty:ident { $($f:ident : $v:expr),* $(,)? }) => {{
         let (timestamp, raw_event, metadata, _s, extra) = $b;
-        Event::$ty($ty { timestamp, raw_event, metadata, extra, $($f: $v),* })
+        Event::from($ty { timestamp, raw_event, metadata, extra, $($f: $v),* })
     }};
 }
 
@@ -679,8 +679,8 @@ pub fn event() -> impl Strategy<Value = Event> {
             option::of(id()),
             option::of(id())
         )
-            .prop_map(
-                |((t, r, m, _, x), s, n, d, ps, pt, pm)| Event::SubagentStarted(SubagentStarted {
+            .prop_map(|((t, r, m, _, x), s, n, d, ps, pt, pm)| Event::from(
+                SubagentStarted {
                     timestamp: t,
                     raw_event: r,
                     metadata: m,
@@ -691,16 +691,16 @@ pub fn event() -> impl Strategy<Value = Event> {
                     parent_subagent_run_id: ps,
                     parent_tool_call_id: pt,
                     parent_message_id: pm
-                })
-            ),
+                }
+            )),
         (
             base(),
             id(),
             option::of(non_null_json()),
             option::of(sub_outcome)
         )
-            .prop_map(|((t, r, m, _, x), s, res, o)| Event::SubagentFinished(
-                SubagentFinished {
+            .prop_map(
+                |((t, r, m, _, x), s, res, o)| Event::from(SubagentFinished {
                     timestamp: t,
                     raw_event: r,
                     metadata: m,
@@ -708,8 +708,8 @@ pub fn event() -> impl Strategy<Value = Event> {
                     subagent_run_id: s,
                     result: res,
                     outcome: o
-                }
-            )),
+                })
+            ),
         (base(), id(), text(), option::of(id())).prop_map(|((t, r, m, _, x), s, msg, c)| {
             Event::SubagentError(SubagentError {
                 timestamp: t,

@@ -348,7 +348,7 @@ impl Reducer {
                 None,
                 e.metadata,
             ),
-            Event::ToolCallStart(e) => self.tool_call_start(&mut out, e),
+            Event::ToolCallStart(e) => self.tool_call_start(&mut out, *e),
             Event::ToolCallArgs(e) => match self.tool_call_mut(&e.tool_call_id) {
                 None => warn(
                     &mut out,
@@ -379,7 +379,7 @@ impl Reducer {
                     }
                 }
             },
-            Event::ToolCallResult(e) => self.tool_call_result(&mut out, e),
+            Event::ToolCallResult(e) => self.tool_call_result(&mut out, *e),
             Event::StateSnapshot(e) => {
                 self.state = Some(e.snapshot);
                 out.state_changed = true;
@@ -389,8 +389,8 @@ impl Reducer {
                 Err(err) => warn(&mut out, format!("Failed to apply state patch: {err}")),
             },
             Event::MessagesSnapshot(e) => self.messages_snapshot(&mut out, e),
-            Event::ActivitySnapshot(e) => self.activity_snapshot(&mut out, e),
-            Event::ActivityDelta(e) => self.activity_delta(&mut out, e),
+            Event::ActivitySnapshot(e) => self.activity_snapshot(&mut out, *e),
+            Event::ActivityDelta(e) => self.activity_delta(&mut out, *e),
             Event::ReasoningEncryptedValue(e) => match e.subtype {
                 EncryptedValueSubtype::ToolCall => {
                     if let Some((i, tc)) = self.tool_call_mut(&e.entity_id) {

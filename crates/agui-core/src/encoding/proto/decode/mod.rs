@@ -62,7 +62,7 @@ fn base(b: Option<pb::BaseEvent>, expected: pb::EventType) -> R<Base> {
 macro_rules! event {
     ($ty:ident, $base:expr, { $($field:ident : $value:expr),* $(,)? }) => {{
         let b = $base;
-        Event::$ty($ty {
+        Event::from($ty {
             timestamp: b.timestamp,
             raw_event: b.raw_event,
             metadata: b.metadata,

@@ -60,6 +60,54 @@ pub trait Agent: Send + Sync + 'static {
     }
 }
 
+/// An agent written as a function from the run's input to a stream of events (the
+/// stream a model client, a channel or a generator already gives). Build it with
+/// [`agent_stream`].
+pub struct StreamAgent<F> {
+    f: F,
+}
+
+impl<F> std::fmt::Debug for StreamAgent<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamAgent").finish_non_exhaustive()
+    }
+}
+
+/// An agent from a function that returns the run's events as a stream; the runtime
+/// adds `RUN_STARTED` and the terminal event, as for any agent.
+///
+/// ```no_run
+/// use agui_server::prelude::*;
+///
+/// let echo = agent_stream(|input: RunAgentInput, _ctx| {
+///     let text = input.last_user_text().unwrap_or_default();
+///     let id = format!("{}-echo", input.run_id);
+///     agui_server::futures_util::stream::iter([
+///         Ok(Event::text_message_start(&id)),
+///         Ok(Event::text_message_content(&id, text)),
+///         Ok(Event::text_message_end(&id)),
+///     ])
+/// });
+/// # let _ = AgentRouter::new().agent("echo", echo);
+/// ```
+pub fn agent_stream<F, S>(f: F) -> StreamAgent<F>
+where
+    F: Fn(RunAgentInput, RunContext) -> S + Send + Sync + 'static,
+    S: Stream<Item = Result<Event, AgentError>> + Send + 'static,
+{
+    StreamAgent { f }
+}
+
+impl<F, S> Agent for StreamAgent<F>
+where
+    F: Fn(RunAgentInput, RunContext) -> S + Send + Sync + 'static,
+    S: Stream<Item = Result<Event, AgentError>> + Send + 'static,
+{
+    fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream {
+        (self.f)(input, ctx).boxed()
+    }
+}
+
 impl<A: Agent + ?Sized> Agent for Arc<A> {
     fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream {
         (**self).run(input, ctx)

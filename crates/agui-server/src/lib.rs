@@ -27,7 +27,7 @@ mod response;
 pub mod router;
 pub mod shutdown;
 
-pub use agent::{agent_fn, Agent, AgentStream, Emitter, FnAgent};
+pub use agent::{agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, StreamAgent};
 pub use context::RunContext;
 pub use error::{AgentError, ApiError};
 pub use helpers::StateTracker;
@@ -38,12 +38,14 @@ pub use shutdown::{serve, termination_signal, Shutdown};
 // Re-exported so that an agent needs no other dependency to build JSON or add routes.
 pub use agui_core;
 pub use axum;
+pub use futures_util;
 pub use serde_json;
 
 /// What an agent's code usually needs, in one import: `use agui_server::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        agent_fn, Agent, AgentError, AgentRouter, AgentStream, Emitter, RunContext, StateTracker,
+        agent_fn, agent_stream, Agent, AgentError, AgentRouter, AgentStream, Emitter, RunContext,
+        StateTracker,
     };
     pub use agui_core::{Content, Event, Message, RunAgentInput, Tool};
     pub use serde_json::{json, Value};

@@ -85,3 +85,39 @@ async fn emitter_helpers_produce_valid_streams() {
     assert!(ids.iter().all(|i| i.starts_with("r-")), "{ids:?}");
     assert_ne!(ids[0], ids[2]);
 }
+
+#[tokio::test]
+async fn a_stream_shaped_agent_gets_its_lifecycle_added() {
+    let echo = agent_stream(|input: RunAgentInput, _ctx| {
+        let text = input.last_user_text().unwrap_or_default();
+        let id = format!("{}-echo", input.run_id);
+        agui_server::futures_util::stream::iter([
+            Ok(Event::text_message_start(&id)),
+            Ok(Event::text_message_content(&id, text)),
+            Ok(Event::text_message_end(&id)),
+        ])
+    });
+    let shutdown = Shutdown::new();
+    let router = AgentRouter::new()
+        .agent("echo", echo)
+        .verify(true)
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = start(router, shutdown).await;
+    let mut c = Client::post_json(srv.addr, "/echo", &input("t", "r", "ping")).await;
+    let ev = c.events().await;
+    assert_eq!(
+        types(&ev),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ]
+    );
+    match &ev[2] {
+        Event::TextMessageContent(c) => assert_eq!(c.delta, "ping"),
+        other => panic!("{other:?}"),
+    }
+}

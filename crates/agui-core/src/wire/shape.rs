@@ -74,27 +74,6 @@ pub(crate) const fn member_obj(shape: Shape) -> &'static Obj {
     }
 }
 
-macro_rules! opaque {
-    ($($t:ty),* $(,)?) => {
-        $( impl WireShape for $t { const SHAPE: Shape = Shape::Any; } )*
-    };
-}
-
-opaque!(
-    String,
-    bool,
-    i64,
-    u64,
-    serde_json::Value,
-    crate::JsonObject,
-    crate::types::TextMessageRole,
-    crate::event::ToolRole,
-    crate::types::ToolCallType,
-    crate::event::ReasoningRole,
-    crate::types::ResumeStatus,
-    crate::event::EncryptedValueSubtype,
-);
-
 impl<T: WireShape> WireShape for Vec<T> {
     const SHAPE: Shape = Shape::Arr(&T::SHAPE);
 }
@@ -115,20 +94,30 @@ pub(crate) trait Blank {
     fn blank() -> Self;
 }
 
-macro_rules! blank_by_default {
+/// Leaf types: opaque to enforcement (`Shape::Any`), blank as their `Default`. A type
+/// used as a field of a protocol object is listed here once (or is a protocol object).
+macro_rules! leaves {
     ($($t:ty),* $(,)?) => {
-        $( impl Blank for $t { fn blank() -> Self { <$t as Default>::default() } } )*
+        $(
+            impl WireShape for $t {
+                const SHAPE: Shape = Shape::Any;
+            }
+            impl Blank for $t {
+                fn blank() -> Self {
+                    <$t as Default>::default()
+                }
+            }
+        )*
     };
 }
 
-blank_by_default!(
+leaves!(
     String,
     bool,
     i64,
     u64,
     serde_json::Value,
     crate::JsonObject,
-    crate::types::Content,
     crate::types::TextMessageRole,
     crate::event::ToolRole,
     crate::types::ToolCallType,
@@ -136,6 +125,12 @@ blank_by_default!(
     crate::types::ResumeStatus,
     crate::event::EncryptedValueSubtype,
 );
+
+impl Blank for crate::types::Content {
+    fn blank() -> Self {
+        crate::types::Content::default()
+    }
+}
 
 impl<T> Blank for Vec<T> {
     fn blank() -> Self {

@@ -31,10 +31,26 @@ pub(crate) struct WarningQueue {
     items: Mutex<Vec<InboundWarning>>,
 }
 
+/// Warnings kept unread at most: a stream that nobody reads the warnings of (a hostile
+/// one, full of unknown keys) cannot grow memory through them. Past it, warnings are
+/// only logged through `tracing` (they already were when raised).
+pub(crate) const MAX_QUEUED_WARNINGS: usize = 1024;
+
 impl WarningQueue {
-    /// Moves `warnings` into the queue.
+    /// Moves `warnings` into the queue (those past [`MAX_QUEUED_WARNINGS`] unread are
+    /// dropped, and said so once in the log).
     pub(crate) fn append(&self, warnings: &mut Vec<InboundWarning>) {
         let mut items = self.items.lock().unwrap_or_else(|p| p.into_inner());
+        let room = MAX_QUEUED_WARNINGS.saturating_sub(items.len());
+        if warnings.len() > room {
+            if room > 0 || items.len() == MAX_QUEUED_WARNINGS {
+                tracing::warn!(
+                    limit = MAX_QUEUED_WARNINGS,
+                    "too many unread inbound warnings: further ones are only logged"
+                );
+            }
+            warnings.truncate(room);
+        }
         items.append(warnings);
         self.queued
             .store(true, std::sync::atomic::Ordering::Release);
@@ -81,7 +97,8 @@ impl EventStream {
     }
 
     /// The warnings raised so far by the stream's intake (what enforcement stripped or
-    /// dropped, what was translated), removed from the stream. Empty for a stream that
+    /// dropped, what was translated), removed from the stream. At most 1,024 are kept
+    /// unread; later ones are only logged through `tracing`. Empty for a stream that
     /// did not go through an intake ([`from_stream`](Self::from_stream)).
     pub fn take_warnings(&self) -> Vec<InboundWarning> {
         let mut out = Vec::new();
@@ -607,5 +624,40 @@ impl Stream for BodyStream {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agui_core::semantics::{Inbound, InboundConfig};
+
+    #[test]
+    fn unread_warnings_are_bounded() {
+        // Real warnings: a frame with one unknown key each.
+        let mut inbound = Inbound::new(InboundConfig::default().verify(false));
+        let mut w = Vec::new();
+        for _ in 0..3 {
+            inbound
+                .push_json(
+                    br#"{"type":"RAW","event":1,"zz":1}"#,
+                    &mut Vec::new(),
+                    &mut w,
+                )
+                .unwrap();
+        }
+        let q = WarningQueue::default();
+        for _ in 0..(MAX_QUEUED_WARNINGS / 3 + 10) {
+            let mut batch = w.clone();
+            q.append(&mut batch);
+        }
+        let mut out = Vec::new();
+        q.drain_into(&mut out);
+        assert_eq!(out.len(), MAX_QUEUED_WARNINGS);
+        // Once read, there is room again.
+        let mut batch = w.clone();
+        q.append(&mut batch);
+        q.drain_into(&mut out);
+        assert_eq!(out.len(), MAX_QUEUED_WARNINGS + 3);
     }
 }

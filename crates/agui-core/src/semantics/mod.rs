@@ -53,8 +53,12 @@ pub mod chunks;
 
 pub use chunks::{expand_chunks, ChunkError, ChunkExpander, ChunkRule};
 pub mod compact;
+pub mod downgrade;
+pub mod open;
 
 pub use compact::{compact_events, Compactor};
+pub use downgrade::{Downgrade, Outgoing};
+pub use open::OpenConstructs;
 pub mod interrupts;
 
 pub use interrupts::{

@@ -1,0 +1,281 @@
+//! Outgoing events for a consumer that speaks a protocol older than 1.0.
+//!
+//! A producer answering a request that declares no `protocolVersion`, or one below
+//! `1.0`, may be talking to a pre-1.0 client, such as `@ag-ui/client` 0.0.x. Such a
+//! client validates each event against its own schemas, and a schema error ends its
+//! stream without a word. [`Downgrade`] rewrites what a 0.0.x schema cannot read
+//! (checked field by field against `@ag-ui/core` 0.0.48, whose event schemas let
+//! unknown keys through but not unknown event types or content parts):
+//!
+//! | event | for a pre-1.0 consumer |
+//! |---|---|
+//! | `SUBAGENT_STARTED`, `SUBAGENT_FINISHED`, `SUBAGENT_ERROR` (unknown types there) | a `CUSTOM` event named after the type, whose `value` is the event's fields: nothing is lost |
+//! | `TEXT_MESSAGE_CONTENT`, `REASONING_MESSAGE_CONTENT` with an empty `delta` (refused there) | dropped: it carries nothing |
+//! | `RUN_STARTED` | no `protocolVersion` (the consumer did not declare one it knows) |
+//! | user messages in `RUN_STARTED.input` and `MESSAGES_SNAPSHOT` with `image`, `audio`, `video` or `document` parts (unknown there) | each such part written as the older `binary` part: `mimeType`, and `data`, `url` or `id` from the source, `filename` from the metadata |
+//!
+//! Everything else is identical in both: the 1.0 fields the old schemas do not list
+//! (`outcome`, `metadata`, `subagentRunId`, `encryptedValueType`, ...) pass through
+//! them. The last rewrite has no typed form (a `binary` part is not a 1.x type), so
+//! [`Downgrade::apply`] returns such an event as JSON ([`Outgoing::Json`]).
+
+use serde_json::{json, Map, Value};
+
+use crate::event::{Custom, Event};
+use crate::semantics::ProtocolVersion;
+use crate::types::{Content, ContentPart, Message, PartSource};
+
+/// One outgoing event after [`Downgrade::apply`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    /// A typed event, to be encoded as usual.
+    Event(Event),
+    /// An event that only exists as JSON for the consumer (written as one SSE `data:`
+    /// frame).
+    Json(Value),
+}
+
+/// The rewrite of outgoing events for the consumer's declared version. See the
+/// [module docs](self).
+///
+/// ```
+/// use agui_core::semantics::{Downgrade, Outgoing};
+/// use agui_core::Event;
+///
+/// let old = Downgrade::for_declared(None);
+/// assert!(old.is_active());
+/// match old.apply(Event::subagent_started("s1", "helper")) {
+///     Some(Outgoing::Event(Event::Custom(c))) => assert_eq!(c.name, "SUBAGENT_STARTED"),
+///     other => panic!("{other:?}"),
+/// }
+/// assert!(!Downgrade::for_declared(Some("1.0")).is_active());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Downgrade {
+    pre_1_0: bool,
+}
+
+impl Downgrade {
+    /// For a consumer that declared `declared` (`None`: declared nothing). Versions
+    /// that do not parse are taken as current (they are warned about elsewhere).
+    pub fn for_declared(declared: Option<&str>) -> Self {
+        let pre_1_0 = match declared {
+            None => true,
+            Some(v) => {
+                ProtocolVersion::parse(v).is_some_and(|p| p < ProtocolVersion::new(1, 0, 0))
+            }
+        };
+        Downgrade { pre_1_0 }
+    }
+
+    /// No rewriting at all.
+    pub fn none() -> Self {
+        Downgrade { pre_1_0: false }
+    }
+
+    /// Whether events are rewritten.
+    pub fn is_active(&self) -> bool {
+        self.pre_1_0
+    }
+
+    /// The event as the consumer must get it; `None` when it is dropped.
+    pub fn apply(&self, event: Event) -> Option<Outgoing> {
+        if !self.pre_1_0 {
+            return Some(Outgoing::Event(event));
+        }
+        let event = match event {
+            Event::SubagentStarted(_) | Event::SubagentFinished(_) | Event::SubagentError(_) => {
+                let name = event.event_type().as_str();
+                let mut value = serde_json::to_value(&event).unwrap_or(Value::Null);
+                if let Value::Object(o) = &mut value {
+                    o.remove("type");
+                }
+                Event::from(Custom::new(name, value))
+            }
+            Event::TextMessageContent(ref e) if e.delta.is_empty() => return None,
+            Event::ReasoningMessageContent(ref e) if e.delta.is_empty() => return None,
+            Event::RunStarted(mut e) => {
+                e.protocol_version = None;
+                let media = e
+                    .input
+                    .as_ref()
+                    .is_some_and(|i| i.messages.iter().any(has_media));
+                let event = Event::RunStarted(e);
+                if media {
+                    return Some(Outgoing::Json(with_binary_parts(&event)));
+                }
+                event
+            }
+            Event::MessagesSnapshot(ref e) if e.messages.iter().any(has_media) => {
+                return Some(Outgoing::Json(with_binary_parts(&event)));
+            }
+            other => other,
+        };
+        Some(Outgoing::Event(event))
+    }
+}
+
+fn has_media(m: &Message) -> bool {
+    match m {
+        Message::User(u) => match &u.content {
+            Content::Parts(parts) => parts.iter().any(|p| !matches!(p, ContentPart::Text(_))),
+            Content::Text(_) => false,
+        },
+        _ => false,
+    }
+}
+
+/// The event's JSON with every media part of a user message written as a `binary` part.
+fn with_binary_parts(event: &Event) -> Value {
+    let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
+    let messages = match event {
+        Event::RunStarted(_) => value.pointer_mut("/input/messages"),
+        _ => value.pointer_mut("/messages"),
+    };
+    if let Some(Value::Array(messages)) = messages {
+        for m in messages {
+            if m.get("role").and_then(Value::as_str) != Some("user") {
+                continue;
+            }
+            if let Some(Value::Array(parts)) = m.get_mut("content") {
+                for p in parts {
+                    if let Some(b) = binary_part(p) {
+                        *p = b;
+                    }
+                }
+            }
+        }
+    }
+    value
+}
+
+fn binary_part(part: &Value) -> Option<Value> {
+    let typed: ContentPart = serde_json::from_value(part.clone()).ok()?;
+    let media = match &typed {
+        ContentPart::Text(_) => return None,
+        ContentPart::Image(m)
+        | ContentPart::Audio(m)
+        | ContentPart::Video(m)
+        | ContentPart::Document(m) => m,
+    };
+    let mut out = Map::new();
+    out.insert("type".into(), json!("binary"));
+    let (key, value, mime) = match &media.source {
+        PartSource::Data(d) => ("data", &d.value, Some(&d.mime_type)),
+        PartSource::Url(u) => ("url", &u.value, u.mime_type.as_ref()),
+        PartSource::File(f) => ("id", &f.value, f.mime_type.as_ref()),
+    };
+    out.insert(
+        "mimeType".into(),
+        json!(mime.map_or("application/octet-stream", String::as_str)),
+    );
+    if let (Some(id), false) = (&media.id, key == "id") {
+        out.insert("id".into(), json!(id));
+    }
+    out.insert(key.into(), json!(value));
+    if let Some(name) = media
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("filename"))
+        .and_then(Value::as_str)
+    {
+        out.insert("filename".into(), json!(name));
+    }
+    Some(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{RunAgentInput, UserMessage};
+
+    fn old() -> Downgrade {
+        Downgrade::for_declared(None)
+    }
+
+    #[test]
+    fn versions() {
+        assert!(Downgrade::for_declared(Some("0.0.48")).is_active());
+        assert!(!Downgrade::for_declared(Some("1.0")).is_active());
+        assert!(!Downgrade::for_declared(Some("1.1.0")).is_active());
+        assert!(!Downgrade::for_declared(Some("garbage")).is_active());
+        let e = Event::subagent_started("s", "n");
+        assert_eq!(
+            Downgrade::none().apply(e.clone()),
+            Some(Outgoing::Event(e.clone()))
+        );
+        assert_eq!(
+            Downgrade::for_declared(Some("1.0")).apply(e.clone()),
+            Some(Outgoing::Event(e))
+        );
+    }
+
+    #[test]
+    fn subagent_events_become_custom_events_with_every_field() {
+        for (e, name) in [
+            (Event::subagent_started("s1", "helper"), "SUBAGENT_STARTED"),
+            (Event::subagent_finished("s1"), "SUBAGENT_FINISHED"),
+            (Event::subagent_error("s1", "boom"), "SUBAGENT_ERROR"),
+        ] {
+            let mut fields = serde_json::to_value(&e).unwrap();
+            fields.as_object_mut().unwrap().remove("type");
+            match old().apply(e) {
+                Some(Outgoing::Event(Event::Custom(c))) => {
+                    assert_eq!(c.name, name);
+                    assert_eq!(c.value, fields);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn empty_deltas_are_dropped_and_others_kept() {
+        assert_eq!(old().apply(Event::text_message_content("m", "")), None);
+        assert_eq!(old().apply(Event::reasoning_message_content("m", "")), None);
+        let e = Event::text_message_content("m", "x");
+        assert_eq!(old().apply(e.clone()), Some(Outgoing::Event(e)));
+    }
+
+    #[test]
+    fn run_started_loses_its_version_and_media_parts_become_binary() {
+        let mut e = Event::run_started("t", "r");
+        if let Event::RunStarted(s) = &mut e {
+            s.protocol_version = Some("1.1".into());
+        }
+        match old().apply(e) {
+            Some(Outgoing::Event(Event::RunStarted(s))) => assert_eq!(s.protocol_version, None),
+            other => panic!("{other:?}"),
+        }
+
+        let parts = vec![
+            ContentPart::text("look"),
+            serde_json::from_value(json!({"type":"image","id":"p1","source":{"type":"url","value":"https://e/x.png","mimeType":"image/png"}})).unwrap(),
+            serde_json::from_value(json!({"type":"document","source":{"type":"data","value":"QUJD","mimeType":"application/pdf"},"metadata":{"filename":"a.pdf"}})).unwrap(),
+            serde_json::from_value(json!({"type":"audio","source":{"type":"file","value":"file-9"}})).unwrap(),
+        ];
+        let user = Message::User(UserMessage::new("u1", Content::Parts(parts)));
+        let input = RunAgentInput::new("t", "r", vec![user.clone()]);
+        let mut e = Event::run_started("t", "r");
+        if let Event::RunStarted(s) = &mut e {
+            s.input = Some(Box::new(input));
+        }
+        let Some(Outgoing::Json(v)) = old().apply(e) else {
+            panic!("expected JSON")
+        };
+        assert_eq!(
+            v["input"]["messages"][0]["content"],
+            json!([
+                {"type":"text","text":"look"},
+                {"type":"binary","mimeType":"image/png","id":"p1","url":"https://e/x.png"},
+                {"type":"binary","mimeType":"application/pdf","data":"QUJD","filename":"a.pdf"},
+                {"type":"binary","mimeType":"application/octet-stream","id":"file-9"},
+            ])
+        );
+        let Some(Outgoing::Json(v)) = old().apply(Event::messages_snapshot(vec![user])) else {
+            panic!("expected JSON")
+        };
+        assert_eq!(v["messages"][0]["content"][1]["type"], "binary");
+        assert_eq!(v["type"], "MESSAGES_SNAPSHOT");
+    }
+}

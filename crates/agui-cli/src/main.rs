@@ -31,7 +31,8 @@ enum Command {
     Apply(cmd::semantics::ApplyArgs),
     /// Rewrite a stream: expand chunk events or compact a recording.
     Transform(cmd::semantics::TransformArgs),
-    /// Serve the demo agents over HTTP (SSE and protobuf).
+    /// Serve the demo agents over HTTP (SSE and protobuf), and through the CopilotKit
+    /// runtime at /copilotkit.
     Serve(cmd::serve::ServeArgs),
     /// Run an agent at a URL and show (or print as JSON) what it does.
     Run(cmd::run::RunArgs),

@@ -13,11 +13,15 @@
 //! * [`AgentRouter`] mounts agents on an [`axum::Router`] ([`router`] lists the routes);
 //!   refused requests get a JSON error body ([`error`]).
 //! * [`Shutdown`] and [`serve`] give graceful shutdown on SIGINT/SIGTERM.
+//! * [`copilotkit`] serves the CopilotKit runtime's REST contract, so CopilotKit's
+//!   React components talk straight to this process; runs and thread history live in
+//!   a [`threads::ThreadStore`].
 //! * `demo` (feature `demo`, off by default; the `agui` command line turns it on) holds
 //!   ten deterministic demo agents, one per AG-UI feature.
 
 pub mod agent;
 pub mod context;
+pub mod copilotkit;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;
@@ -26,6 +30,7 @@ pub mod lifecycle;
 mod response;
 pub mod router;
 pub mod shutdown;
+pub mod threads;
 
 pub use agent::{agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, StreamAgent};
 pub use context::RunContext;

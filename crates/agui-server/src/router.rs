@@ -140,7 +140,14 @@ impl AgentRouter {
     /// If `name` is empty, is `agents` while the listing is on, or holds a character
     /// other than ASCII letters, digits, `_`, `-` and `.` (a programming error, never
     /// caused by a request).
-    pub fn agent(mut self, name: &str, agent: impl Agent) -> Self {
+    pub fn agent(self, name: &str, agent: impl Agent) -> Self {
+        self.shared_agent(name, Arc::new(agent))
+    }
+
+    /// Mounts an agent shared with other routers (such as a
+    /// [`CopilotRuntime`](crate::copilotkit::CopilotRuntime)) at `/{name}`; see
+    /// [`agent`](Self::agent).
+    pub fn shared_agent(mut self, name: &str, agent: Arc<dyn Agent>) -> Self {
         assert!(
             !name.is_empty()
                 && name
@@ -149,7 +156,7 @@ impl AgentRouter {
             "agent name {name:?} must be non-empty ASCII letters, digits, '_', '-' or '.'"
         );
         self.agents.retain(|(n, _)| n != name);
-        self.agents.push((name.to_owned(), Arc::new(agent)));
+        self.agents.push((name.to_owned(), agent));
         self
     }
 
@@ -361,7 +368,7 @@ async fn capabilities(
 }
 
 /// Reads at most `limit` bytes of `body`.
-async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
     let too_large = || {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -387,7 +394,7 @@ async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
     Ok(out)
 }
 
-fn is_json_media_type(v: &str) -> bool {
+pub(crate) fn is_json_media_type(v: &str) -> bool {
     let essence = v
         .split(';')
         .next()
@@ -521,7 +528,7 @@ async fn start_run(
 
 /// The protocol version to declare to a client that declared `client`: the client's own
 /// when it is a `MAJOR.MINOR` this crate speaks (same or older), else this crate's.
-fn declared_version(client: Option<&str>) -> String {
+pub(crate) fn declared_version(client: Option<&str>) -> String {
     use agui_core::semantics::ProtocolVersion;
     let current = ProtocolVersion::current();
     match client {

@@ -1,4 +1,5 @@
-//! `agui serve`: runs the demo agents over HTTP.
+//! `agui serve`: runs the demo agents over HTTP, at `POST /{name}` and through the
+//! CopilotKit runtime at `/copilotkit`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -30,10 +31,15 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
     rt.block_on(async move {
         let shutdown = agui_server::Shutdown::new();
         shutdown.trigger_on_signals();
-        let app = agui_server::demo::router(Duration::from_millis(args.delay_ms))
-            .shutdown_grace(Duration::from_secs(args.grace_secs))
-            .shutdown(shutdown.clone())
-            .into_router();
+        let mut config = agui_server::ServerConfig::default();
+        config.shutdown_grace = Duration::from_secs(args.grace_secs);
+        // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS
+        // open to pages served from loopback).
+        let app = agui_server::demo::app(
+            Duration::from_millis(args.delay_ms),
+            config,
+            shutdown.clone(),
+        );
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
             .map_err(CliError::io(format!("cannot listen on {}", args.addr)))?;

@@ -61,9 +61,7 @@ impl Downgrade {
     pub fn for_declared(declared: Option<&str>) -> Self {
         let pre_1_0 = match declared {
             None => true,
-            Some(v) => {
-                ProtocolVersion::parse(v).is_some_and(|p| p < ProtocolVersion::new(1, 0, 0))
-            }
+            Some(v) => ProtocolVersion::parse(v).is_some_and(|p| p < ProtocolVersion::new(1, 0, 0)),
         };
         Downgrade { pre_1_0 }
     }

@@ -78,9 +78,7 @@ impl OpenConstructs {
             Event::SubagentStarted(e) => {
                 self.open(Closer::Subagent(e.subagent_run_id.clone()), None)
             }
-            Event::SubagentFinished(e) => {
-                self.close(&Closer::Subagent(e.subagent_run_id.clone()))
-            }
+            Event::SubagentFinished(e) => self.close(&Closer::Subagent(e.subagent_run_id.clone())),
             Event::SubagentError(e) => self.close(&Closer::Subagent(e.subagent_run_id.clone())),
             // A new run starts with nothing open.
             Event::RunStarted(_) => {

@@ -1,5 +1,6 @@
 //! Deterministic demo agents, one per AG-UI feature (no model, no network). Each is
-//! mounted at `POST /{name}` by [`router`]; ids are derived from the run id, so every
+//! mounted at `POST /{name}` by [`router`], and served through the CopilotKit runtime
+//! by [`copilot_runtime`] ([`app`] does both); ids are derived from the run id, so every
 //! run of a thread gets fresh message and tool call ids.
 //!
 //! | name | shows |
@@ -24,7 +25,12 @@ use std::time::Duration;
 
 use agui_core::{Content, Event, Message, RunAgentInput};
 
-use crate::router::AgentRouter;
+use std::sync::Arc;
+
+use crate::agent::Agent;
+use crate::copilotkit::CopilotRuntime;
+use crate::router::{AgentRouter, ServerConfig};
+use crate::shutdown::Shutdown;
 
 mod agentic_chat;
 mod agentic_generative_ui;
@@ -53,34 +59,83 @@ pub const NAMES: [&str; 10] = [
     "interrupt",
 ];
 
+/// Every demo agent, by name, in listing order; `delay` is the pause between streamed
+/// pieces (zero for tests).
+pub fn agents(delay: Duration) -> Vec<(&'static str, Arc<dyn Agent>)> {
+    vec![
+        ("agentic_chat", Arc::new(agentic_chat::agent(delay))),
+        (
+            "backend_tool_rendering",
+            Arc::new(backend_tool_rendering::agent(delay)),
+        ),
+        (
+            "human_in_the_loop",
+            Arc::new(human_in_the_loop::agent(delay)),
+        ),
+        (
+            "agentic_generative_ui",
+            Arc::new(agentic_generative_ui::agent(delay)),
+        ),
+        (
+            "tool_based_generative_ui",
+            Arc::new(tool_based_generative_ui::agent(delay)),
+        ),
+        ("shared_state", Arc::new(shared_state::agent(delay))),
+        (
+            "predictive_state_updates",
+            Arc::new(predictive_state_updates::agent(delay)),
+        ),
+        ("reasoning", Arc::new(reasoning::agent(delay))),
+        ("subagents", Arc::new(subagents::agent(delay))),
+        ("interrupt", Arc::new(InterruptAgent::new(delay))),
+    ]
+}
+
 /// Adds every demo agent to `router`; `delay` is the pause between streamed pieces
 /// (zero for tests).
 pub fn mount(router: AgentRouter, delay: Duration) -> AgentRouter {
-    router
-        .agent("agentic_chat", agentic_chat::agent(delay))
-        .agent(
-            "backend_tool_rendering",
-            backend_tool_rendering::agent(delay),
-        )
-        .agent("human_in_the_loop", human_in_the_loop::agent(delay))
-        .agent("agentic_generative_ui", agentic_generative_ui::agent(delay))
-        .agent(
-            "tool_based_generative_ui",
-            tool_based_generative_ui::agent(delay),
-        )
-        .agent("shared_state", shared_state::agent(delay))
-        .agent(
-            "predictive_state_updates",
-            predictive_state_updates::agent(delay),
-        )
-        .agent("reasoning", reasoning::agent(delay))
-        .agent("subagents", subagents::agent(delay))
-        .agent("interrupt", InterruptAgent::new(delay))
+    agents(delay)
+        .into_iter()
+        .fold(router, |r, (name, agent)| r.shared_agent(name, agent))
 }
 
 /// A router with every demo agent (see [`mount`]).
 pub fn router(delay: Duration) -> AgentRouter {
     mount(AgentRouter::new(), delay)
+}
+
+/// The CopilotKit runtime over every demo agent, with `default` = `agentic_chat`.
+pub fn copilot_runtime(delay: Duration) -> CopilotRuntime {
+    agents(delay)
+        .into_iter()
+        .fold(CopilotRuntime::new(), |r, (name, agent)| {
+            r.shared_agent(name, agent)
+        })
+        .default_agent("agentic_chat")
+}
+
+/// Both at once, sharing the agents: the demo routes at `/{name}` and the CopilotKit
+/// runtime at `/copilotkit`, with one configuration and shutdown switch.
+pub fn app(delay: Duration, config: ServerConfig, shutdown: Shutdown) -> axum::Router {
+    let agents = agents(delay);
+    let plain = agents
+        .iter()
+        .fold(AgentRouter::new(), |r, (name, agent)| {
+            r.shared_agent(name, agent.clone())
+        })
+        .config(config.clone())
+        .shutdown(shutdown.clone());
+    let runtime = agents
+        .into_iter()
+        .fold(CopilotRuntime::new(), |r, (name, agent)| {
+            r.shared_agent(name, agent)
+        })
+        .default_agent("agentic_chat")
+        .config(config)
+        .shutdown(shutdown);
+    plain
+        .into_router()
+        .nest("/copilotkit", runtime.into_router())
 }
 
 /// An id unique to this run.

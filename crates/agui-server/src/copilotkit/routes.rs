@@ -1,0 +1,560 @@
+//! The runtime's HTTP handlers, multi-route and single-route.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use agui_core::semantics::Downgrade;
+use agui_core::RunAgentInput;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::{Json, Router};
+use serde_json::{json, Map, Value};
+
+use super::runner::{self, Job, Registry, STOP_MESSAGE};
+use super::stream::{self, Writer};
+use super::CopilotRuntime;
+use crate::agent::{Agent, AgentStream};
+use crate::context::RunContext;
+use crate::error::{AgentError, ApiError};
+use crate::lifecycle::{default_verifier, LifecycleGuard};
+use crate::router::{
+    declared_version, is_json_media_type, read_body, ServerConfig, VerifierFactory,
+};
+use crate::shutdown::Shutdown;
+use crate::threads::{InMemoryThreadStore, StoreError, ThreadLimits, ThreadStore};
+
+/// The state the handlers share.
+struct Runtime {
+    agents: Vec<(String, Arc<dyn Agent>)>,
+    default_agent: Option<String>,
+    store: Arc<dyn ThreadStore>,
+    config: ServerConfig,
+    shutdown: Shutdown,
+    verifier: Option<VerifierFactory>,
+    registry: Arc<Registry>,
+    runs: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+pub(super) fn router(rt: CopilotRuntime) -> Router {
+    let cors = rt.cors.layer();
+    let runs = rt.config.max_runs.map(|n| {
+        Arc::new(tokio::sync::Semaphore::new(
+            n.min(tokio::sync::Semaphore::MAX_PERMITS),
+        ))
+    });
+    let shared = Arc::new(Runtime {
+        agents: rt.agents,
+        default_agent: rt.default_agent,
+        store: rt
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryThreadStore::new(ThreadLimits::default()))),
+        config: rt.config,
+        shutdown: rt.shutdown,
+        verifier: rt.verifier,
+        registry: Arc::new(Registry::default()),
+        runs,
+    });
+    let router = Router::new()
+        .route("/", post(single_route))
+        .route("/info", get(info))
+        .route("/agent/{agent_id}/run", post(run))
+        .route("/agent/{agent_id}/connect", post(connect))
+        .route("/agent/{agent_id}/stop/{thread_id}", post(stop))
+        .route("/transcribe", post(transcribe))
+        .route("/threads", any(threads))
+        .route("/threads/{*rest}", any(threads))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(shared);
+    match cors {
+        Some(layer) => router.layer(layer),
+        None => router,
+    }
+}
+
+/// A refused request: `{"error","message","code"}` (and `details`), as CopilotKit's
+/// runtime answers.
+#[derive(Debug)]
+struct Failure {
+    status: StatusCode,
+    error: &'static str,
+    code: &'static str,
+    message: String,
+    details: Option<String>,
+}
+
+impl Failure {
+    fn new(
+        status: StatusCode,
+        error: &'static str,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
+        Failure {
+            status,
+            error,
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    fn invalid_request(status: StatusCode, message: impl Into<String>) -> Self {
+        Failure::new(status, "invalid_request", "invalid_request", message)
+    }
+
+    fn unknown_agent(id: &str) -> Self {
+        Failure::new(
+            StatusCode::NOT_FOUND,
+            "Agent not found",
+            "unknown_agent",
+            format!("Agent '{id}' does not exist"),
+        )
+    }
+}
+
+impl From<ApiError> for Failure {
+    fn from(e: ApiError) -> Self {
+        let error = match e.code {
+            "malformed_json" | "invalid_input" => "Invalid request body",
+            "body_too_large" => "Request body too large",
+            "unsupported_media_type" => "Unsupported media type",
+            "body_timeout" => "Request body timeout",
+            "shutting_down" | "too_many_runs" => "Service unavailable",
+            _ => "Bad request",
+        };
+        let details = matches!(e.code, "malformed_json" | "invalid_input").then(|| {
+            match (&e.field, e.position) {
+                (Some(f), _) if !f.is_empty() => format!("{} (at field '{f}')", e.message),
+                (_, Some((line, column))) => {
+                    format!("{} (line {line}, column {column})", e.message)
+                }
+                _ => e.message.clone(),
+            }
+        });
+        Failure {
+            status: e.status,
+            error,
+            code: e.code,
+            message: e.message,
+            details,
+        }
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        tracing::debug!(status = %self.status, code = self.code, message = %self.message, "runtime request refused");
+        let mut body = Map::new();
+        body.insert("error".into(), json!(self.error));
+        body.insert("message".into(), json!(self.message));
+        body.insert("code".into(), json!(self.code));
+        if let Some(d) = self.details {
+            body.insert("details".into(), json!(d));
+        }
+        (self.status, Json(Value::Object(body))).into_response()
+    }
+}
+
+impl Runtime {
+    fn find(&self, id: &str) -> Option<(&str, &Arc<dyn Agent>)> {
+        let hit = |want: &str| {
+            self.agents
+                .iter()
+                .find(|(n, _)| n == want)
+                .map(|(n, a)| (n.as_str(), a))
+        };
+        hit(id).or_else(|| match (id, &self.default_agent) {
+            ("default", Some(d)) => hit(d),
+            _ => None,
+        })
+    }
+
+    fn description(&self, id: &str, agent: &dyn Agent) -> Option<String> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| agent.capabilities()))
+            .map_err(|_| tracing::error!(agent = %id, "Agent::capabilities panicked"))
+            .ok()
+            .and_then(|c| c.identity)
+            .and_then(|i| i.description)
+    }
+
+    /// The request body, within the configured size and time.
+    async fn body(&self, headers: &HeaderMap, body: Body) -> Result<Vec<u8>, Failure> {
+        if let Some(ct) = headers.get(header::CONTENT_TYPE) {
+            if !ct.to_str().map(is_json_media_type).unwrap_or(false) {
+                return Err(Failure::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "Unsupported media type",
+                    "unsupported_media_type",
+                    "the request body must be JSON (Content-Type: application/json)",
+                ));
+            }
+        }
+        let limit = self.config.body_limit;
+        let timeout = self.config.body_timeout;
+        tokio::time::timeout(timeout, read_body(body, limit))
+            .await
+            .map_err(|_| {
+                Failure::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "Request body timeout",
+                    "body_timeout",
+                    format!(
+                        "the request body did not arrive within {} ms",
+                        timeout.as_millis()
+                    ),
+                )
+            })?
+            .map_err(Failure::from)
+    }
+
+    fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Failure> {
+        agui_core::wire::from_json_slice(bytes)
+            .map_err(|e| Failure::from(ApiError::from_json_error(&e)))
+    }
+
+    async fn run(&self, agent_id: &str, bytes: &[u8]) -> Result<Response, Failure> {
+        let (name, agent) = self
+            .find(agent_id)
+            .ok_or_else(|| Failure::unknown_agent(agent_id))?;
+        if self.shutdown.is_triggered() {
+            return Err(Failure::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service unavailable",
+                "shutting_down",
+                "the server is shutting down",
+            ));
+        }
+        let input = Self::parse_input(bytes)?;
+        let permit = match &self.runs {
+            Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
+                Failure::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service unavailable",
+                    "too_many_runs",
+                    "the server is running as many runs as it is configured to; retry later",
+                )
+            })?),
+            None => None,
+        };
+        let thread_id = input.thread_id.clone();
+        let run_id = input.run_id.clone();
+        let begun = self
+            .store
+            .begin_run(&thread_id, &run_id)
+            .await
+            .map_err(|e| match e {
+                StoreError::Busy { run_id: live, .. } => {
+                    let mut f = Failure::new(
+                        StatusCode::CONFLICT,
+                        "Thread already running",
+                        "thread_running",
+                        format!(
+                            "thread '{thread_id}' is already running run '{live}': stop it, or connect to it to follow it"
+                        ),
+                    );
+                    f.details = Some(live);
+                    f
+                }
+                StoreError::Full { .. } => Failure::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service unavailable",
+                    "threads_full",
+                    e.to_string(),
+                ),
+                other => {
+                    tracing::error!(error = %other, "thread store failed");
+                    Failure::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "Failed to run agent",
+                        "store_error",
+                        "the thread store failed",
+                    )
+                }
+            })?;
+
+        let span = tracing::info_span!(
+            "copilotkit_run",
+            agent = %name,
+            thread_id = %thread_id,
+            run_id = %run_id,
+        );
+        let downgrade = Downgrade::for_declared(input.protocol_version.as_deref());
+        let token = self.shutdown.token();
+        let ctx = RunContext::new(name, thread_id.clone(), run_id.clone(), token);
+        let verifier = self.config.verify.then(|| match &self.verifier {
+            Some(f) => f(),
+            None => default_verifier(),
+        });
+        let guard = LifecycleGuard::new(thread_id.clone(), run_id.clone(), verifier)
+            .declare_protocol_version(Some(declared_version(input.protocol_version.as_deref())));
+        let agent_stream: AgentStream = {
+            let _entered = span.enter();
+            let (input, ctx) = (input.clone(), ctx.clone());
+            match std::panic::catch_unwind(AssertUnwindSafe(|| agent.run(input, ctx))) {
+                Ok(s) => s,
+                Err(_) => {
+                    tracing::error!("agent panicked while starting the run");
+                    Box::pin(futures_util::stream::iter([Err(AgentError::public(
+                        "agent panicked",
+                    )
+                    .with_code("agent_panic"))]))
+                }
+            }
+        };
+        runner::spawn(Job {
+            store: self.store.clone(),
+            registry: self.registry.clone(),
+            input,
+            known_message_ids: begun.known_message_ids,
+            agent: agent_stream,
+            guard,
+            ctx,
+            shutdown: token.clone(),
+            shutdown_grace: self.config.shutdown_grace,
+            permit,
+            span,
+        });
+        Ok(stream::run_response(
+            self.store.clone(),
+            thread_id,
+            run_id,
+            Writer::new(downgrade),
+            self.config.keep_alive,
+        ))
+    }
+
+    async fn connect(&self, agent_id: &str, bytes: &[u8]) -> Result<Response, Failure> {
+        self.find(agent_id)
+            .ok_or_else(|| Failure::unknown_agent(agent_id))?;
+        let input = Self::parse_input(bytes)?;
+        let downgrade = Downgrade::for_declared(input.protocol_version.as_deref());
+        let snapshot = self
+            .store
+            .snapshot(&input.thread_id)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "thread store failed");
+                Failure::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Failed to connect",
+                    "store_error",
+                    "the thread store failed",
+                )
+            })?
+            .unwrap_or_default();
+        tracing::debug!(
+            thread_id = %input.thread_id,
+            runs = snapshot.history.len(),
+            live = snapshot.live.is_some(),
+            "connect"
+        );
+        Ok(stream::connect_response(
+            self.store.clone(),
+            input.thread_id,
+            snapshot.history,
+            snapshot.live,
+            Writer::new(downgrade),
+            self.config.keep_alive,
+        ))
+    }
+
+    fn stop(&self, agent_id: &str, thread_id: &str) -> Result<Response, Failure> {
+        self.find(agent_id)
+            .ok_or_else(|| Failure::unknown_agent(agent_id))?;
+        let body = match self.registry.stop(thread_id) {
+            Some(run_id) => {
+                tracing::info!(%thread_id, %run_id, "stop requested");
+                json!({
+                    "stopped": true,
+                    "interrupt": {
+                        "type": "RUN_ERROR",
+                        "message": STOP_MESSAGE,
+                        "code": "STOPPED",
+                    },
+                })
+            }
+            None => json!({
+                "stopped": false,
+                "message": format!("No active run for thread '{thread_id}'."),
+            }),
+        };
+        Ok(Json(body).into_response())
+    }
+
+    fn info(&self) -> Value {
+        let mut agents = Map::new();
+        for (id, agent) in &self.agents {
+            agents.insert(id.clone(), self.agent_info(id, agent.as_ref()));
+        }
+        if let Some((_, agent)) = self
+            .default_agent
+            .as_deref()
+            .filter(|_| !agents.contains_key("default"))
+            .and_then(|d| self.find(d))
+        {
+            agents.insert("default".into(), self.agent_info("default", agent.as_ref()));
+        }
+        json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "agents": agents,
+            "audioFileTranscriptionEnabled": false,
+            "mode": "sse",
+            "a2uiEnabled": false,
+        })
+    }
+
+    fn agent_info(&self, id: &str, agent: &dyn Agent) -> Value {
+        let mut o = Map::new();
+        o.insert("name".into(), json!(id));
+        if let Some(d) = self.description(id, agent) {
+            o.insert("description".into(), json!(d));
+        }
+        o.insert("className".into(), json!("AgUiRustAgent"));
+        Value::Object(o)
+    }
+}
+
+async fn info(State(rt): State<Arc<Runtime>>) -> Json<Value> {
+    Json(rt.info())
+}
+
+async fn run(
+    State(rt): State<Arc<Runtime>>,
+    Path(agent_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let bytes = rt.body(&headers, body).await?;
+    rt.run(&agent_id, &bytes).await
+}
+
+async fn connect(
+    State(rt): State<Arc<Runtime>>,
+    Path(agent_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let bytes = rt.body(&headers, body).await?;
+    rt.connect(&agent_id, &bytes).await
+}
+
+async fn stop(
+    State(rt): State<Arc<Runtime>>,
+    Path((agent_id, thread_id)): Path<(String, String)>,
+) -> Result<Response, Failure> {
+    rt.stop(&agent_id, &thread_id)
+}
+
+async fn transcribe() -> Failure {
+    Failure::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Transcription not configured",
+        "transcription_unavailable",
+        "this runtime has no transcription service",
+    )
+}
+
+async fn threads() -> Failure {
+    Failure::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "Threads not available",
+        "threads_unavailable",
+        "listing threads needs CopilotKit's hosted (intelligence) mode; this runtime serves SSE mode",
+    )
+}
+
+async fn not_found() -> Failure {
+    Failure::new(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        "not_found",
+        "no such runtime route",
+    )
+}
+
+async fn method_not_allowed() -> Failure {
+    Failure::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "Method not allowed",
+        "method_not_allowed",
+        "use GET for /info and POST for everything else",
+    )
+}
+
+/// `POST {base}` with `{"method","params","body"}`.
+async fn single_route(
+    State(rt): State<Arc<Runtime>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let json_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(is_json_media_type);
+    if !json_type {
+        return Err(Failure::invalid_request(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Single-route endpoint expects JSON payloads",
+        ));
+    }
+    let bytes = rt.body(&headers, body).await?;
+    let envelope: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        Failure::invalid_request(
+            StatusCode::BAD_REQUEST,
+            format!("Invalid JSON payload: {e}"),
+        )
+    })?;
+    let method = envelope
+        .get("method")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Failure::invalid_request(StatusCode::BAD_REQUEST, "Missing method field"))?;
+    let param = |key: &str| -> Result<String, Failure> {
+        envelope
+            .get("params")
+            .and_then(|p| p.get(key))
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                Failure::invalid_request(
+                    StatusCode::BAD_REQUEST,
+                    format!("Missing or invalid parameter '{key}'"),
+                )
+            })
+    };
+    let inner_body = || -> Result<Vec<u8>, Failure> {
+        match envelope.get("body") {
+            None | Some(Value::Null) => Err(Failure::invalid_request(
+                StatusCode::BAD_REQUEST,
+                "Missing request body for JSON handler",
+            )),
+            Some(Value::String(s)) => Ok(s.clone().into_bytes()),
+            Some(v) => Ok(serde_json::to_vec(v).unwrap_or_default()),
+        }
+    };
+    match method {
+        "info" => Ok(Json(rt.info()).into_response()),
+        "agent/run" => {
+            let agent_id = param("agentId")?;
+            rt.run(&agent_id, &inner_body()?).await
+        }
+        "agent/connect" => {
+            let agent_id = param("agentId")?;
+            rt.connect(&agent_id, &inner_body()?).await
+        }
+        "agent/stop" => {
+            let agent_id = param("agentId")?;
+            let thread_id = param("threadId")?;
+            rt.stop(&agent_id, &thread_id)
+        }
+        "transcribe" => Err(transcribe().await),
+        other => Err(Failure::invalid_request(
+            StatusCode::BAD_REQUEST,
+            format!("Unsupported method '{other}'"),
+        )),
+    }
+}

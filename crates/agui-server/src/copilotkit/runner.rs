@@ -1,0 +1,236 @@
+//! Runs executed apart from the request that started them: the agent's events go
+//! through the lifecycle guard into the thread store, where the run's response, and
+//! anyone connecting to the thread, read them. A stop request ends the run.
+
+use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agui_core::event::RunFinished;
+use agui_core::semantics::OpenConstructs;
+use agui_core::types::{CancelledOutcome, RunFinishedOutcome};
+use agui_core::{Event, RunAgentInput};
+use futures_util::{FutureExt, StreamExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::AgentStream;
+use crate::context::RunContext;
+use crate::error::AgentError;
+use crate::lifecycle::{GuardFlow, LifecycleGuard};
+use crate::threads::{StoreError, ThreadStore};
+
+/// The message of the results given to tool calls a stopped run left unanswered.
+pub(crate) const STOP_MESSAGE: &str = "Run stopped by user";
+
+/// The runs executing in this process, by thread: how to stop each.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    runs: Mutex<HashMap<String, (String, CancellationToken)>>,
+}
+
+impl Registry {
+    fn insert(&self, thread_id: &str, run_id: &str, stop: CancellationToken) {
+        self.lock()
+            .insert(thread_id.to_owned(), (run_id.to_owned(), stop));
+    }
+
+    fn remove(&self, thread_id: &str, run_id: &str) {
+        let mut runs = self.lock();
+        if runs.get(thread_id).is_some_and(|(r, _)| r == run_id) {
+            runs.remove(thread_id);
+        }
+    }
+
+    /// Stops the thread's run; the id of the run stopped, if one was running and not
+    /// already stopping.
+    pub(crate) fn stop(&self, thread_id: &str) -> Option<String> {
+        let runs = self.lock();
+        let (run_id, token) = runs.get(thread_id)?;
+        if token.is_cancelled() {
+            return None;
+        }
+        token.cancel();
+        Some(run_id.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, CancellationToken)>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Everything one detached run needs.
+pub(crate) struct Job {
+    pub store: Arc<dyn ThreadStore>,
+    pub registry: Arc<Registry>,
+    pub input: RunAgentInput,
+    pub known_message_ids: HashSet<String>,
+    pub agent: AgentStream,
+    pub guard: LifecycleGuard,
+    pub ctx: RunContext,
+    pub shutdown: CancellationToken,
+    pub shutdown_grace: Duration,
+    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    pub span: tracing::Span,
+}
+
+/// Registers the run and executes it on its own task.
+pub(crate) fn spawn(job: Job) {
+    let stop = CancellationToken::new();
+    job.registry
+        .insert(&job.input.thread_id, &job.input.run_id, stop.clone());
+    let span = job.span.clone();
+    tokio::spawn(tracing::Instrument::instrument(drive(job, stop), span));
+}
+
+/// Why the agent stopped being read.
+enum Ending {
+    /// The guard produced the terminal event.
+    Done,
+    /// A stop request.
+    Stopped,
+    /// The store refused the run's events.
+    Store(StoreError),
+}
+
+async fn drive(mut job: Job, stop: CancellationToken) {
+    let thread_id = job.input.thread_id.clone();
+    let run_id = job.input.run_id.clone();
+    let mut open = OpenConstructs::new();
+    let mut out: Vec<Event> = Vec::new();
+    let mut sent = 0usize;
+    let grace = {
+        let shutdown = job.shutdown.clone();
+        let grace = job.shutdown_grace;
+        async move {
+            shutdown.cancelled().await;
+            tracing::info!(?grace, "shutdown: waiting for the run to finish");
+            tokio::time::sleep(grace).await;
+        }
+    };
+    tokio::pin!(grace);
+    tracing::info!("run started");
+
+    let ending = loop {
+        let flow = tokio::select! {
+            biased;
+            () = stop.cancelled() => break Ending::Stopped,
+            () = &mut grace => {
+                tracing::warn!("shutdown: grace period over, ending the run");
+                job.guard.on_shutdown(&mut out);
+                GuardFlow::End
+            }
+            item = AssertUnwindSafe(job.agent.next()).catch_unwind() => match item {
+                Ok(Some(Ok(event))) => job.guard.on_event(event, &mut out),
+                Ok(Some(Err(err))) => { job.guard.on_error(err, &mut out); GuardFlow::End }
+                Ok(None) => { job.guard.on_end(&mut out); GuardFlow::End }
+                Err(panic) => { job.guard.on_panic(&*panic, &mut out); GuardFlow::End }
+            },
+        };
+        if let Err(e) = commit(&mut job, &mut open, &mut out, &mut sent).await {
+            break Ending::Store(e);
+        }
+        if flow == GuardFlow::End || job.guard.is_ended() {
+            break Ending::Done;
+        }
+    };
+    // The agent is read no further.
+    drop(std::mem::replace(
+        &mut job.agent,
+        Box::pin(futures_util::stream::empty()),
+    ));
+    job.ctx.cancel();
+
+    match ending {
+        Ending::Done => {}
+        Ending::Stopped => {
+            tracing::info!("run stopped on request");
+            let mut closing = Vec::new();
+            open.close_all(&mut closing);
+            // Calls left unanswered get a result saying so, so that a client does not
+            // go on to execute them.
+            for call in open.unanswered_tool_calls() {
+                closing.push(Event::tool_call_result(
+                    format!("{call}-result"),
+                    call,
+                    serde_json::json!({
+                        "status": "stopped",
+                        "reason": "stop_requested",
+                        "message": STOP_MESSAGE,
+                    })
+                    .to_string(),
+                ));
+            }
+            for e in closing {
+                if job.guard.on_event(e, &mut out) == GuardFlow::End {
+                    break;
+                }
+            }
+            if !job.guard.is_ended() {
+                let mut fin = RunFinished::new(&thread_id, &run_id);
+                fin.outcome = Some(RunFinishedOutcome::Cancelled(CancelledOutcome::default()));
+                job.guard.on_event(fin.into(), &mut out);
+            }
+            if let Err(e) = commit(&mut job, &mut open, &mut out, &mut sent).await {
+                tracing::error!(error = %e, "could not record the end of a stopped run");
+            }
+        }
+        Ending::Store(e) => {
+            tracing::error!(error = %e, "the thread store refused the run's events: ending it");
+            out.clear();
+            let mut closing = Vec::new();
+            open.close_all(&mut closing);
+            for ev in closing {
+                job.guard.on_event(ev, &mut out);
+            }
+            let code = match e {
+                StoreError::RunTooLong { .. } => "run_too_long",
+                _ => "store_error",
+            };
+            job.guard.on_error(
+                AgentError::public(format!("the run could not be recorded: {e}")).with_code(code),
+                &mut out,
+            );
+            // The terminal batch is always accepted (see `ThreadStore::append`).
+            if let Err(e) = commit(&mut job, &mut open, &mut out, &mut sent).await {
+                tracing::error!(error = %e, "could not record the end of the run");
+            }
+        }
+    }
+    if let Err(e) = job.store.end_run(&thread_id, &run_id).await {
+        tracing::error!(error = %e, "could not end the run in the thread store");
+    }
+    job.registry.remove(&thread_id, &run_id);
+    tracing::info!(events = sent, "run ended");
+    drop(job.permit.take());
+}
+
+/// Writes the guard's output to the store, first giving an input-less `RUN_STARTED`
+/// the request's input (less the messages the thread already holds).
+async fn commit(
+    job: &mut Job,
+    open: &mut OpenConstructs,
+    out: &mut Vec<Event>,
+    sent: &mut usize,
+) -> Result<(), StoreError> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    for e in out.iter_mut() {
+        if let Event::RunStarted(s) = e {
+            if s.input.is_none() {
+                let mut input = job.input.clone();
+                input
+                    .messages
+                    .retain(|m| !job.known_message_ids.contains(m.id()));
+                s.input = Some(Box::new(input));
+            }
+        }
+        open.observe(e);
+    }
+    let batch = std::mem::take(out);
+    *sent += batch.len();
+    job.store
+        .append(&job.input.thread_id, &job.input.run_id, batch)
+        .await
+}

@@ -1,0 +1,220 @@
+//! The SSE bodies of the runtime routes, read from the thread store: a run's events
+//! from its first (`/run`), or a thread's history and then its live run (`/connect`).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agui_core::encoding::{Encoding, EventEncoder};
+use agui_core::event::RunFinished;
+use agui_core::semantics::{Downgrade, Outgoing};
+use agui_core::Event;
+use axum::body::Body;
+use axum::http::{header, HeaderValue, Response, StatusCode};
+use bytes::Bytes;
+use serde_json::json;
+
+use crate::threads::ThreadStore;
+
+const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
+
+/// Writes events as SSE frames, each rewritten for the consumer first.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    encoder: EventEncoder,
+    downgrade: Downgrade,
+}
+
+impl Writer {
+    pub(crate) fn new(downgrade: Downgrade) -> Self {
+        Writer {
+            encoder: EventEncoder::new(Encoding::Sse),
+            downgrade,
+        }
+    }
+
+    pub(crate) fn write(&self, event: Event, out: &mut Vec<u8>) {
+        match self.downgrade.apply(event) {
+            Some(Outgoing::Event(e)) => self.encoder.encode(&e, out),
+            Some(Outgoing::Json(v)) => {
+                out.extend_from_slice(b"data: ");
+                agui_core::wire::write_canonical(&v, out);
+                out.extend_from_slice(b"\n\n");
+            }
+            None => {}
+        }
+    }
+
+    /// Writes a thread's history. For a pre-1.0 consumer, whose client accepts
+    /// nothing after a `RUN_ERROR`, a past run's `RUN_ERROR` that other runs follow is
+    /// written as that run's `RUN_FINISHED` with the error as its `result`.
+    pub(crate) fn write_history(
+        &self,
+        runs: &[Arc<[Event]>],
+        more_follows: bool,
+        out: &mut Vec<u8>,
+    ) {
+        let mut ids: Option<(String, String)> = None;
+        for (i, run) in runs.iter().enumerate() {
+            let last_run = i + 1 == runs.len() && !more_follows;
+            for (j, e) in run.iter().enumerate() {
+                if let Event::RunStarted(s) = e {
+                    ids = Some((s.thread_id.clone(), s.run_id.clone()));
+                }
+                let last = last_run && j + 1 == run.len();
+                match (e, &ids) {
+                    (Event::RunError(err), Some((t, r))) if self.downgrade.is_active() && !last => {
+                        let mut fin = RunFinished::new(t, r);
+                        fin.result = Some(json!({
+                            "error": { "message": err.message, "code": err.code }
+                        }));
+                        self.write(fin.into(), out);
+                    }
+                    _ => self.write(e.clone(), out),
+                }
+            }
+        }
+    }
+}
+
+/// What a body reads next.
+enum Phase {
+    /// A thread's history (written at once), then its live run if any.
+    History {
+        runs: Vec<Arc<[Event]>>,
+        live: Option<String>,
+    },
+    /// A run's events from `cursor` on.
+    Live {
+        run_id: String,
+        cursor: usize,
+    },
+    Done,
+}
+
+struct State {
+    store: Arc<dyn ThreadStore>,
+    thread_id: String,
+    writer: Writer,
+    keep_alive: Option<Duration>,
+    phase: Phase,
+}
+
+/// The body of `/run`: the run's events from its first until its terminal event.
+pub(crate) fn run_response(
+    store: Arc<dyn ThreadStore>,
+    thread_id: String,
+    run_id: String,
+    writer: Writer,
+    keep_alive: Option<Duration>,
+) -> Response<Body> {
+    respond(State {
+        store,
+        thread_id,
+        writer,
+        keep_alive,
+        phase: Phase::Live { run_id, cursor: 0 },
+    })
+}
+
+/// The body of `/connect`: the history, then the live run from its start to its end.
+/// Ends at once when the thread is unknown or nothing runs.
+pub(crate) fn connect_response(
+    store: Arc<dyn ThreadStore>,
+    thread_id: String,
+    history: Vec<Arc<[Event]>>,
+    live: Option<String>,
+    writer: Writer,
+    keep_alive: Option<Duration>,
+) -> Response<Body> {
+    respond(State {
+        store,
+        thread_id,
+        writer,
+        keep_alive,
+        phase: Phase::History {
+            runs: history,
+            live,
+        },
+    })
+}
+
+fn respond(state: State) -> Response<Body> {
+    let stream = futures_util::stream::unfold(state, next_chunk);
+    let mut res = Response::new(Body::from_stream(stream));
+    *res.status_mut() = StatusCode::OK;
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    res
+}
+
+async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> {
+    loop {
+        match std::mem::replace(&mut s.phase, Phase::Done) {
+            Phase::Done => return None,
+            Phase::History { runs, live } => {
+                let mut out = Vec::new();
+                s.writer.write_history(&runs, live.is_some(), &mut out);
+                s.phase = match live {
+                    Some(run_id) => Phase::Live { run_id, cursor: 0 },
+                    None => Phase::Done,
+                };
+                if !out.is_empty() {
+                    return Some((Ok(Bytes::from(out)), s));
+                }
+            }
+            Phase::Live { run_id, cursor } => {
+                let page = match s.store.read_run(&s.thread_id, &run_id, cursor).await {
+                    Ok(p) => p,
+                    Err(e) => {
+                        // The run is gone (a next run began, or the thread was
+                        // evicted): the stream ends; the client reconnects.
+                        tracing::debug!(error = %e, "run no longer readable: ending the stream");
+                        return None;
+                    }
+                };
+                if !page.events.is_empty() {
+                    let next = cursor + page.events.len();
+                    let mut out = Vec::new();
+                    for e in page.events {
+                        s.writer.write(e, &mut out);
+                    }
+                    s.phase = if page.ended {
+                        Phase::Done
+                    } else {
+                        Phase::Live {
+                            run_id,
+                            cursor: next,
+                        }
+                    };
+                    if out.is_empty() {
+                        continue;
+                    }
+                    return Some((Ok(Bytes::from(out)), s));
+                }
+                if page.ended {
+                    return None;
+                }
+                let waited = {
+                    let wait = s.store.wait(&s.thread_id, &run_id, cursor);
+                    match s.keep_alive {
+                        Some(d) if !d.is_zero() => tokio::time::timeout(d, wait).await.is_ok(),
+                        _ => {
+                            wait.await;
+                            true
+                        }
+                    }
+                };
+                s.phase = Phase::Live { run_id, cursor };
+                if !waited {
+                    return Some((Ok(Bytes::from_static(KEEP_ALIVE_COMMENT)), s));
+                }
+            }
+        }
+    }
+}

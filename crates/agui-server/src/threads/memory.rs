@@ -1,0 +1,607 @@
+//! [`InMemoryThreadStore`]: threads in this process's memory, bounded.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use agui_core::semantics::Compactor;
+use agui_core::Event;
+use tokio::sync::watch;
+
+use super::{RunBegun, RunPage, StoreError, StoreFuture, ThreadSnapshot, ThreadStore};
+
+/// Bounds of an [`InMemoryThreadStore`]. Every field has a documented default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ThreadLimits {
+    /// Most threads held (default 10,000). A new thread beyond it evicts the thread
+    /// idle the longest; when every thread is running, the new run is refused.
+    pub max_threads: usize,
+    /// A thread with no run for this long is evicted (default 1 hour).
+    pub idle_ttl: Duration,
+    /// Most compacted events kept in one thread's history (default 10,000); beyond
+    /// it, the oldest runs are forgotten.
+    pub max_history_events: usize,
+    /// Most events of one live run (default 100,000); the run is ended when it reaches
+    /// the limit (the batch that ends a run is always taken).
+    pub max_run_events: usize,
+}
+
+impl Default for ThreadLimits {
+    fn default() -> Self {
+        ThreadLimits {
+            max_threads: 10_000,
+            idle_ttl: Duration::from_secs(3600),
+            max_history_events: 10_000,
+            max_run_events: 100_000,
+        }
+    }
+}
+
+impl ThreadLimits {
+    /// Sets [`max_threads`](Self::max_threads).
+    pub fn max_threads(mut self, n: usize) -> Self {
+        self.max_threads = n.max(1);
+        self
+    }
+
+    /// Sets [`idle_ttl`](Self::idle_ttl).
+    pub fn idle_ttl(mut self, ttl: Duration) -> Self {
+        self.idle_ttl = ttl;
+        self
+    }
+
+    /// Sets [`max_history_events`](Self::max_history_events).
+    pub fn max_history_events(mut self, n: usize) -> Self {
+        self.max_history_events = n;
+        self
+    }
+
+    /// Sets [`max_run_events`](Self::max_run_events).
+    pub fn max_run_events(mut self, n: usize) -> Self {
+        self.max_run_events = n.max(1);
+        self
+    }
+}
+
+/// Threads kept in memory: the default [`ThreadStore`]. Bounded by [`ThreadLimits`];
+/// nothing survives the process.
+///
+/// ```
+/// # tokio_test_block_on(async {
+/// use agui_server::threads::{InMemoryThreadStore, ThreadLimits, ThreadStore};
+/// use agui_server::agui_core::Event;
+///
+/// let store = InMemoryThreadStore::new(ThreadLimits::default().max_threads(100));
+/// store.begin_run("t1", "r1").await?;
+/// store.append("t1", "r1", vec![Event::run_started("t1", "r1")]).await?;
+/// store.append("t1", "r1", vec![Event::run_finished("t1", "r1")]).await?;
+/// store.end_run("t1", "r1").await?;
+/// let thread = store.snapshot("t1").await?.expect("held");
+/// assert_eq!(thread.history.len(), 1);
+/// assert!(thread.live.is_none());
+/// # Ok::<(), agui_server::threads::StoreError>(())
+/// # });
+/// # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct InMemoryThreadStore {
+    limits: ThreadLimits,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    threads: HashMap<String, Thread>,
+    last_sweep: Option<Instant>,
+}
+
+#[derive(Debug)]
+struct Thread {
+    history: VecDeque<Arc<[Event]>>,
+    history_events: usize,
+    known_ids: HashSet<String>,
+    /// The live run, or the last one once ended (until the next begins).
+    run: Option<RawRun>,
+    last_active: Instant,
+    changed: watch::Sender<u64>,
+}
+
+#[derive(Debug)]
+struct RawRun {
+    run_id: String,
+    events: Vec<Event>,
+    ended: bool,
+}
+
+impl Thread {
+    fn new(now: Instant) -> Self {
+        Thread {
+            history: VecDeque::new(),
+            history_events: 0,
+            known_ids: HashSet::new(),
+            run: None,
+            last_active: now,
+            changed: watch::Sender::new(0),
+        }
+    }
+
+    fn running(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| !r.ended)
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    fn live_mut(&mut self, thread_id: &str, run_id: &str) -> Result<&mut RawRun, StoreError> {
+        match self.run.as_mut() {
+            Some(r) if r.run_id == run_id && !r.ended => Ok(r),
+            _ => Err(StoreError::NotLive {
+                thread_id: thread_id.to_owned(),
+                run_id: run_id.to_owned(),
+            }),
+        }
+    }
+}
+
+/// The ids of the messages `events` record (message events and `RUN_STARTED` input).
+fn message_ids(events: &[Event], out: &mut HashSet<String>) {
+    for e in events {
+        match e {
+            Event::RunStarted(s) => {
+                if let Some(input) = &s.input {
+                    out.extend(input.messages.iter().map(|m| m.id().to_owned()));
+                }
+            }
+            Event::TextMessageStart(m) => {
+                out.insert(m.message_id.clone());
+            }
+            Event::ToolCallResult(r) => {
+                out.insert(r.message_id.clone());
+            }
+            Event::ToolCallStart(t) => {
+                if let Some(p) = &t.parent_message_id {
+                    out.insert(p.clone());
+                }
+            }
+            Event::ReasoningMessageStart(m) => {
+                out.insert(m.message_id.clone());
+            }
+            Event::MessagesSnapshot(s) => out.extend(s.messages.iter().map(|m| m.id().to_owned())),
+            _ => {}
+        }
+    }
+}
+
+impl InMemoryThreadStore {
+    /// An empty store with these limits.
+    pub fn new(limits: ThreadLimits) -> Self {
+        InMemoryThreadStore {
+            limits,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &ThreadLimits {
+        &self.limits
+    }
+
+    /// How many threads are held.
+    pub fn len(&self) -> usize {
+        self.lock().threads.len()
+    }
+
+    /// Whether no thread is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves consistent data (every mutation is a
+        // single step), so a poisoned lock is still usable.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Evicts idle threads (at most once per a tenth of the idle time), then, when a
+    /// new thread still does not fit, the one idle the longest.
+    fn make_room(&self, inner: &mut Inner, now: Instant) -> Result<(), StoreError> {
+        let ttl = self.limits.idle_ttl;
+        let due = inner
+            .last_sweep
+            .is_none_or(|t| now.duration_since(t) >= ttl / 10);
+        if due {
+            inner.last_sweep = Some(now);
+            let before = inner.threads.len();
+            inner
+                .threads
+                .retain(|_, t| t.running() || now.duration_since(t.last_active) < ttl);
+            let evicted = before - inner.threads.len();
+            if evicted > 0 {
+                tracing::debug!(evicted, "idle threads evicted");
+            }
+        }
+        if inner.threads.len() < self.limits.max_threads {
+            return Ok(());
+        }
+        let oldest = inner
+            .threads
+            .iter()
+            .filter(|(_, t)| !t.running())
+            .min_by_key(|(_, t)| t.last_active)
+            .map(|(id, _)| id.clone());
+        match oldest {
+            Some(id) => {
+                tracing::debug!(thread_id = %id, "thread evicted to make room");
+                inner.threads.remove(&id);
+                Ok(())
+            }
+            None => Err(StoreError::Full {
+                limit: self.limits.max_threads,
+            }),
+        }
+    }
+
+    fn begin(&self, thread_id: &str, run_id: &str) -> Result<RunBegun, StoreError> {
+        let now = Instant::now();
+        let mut inner = self.lock();
+        if !inner.threads.contains_key(thread_id) {
+            self.make_room(&mut inner, now)?;
+            inner.threads.insert(thread_id.to_owned(), Thread::new(now));
+        }
+        let Some(t) = inner.threads.get_mut(thread_id) else {
+            unreachable!("inserted above")
+        };
+        if let Some(r) = t.run.as_ref().filter(|r| !r.ended) {
+            return Err(StoreError::Busy {
+                thread_id: thread_id.to_owned(),
+                run_id: r.run_id.clone(),
+            });
+        }
+        t.run = Some(RawRun {
+            run_id: run_id.to_owned(),
+            events: Vec::new(),
+            ended: false,
+        });
+        t.last_active = now;
+        t.bump();
+        Ok(RunBegun {
+            known_message_ids: t.known_ids.clone(),
+        })
+    }
+
+    fn push(&self, thread_id: &str, run_id: &str, events: Vec<Event>) -> Result<(), StoreError> {
+        let limit = self.limits.max_run_events;
+        let mut inner = self.lock();
+        let t = inner
+            .threads
+            .get_mut(thread_id)
+            .ok_or_else(|| StoreError::NotLive {
+                thread_id: thread_id.to_owned(),
+                run_id: run_id.to_owned(),
+            })?;
+        let run = t.live_mut(thread_id, run_id)?;
+        let terminal = matches!(
+            events.last(),
+            Some(Event::RunFinished(_) | Event::RunError(_))
+        );
+        if !terminal && run.events.len() + events.len() > limit {
+            return Err(StoreError::RunTooLong {
+                thread_id: thread_id.to_owned(),
+                run_id: run_id.to_owned(),
+                limit,
+            });
+        }
+        run.events.extend(events);
+        t.bump();
+        Ok(())
+    }
+
+    fn end(&self, thread_id: &str, run_id: &str) -> Result<(), StoreError> {
+        let max_history = self.limits.max_history_events;
+        let mut inner = self.lock();
+        let t = inner
+            .threads
+            .get_mut(thread_id)
+            .ok_or_else(|| StoreError::NotLive {
+                thread_id: thread_id.to_owned(),
+                run_id: run_id.to_owned(),
+            })?;
+        let run = t.live_mut(thread_id, run_id)?;
+        run.ended = true;
+        let compacted: Arc<[Event]> = Compactor::compact_all(run.events.iter().cloned()).into();
+        message_ids(&compacted, &mut t.known_ids);
+        t.history_events += compacted.len();
+        t.history.push_back(compacted);
+        let mut forgot = false;
+        while t.history_events > max_history && t.history.len() > 1 {
+            if let Some(old) = t.history.pop_front() {
+                t.history_events -= old.len();
+                forgot = true;
+            }
+        }
+        if forgot {
+            t.known_ids.clear();
+            for run in &t.history {
+                message_ids(run, &mut t.known_ids);
+            }
+        }
+        t.last_active = Instant::now();
+        t.bump();
+        Ok(())
+    }
+
+    fn snap(&self, thread_id: &str) -> Option<ThreadSnapshot> {
+        let inner = self.lock();
+        let t = inner.threads.get(thread_id)?;
+        Some(ThreadSnapshot {
+            history: t.history.iter().cloned().collect(),
+            live: t
+                .run
+                .as_ref()
+                .filter(|r| !r.ended)
+                .map(|r| r.run_id.clone()),
+        })
+    }
+
+    fn read(&self, thread_id: &str, run_id: &str, from: usize) -> Result<RunPage, StoreError> {
+        let inner = self.lock();
+        let not_live = || StoreError::NotLive {
+            thread_id: thread_id.to_owned(),
+            run_id: run_id.to_owned(),
+        };
+        let t = inner.threads.get(thread_id).ok_or_else(not_live)?;
+        match t.run.as_ref() {
+            Some(r) if r.run_id == run_id => Ok(RunPage {
+                events: r.events.get(from..).unwrap_or_default().to_vec(),
+                ended: r.ended,
+            }),
+            _ => Err(not_live()),
+        }
+    }
+
+    /// A receiver that sees the thread's next change, when the run has nothing after
+    /// `from` yet; `None` when there is something to read (or nothing to wait for).
+    fn waiter(&self, thread_id: &str, run_id: &str, from: usize) -> Option<watch::Receiver<u64>> {
+        let inner = self.lock();
+        let t = inner.threads.get(thread_id)?;
+        let r = t.run.as_ref().filter(|r| r.run_id == run_id)?;
+        if r.ended || r.events.len() > from {
+            return None;
+        }
+        Some(t.changed.subscribe())
+    }
+}
+
+impl ThreadStore for InMemoryThreadStore {
+    fn begin_run<'a>(&'a self, thread_id: &'a str, run_id: &'a str) -> StoreFuture<'a, RunBegun> {
+        Box::pin(std::future::ready(self.begin(thread_id, run_id)))
+    }
+
+    fn append<'a>(
+        &'a self,
+        thread_id: &'a str,
+        run_id: &'a str,
+        events: Vec<Event>,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(self.push(thread_id, run_id, events)))
+    }
+
+    fn end_run<'a>(&'a self, thread_id: &'a str, run_id: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(self.end(thread_id, run_id)))
+    }
+
+    fn snapshot<'a>(&'a self, thread_id: &'a str) -> StoreFuture<'a, Option<ThreadSnapshot>> {
+        Box::pin(std::future::ready(Ok(self.snap(thread_id))))
+    }
+
+    fn read_run<'a>(
+        &'a self,
+        thread_id: &'a str,
+        run_id: &'a str,
+        from: usize,
+    ) -> StoreFuture<'a, RunPage> {
+        Box::pin(std::future::ready(self.read(thread_id, run_id, from)))
+    }
+
+    fn wait<'a>(
+        &'a self,
+        thread_id: &'a str,
+        run_id: &'a str,
+        from: usize,
+    ) -> Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        let rx = self.waiter(thread_id, run_id, from);
+        Box::pin(async move {
+            if let Some(mut rx) = rx {
+                // An error means the thread was evicted: nothing more will come.
+                let _ = rx.changed().await;
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    async fn whole_run(s: &InMemoryThreadStore, t: &str, r: &str) {
+        s.begin_run(t, r).await.unwrap();
+        s.append(
+            t,
+            r,
+            vec![
+                Event::run_started(t, r),
+                Event::text_message_start(format!("{r}-m")),
+                Event::text_message_content(format!("{r}-m"), "a"),
+                Event::text_message_content(format!("{r}-m"), "b"),
+                Event::text_message_end(format!("{r}-m")),
+                Event::run_finished(t, r),
+            ],
+        )
+        .await
+        .unwrap();
+        s.end_run(t, r).await.unwrap();
+    }
+
+    #[test]
+    fn one_live_run_per_thread_and_history_is_compacted() {
+        rt().block_on(async {
+            let s = InMemoryThreadStore::new(ThreadLimits::default());
+            s.begin_run("t", "r1").await.unwrap();
+            match s.begin_run("t", "r2").await {
+                Err(StoreError::Busy { run_id, .. }) => assert_eq!(run_id, "r1"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(
+                s.snapshot("t").await.unwrap().unwrap().live.as_deref(),
+                Some("r1")
+            );
+            s.append("t", "r1", vec![Event::run_started("t", "r1")])
+                .await
+                .unwrap();
+            s.end_run("t", "r1").await.unwrap();
+            // The ended run stays readable until the next begins.
+            let page = s.read_run("t", "r1", 0).await.unwrap();
+            assert!(page.ended);
+            assert_eq!(page.events.len(), 1);
+            whole_run(&s, "t", "r2").await;
+            assert!(s.read_run("t", "r1", 0).await.is_err());
+            let snap = s.snapshot("t").await.unwrap().unwrap();
+            assert_eq!(snap.history.len(), 2);
+            // Two content events became one.
+            assert_eq!(snap.history[1].len(), 5);
+            assert!(
+                s.append("t", "r2", vec![]).await.is_err(),
+                "ended runs take nothing"
+            );
+        });
+    }
+
+    #[test]
+    fn known_message_ids_come_from_history() {
+        rt().block_on(async {
+            let s = InMemoryThreadStore::new(ThreadLimits::default());
+            whole_run(&s, "t", "r1").await;
+            let begun = s.begin_run("t", "r2").await.unwrap();
+            assert!(begun.known_message_ids.contains("r1-m"));
+        });
+    }
+
+    #[test]
+    fn history_and_runs_are_bounded() {
+        rt().block_on(async {
+            let s = InMemoryThreadStore::new(
+                ThreadLimits::default()
+                    .max_history_events(10)
+                    .max_run_events(3),
+            );
+            for i in 0..5 {
+                whole_run_small(&s, "t", &format!("r{i}")).await;
+            }
+            let snap = s.snapshot("t").await.unwrap().unwrap();
+            assert_eq!(
+                snap.history.len(),
+                3,
+                "oldest runs forgotten (3 events each)"
+            );
+            s.begin_run("t", "long").await.unwrap();
+            s.append("t", "long", vec![Event::run_started("t", "long")])
+                .await
+                .unwrap();
+            match s
+                .append("t", "long", vec![Event::step_started("a"); 3])
+                .await
+            {
+                Err(StoreError::RunTooLong { limit: 3, .. }) => {}
+                other => panic!("{other:?}"),
+            }
+        });
+    }
+
+    async fn whole_run_small(s: &InMemoryThreadStore, t: &str, r: &str) {
+        s.begin_run(t, r).await.unwrap();
+        s.append(
+            t,
+            r,
+            vec![
+                Event::run_started(t, r),
+                Event::custom("x", serde_json::Value::Null),
+                Event::run_finished(t, r),
+            ],
+        )
+        .await
+        .unwrap();
+        s.end_run(t, r).await.unwrap();
+    }
+
+    #[test]
+    fn eviction_takes_the_longest_idle_and_never_a_running_thread() {
+        rt().block_on(async {
+            let s = InMemoryThreadStore::new(ThreadLimits::default().max_threads(2));
+            whole_run_small(&s, "a", "r").await;
+            s.begin_run("b", "r").await.unwrap(); // running
+            whole_run_small(&s, "c", "r").await; // evicts a
+            assert!(s.snapshot("a").await.unwrap().is_none());
+            assert!(s.snapshot("b").await.unwrap().is_some());
+            s.begin_run("c", "r2").await.unwrap(); // c running too
+            match s.begin_run("d", "r").await {
+                Err(StoreError::Full { limit: 2 }) => {}
+                other => panic!("{other:?}"),
+            }
+
+            let s = InMemoryThreadStore::new(ThreadLimits::default().idle_ttl(Duration::ZERO));
+            whole_run_small(&s, "a", "r").await;
+            whole_run_small(&s, "b", "r").await;
+            assert!(
+                s.snapshot("a").await.unwrap().is_none(),
+                "idle past its time"
+            );
+            assert_eq!(s.len(), 1);
+        });
+    }
+
+    #[test]
+    fn wait_wakes_on_append_and_end() {
+        rt().block_on(async {
+            let s = Arc::new(InMemoryThreadStore::new(ThreadLimits::default()));
+            s.begin_run("t", "r").await.unwrap();
+            let reader = {
+                let s = s.clone();
+                tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    loop {
+                        let page = s.read_run("t", "r", seen.len()).await.unwrap();
+                        seen.extend(page.events);
+                        if page.ended {
+                            return seen;
+                        }
+                        s.wait("t", "r", seen.len()).await;
+                    }
+                })
+            };
+            for i in 0..5 {
+                tokio::task::yield_now().await;
+                s.append("t", "r", vec![Event::step_started(format!("{i}"))])
+                    .await
+                    .unwrap();
+            }
+            s.end_run("t", "r").await.unwrap();
+            let seen = tokio::time::timeout(Duration::from_secs(5), reader)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(seen.len(), 5);
+        });
+    }
+}

@@ -1,0 +1,772 @@
+//! The CopilotKit runtime routes: the contract CopilotKit's React client relies on
+//! (info, run, connect, stop, single route, errors, CORS), thread history, live attach,
+//! stop, eviction and the downgrade for pre-1.0 clients.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agui_core::semantics::Verifier;
+use agui_core::types::RunFinishedOutcome;
+use agui_core::{Event, RunAgentInput};
+use agui_server::copilotkit::{AllowedOrigins, CopilotRuntime, Cors};
+use agui_server::threads::ThreadLimits;
+use agui_server::{agent_fn, AgentError, Emitter, RunContext, Shutdown};
+use common::{start, types, Client, DropFlag, TestServer};
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+/// A runtime at `/copilotkit` (nested, as an application mounts it).
+async fn serve(runtime: CopilotRuntime) -> TestServer {
+    let shutdown = Shutdown::new();
+    let mut config = agui_server::ServerConfig::default();
+    config.verify = true;
+    config.body_limit = 64 * 1024;
+    let app = axum::Router::new().nest(
+        "/copilotkit",
+        runtime
+            .config(config)
+            .shutdown(shutdown.clone())
+            .into_router(),
+    );
+    start(app, shutdown).await
+}
+
+/// The body CopilotKit's client sends, with `messages`.
+fn body(thread: &str, run: &str, messages: Value) -> Value {
+    json!({
+        "threadId": thread, "runId": run, "tools": [], "context": [],
+        "forwardedProps": {}, "state": {}, "messages": messages,
+    })
+}
+
+fn user(id: &str, text: &str) -> Value {
+    json!({ "id": id, "role": "user", "content": text })
+}
+
+/// Replies `echo: <last user text>`.
+fn echo() -> agui_server::FnAgent {
+    agent_fn(
+        |input: RunAgentInput, _ctx: RunContext, tx: Emitter| async move {
+            let text = input.last_user_text().unwrap_or_default();
+            let id = format!("{}-reply", input.run_id);
+            tx.text_message(&id, [format!("echo: {text}")], Duration::ZERO)
+                .await?;
+            Ok::<(), AgentError>(())
+        },
+    )
+}
+
+/// Starts a text message and a tool call, then waits for a permit from `gate` before
+/// finishing; `dropped` is set when the agent's future is dropped.
+fn gated(gate: Arc<Semaphore>, dropped: Arc<AtomicBool>) -> agui_server::FnAgent {
+    agent_fn(move |input: RunAgentInput, _ctx: RunContext, tx: Emitter| {
+        let gate = gate.clone();
+        let flag = DropFlag(dropped.clone());
+        async move {
+            let _flag = flag;
+            let m = format!("{}-m", input.run_id);
+            tx.emit(Event::text_message_start(&m)).await?;
+            tx.emit(Event::text_message_content(&m, "partial")).await?;
+            tx.emit(Event::tool_call_start(
+                format!("{}-c", input.run_id),
+                "pick",
+            ))
+            .await?;
+            let _permit = gate.acquire().await.map_err(AgentError::internal)?;
+            tx.emit(Event::tool_call_end(format!("{}-c", input.run_id)))
+                .await?;
+            tx.emit(Event::text_message_end(&m)).await?;
+            Ok::<(), AgentError>(())
+        }
+    })
+}
+
+async fn post(addr: std::net::SocketAddr, path: &str, body: &Value) -> Client {
+    Client::post_json(addr, path, body).await
+}
+
+fn verify_all(events: &[Event]) {
+    let mut v = Verifier::new();
+    for (i, e) in events.iter().enumerate() {
+        v.push(e)
+            .unwrap_or_else(|err| panic!("event {i} ({}): {err}", e.event_type()));
+    }
+}
+
+fn input_messages(e: &Event) -> Vec<String> {
+    match e {
+        Event::RunStarted(s) => s
+            .input
+            .as_ref()
+            .map(|i| i.messages.iter().map(|m| m.id().to_owned()).collect())
+            .unwrap_or_default(),
+        other => panic!("expected RUN_STARTED, got {}", other.event_type()),
+    }
+}
+
+#[tokio::test]
+async fn info_lists_every_agent_and_the_default() {
+    let s = serve(
+        CopilotRuntime::new()
+            .agent("echo", echo())
+            .default_agent("echo"),
+    )
+    .await;
+    let mut c = Client::request(s.addr, "GET", "/copilotkit/info", &[], b"").await;
+    assert_eq!(c.status, 200);
+    let info = c.json().await;
+    assert_eq!(info["mode"], "sse");
+    assert_eq!(info["audioFileTranscriptionEnabled"], false);
+    assert_eq!(info["a2uiEnabled"], false);
+    assert!(info["version"].is_string());
+    assert_eq!(info["agents"]["echo"]["name"], "echo");
+    assert_eq!(info["agents"]["default"]["name"], "default");
+    assert!(info["agents"]["echo"]["className"].is_string());
+
+    // The same through the single route.
+    let mut c = post(s.addr, "/copilotkit", &json!({ "method": "info" })).await;
+    assert_eq!(c.status, 200);
+    assert_eq!(c.json().await, info);
+}
+
+#[tokio::test]
+async fn a_run_streams_and_records_its_input() {
+    let s = serve(
+        CopilotRuntime::new()
+            .agent("echo", echo())
+            .default_agent("echo"),
+    )
+    .await;
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/default/run",
+        &body("t", "r1", json!([user("u1", "hi")])),
+    )
+    .await;
+    assert_eq!(c.status, 200);
+    assert_eq!(c.header("content-type"), Some("text/event-stream"));
+    let events = c.events().await;
+    assert_eq!(
+        types(&events),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ]
+    );
+    assert_eq!(input_messages(&events[0]), ["u1"]);
+    verify_all(&events);
+}
+
+#[tokio::test]
+async fn refused_requests_say_why_in_copilotkit_shaped_json() {
+    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/nope/run",
+        &body("t", "r", json!([])),
+    )
+    .await;
+    assert_eq!(c.status, 404);
+    let b = c.json().await;
+    assert_eq!(b["error"], "Agent not found");
+    assert_eq!(b["message"], "Agent 'nope' does not exist");
+
+    // `default` without a default agent is unknown too.
+    let c = post(
+        s.addr,
+        "/copilotkit/agent/default/connect",
+        &body("t", "r", json!([])),
+    )
+    .await;
+    assert_eq!(c.status, 404);
+
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/echo/run",
+        &json!({ "threadId": "t" }),
+    )
+    .await;
+    assert_eq!(c.status, 400);
+    let b = c.json().await;
+    assert_eq!(b["error"], "Invalid request body");
+    assert!(b["details"].as_str().unwrap().contains("runId"), "{b}");
+
+    let mut c = Client::request(
+        s.addr,
+        "POST",
+        "/copilotkit/agent/echo/run",
+        &[("Content-Type", "text/plain")],
+        b"hello",
+    )
+    .await;
+    assert_eq!(c.status, 415);
+    assert_eq!(c.json().await["code"], "unsupported_media_type");
+
+    let big = body("t", "r", json!([user("u", &"x".repeat(70 * 1024))]));
+    let mut c = post(s.addr, "/copilotkit/agent/echo/run", &big).await;
+    assert_eq!(c.status, 413);
+    assert_eq!(c.json().await["code"], "body_too_large");
+
+    let mut c = post(s.addr, "/copilotkit/agent/nope/stop/t", &json!({})).await;
+    assert_eq!(c.status, 404);
+    assert_eq!(c.json().await["error"], "Agent not found");
+
+    let mut c = post(s.addr, "/copilotkit/transcribe", &json!({})).await;
+    assert_eq!(c.status, 503);
+    assert!(c.json().await["message"].is_string());
+    let c = Client::request(s.addr, "GET", "/copilotkit/threads", &[], b"").await;
+    assert_eq!(c.status, 422);
+    let c = Client::request(s.addr, "GET", "/copilotkit/agent/echo/run", &[], b"").await;
+    assert_eq!(c.status, 405);
+}
+
+#[tokio::test]
+async fn the_single_route_dispatches_and_refuses_bad_envelopes() {
+    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+    let mut c = post(
+        s.addr,
+        "/copilotkit",
+        &json!({ "method": "agent/run", "params": { "agentId": "echo" }, "body": body("t", "r1", json!([user("u1", "yo")])) }),
+    )
+    .await;
+    assert_eq!(c.status, 200);
+    let events = c.events().await;
+    assert_eq!(events.len(), 5);
+
+    let mut c = post(
+        s.addr,
+        "/copilotkit",
+        &json!({ "method": "agent/connect", "params": { "agentId": "echo" }, "body": body("t", "x", json!([])) }),
+    )
+    .await;
+    assert_eq!(c.status, 200);
+    assert_eq!(types(&c.events().await).len(), 5, "the run replayed");
+
+    let mut c = post(
+        s.addr,
+        "/copilotkit",
+        &json!({ "method": "agent/stop", "params": { "agentId": "echo", "threadId": "t" } }),
+    )
+    .await;
+    assert_eq!(c.status, 200);
+    assert_eq!(c.json().await["stopped"], false);
+
+    for (envelope, message) in [
+        (json!({}), "Missing method field"),
+        (
+            json!({ "method": "agent/fly" }),
+            "Unsupported method 'agent/fly'",
+        ),
+        (
+            json!({ "method": "agent/run", "body": {} }),
+            "Missing or invalid parameter 'agentId'",
+        ),
+        (
+            json!({ "method": "agent/stop", "params": { "agentId": "echo" } }),
+            "Missing or invalid parameter 'threadId'",
+        ),
+        (
+            json!({ "method": "agent/run", "params": { "agentId": "echo" } }),
+            "Missing request body for JSON handler",
+        ),
+    ] {
+        let mut c = post(s.addr, "/copilotkit", &envelope).await;
+        assert_eq!(c.status, 400, "{envelope}");
+        let b = c.json().await;
+        assert_eq!(b["error"], "invalid_request");
+        assert_eq!(b["message"], message);
+    }
+    let mut c = Client::request(
+        s.addr,
+        "POST",
+        "/copilotkit",
+        &[("Content-Type", "text/plain")],
+        b"{}",
+    )
+    .await;
+    assert_eq!(c.status, 415);
+    assert_eq!(c.json().await["error"], "invalid_request");
+}
+
+#[tokio::test]
+async fn connect_replays_history_without_duplicating_resent_messages() {
+    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+    // Unknown thread: an empty stream that ends.
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/echo/connect",
+        &body("t", "x", json!([])),
+    )
+    .await;
+    assert_eq!(c.status, 200);
+    assert!(c.events().await.is_empty());
+
+    post(
+        s.addr,
+        "/copilotkit/agent/echo/run",
+        &body("t", "r1", json!([user("u1", "one")])),
+    )
+    .await
+    .events()
+    .await;
+    // The client sends the whole conversation again with its next message.
+    let again = json!([
+        user("u1", "one"),
+        { "id": "r1-reply", "role": "assistant", "content": "echo: one" },
+        user("u2", "two"),
+    ]);
+    post(
+        s.addr,
+        "/copilotkit/agent/echo/run",
+        &body("t", "r2", again),
+    )
+    .await
+    .events()
+    .await;
+
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/echo/connect",
+        &body("t", "x", json!([])),
+    )
+    .await;
+    let events = c.events().await;
+    assert_eq!(events.len(), 10, "{:?}", types(&events));
+    assert_eq!(input_messages(&events[0]), ["u1"]);
+    assert_eq!(
+        input_messages(&events[5]),
+        ["u2"],
+        "u1 and the reply are not recorded twice"
+    );
+    verify_all(&events);
+}
+
+#[tokio::test]
+async fn a_second_run_on_a_running_thread_is_refused_and_connect_attaches_live() {
+    let gate = Arc::new(Semaphore::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let s = serve(CopilotRuntime::new().agent("g", gated(gate.clone(), dropped.clone()))).await;
+
+    let mut run = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r1", json!([user("u1", "go")])),
+    )
+    .await;
+    for _ in 0..4 {
+        run.next_event_within(5).await.expect("an event");
+    }
+    let mut busy = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r2", json!([])),
+    )
+    .await;
+    assert_eq!(busy.status, 409);
+    let b = busy.json().await;
+    assert_eq!(b["error"], "Thread already running");
+    assert!(b["message"].as_str().unwrap().contains("r1"), "{b}");
+
+    // Connect while running: the live run from its first event, open until it ends.
+    let mut live = post(
+        s.addr,
+        "/copilotkit/agent/g/connect",
+        &body("t", "x", json!([])),
+    )
+    .await;
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        seen.push(live.next_event_within(5).await.expect("a live event"));
+    }
+    assert_eq!(
+        types(&seen),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TOOL_CALL_START"
+        ]
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), live.next_event())
+            .await
+            .is_err(),
+        "connect stays open while the run is live"
+    );
+    gate.add_permits(1);
+    seen.extend(live.events().await);
+    assert_eq!(
+        types(&seen[4..]),
+        ["TOOL_CALL_END", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+    );
+    verify_all(&seen);
+    assert_eq!(run.events().await.len(), 3);
+
+    // Nothing runs now: connect replays and ends.
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/g/connect",
+        &body("t", "x", json!([])),
+    )
+    .await;
+    let replay = c.events().await;
+    assert_eq!(
+        replay.first().map(Event::event_type).map(|t| t.as_str()),
+        Some("RUN_STARTED")
+    );
+    assert_eq!(
+        replay.last().map(Event::event_type).map(|t| t.as_str()),
+        Some("RUN_FINISHED")
+    );
+}
+
+#[tokio::test]
+async fn stop_cancels_the_agent_and_ends_the_run_stream_cleanly() {
+    let gate = Arc::new(Semaphore::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let s = serve(CopilotRuntime::new().agent("g", gated(gate, dropped.clone()))).await;
+    let mut run = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r1", json!([user("u1", "go")])),
+    )
+    .await;
+    let mut events = Vec::new();
+    for _ in 0..4 {
+        events.push(run.next_event_within(5).await.expect("an event"));
+    }
+
+    let mut stop = post(s.addr, "/copilotkit/agent/g/stop/t", &json!({})).await;
+    assert_eq!(stop.status, 200);
+    assert_eq!(
+        stop.json().await,
+        json!({ "stopped": true, "interrupt": { "type": "RUN_ERROR", "message": "Run stopped by user", "code": "STOPPED" } })
+    );
+    events.extend(run.events().await);
+    assert_eq!(
+        types(&events[4..]),
+        [
+            "TOOL_CALL_END",
+            "TEXT_MESSAGE_END",
+            "TOOL_CALL_RESULT",
+            "RUN_FINISHED"
+        ],
+        "open constructs closed, the unanswered call answered, then the end"
+    );
+    match &events[6] {
+        Event::ToolCallResult(r) => {
+            assert_eq!(r.tool_call_id, "r1-c");
+            assert!(r.content.to_text().contains("stopped"));
+        }
+        _ => unreachable!(),
+    }
+    match events.last() {
+        Some(Event::RunFinished(f)) => {
+            assert!(matches!(f.outcome, Some(RunFinishedOutcome::Cancelled(_))))
+        }
+        _ => unreachable!(),
+    }
+    verify_all(&events);
+    common::wait_for(5, || dropped.load(Ordering::SeqCst)).await;
+
+    let mut again = post(s.addr, "/copilotkit/agent/g/stop/t", &json!({})).await;
+    assert_eq!(
+        again.json().await,
+        json!({ "stopped": false, "message": "No active run for thread 't'." })
+    );
+    // The thread takes a new run; its history has the stopped one.
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/g/connect",
+        &body("t", "x", json!([])),
+    )
+    .await;
+    verify_all(&c.events().await);
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_does_not_end_the_run() {
+    let gate = Arc::new(Semaphore::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let s = serve(CopilotRuntime::new().agent("g", gated(gate.clone(), dropped.clone()))).await;
+    let mut run = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r1", json!([])),
+    )
+    .await;
+    run.next_event_within(5).await;
+    drop(run);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!dropped.load(Ordering::SeqCst), "the agent still runs");
+    gate.add_permits(1);
+    common::wait_for(5, || dropped.load(Ordering::SeqCst)).await;
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/g/connect",
+        &body("t", "x", json!([])),
+    )
+    .await;
+    let events = c.events().await;
+    assert_eq!(
+        events.last().map(|e| e.event_type().as_str()),
+        Some("RUN_FINISHED")
+    );
+}
+
+#[tokio::test]
+async fn idle_threads_are_evicted_beyond_the_limit() {
+    let s = serve(
+        CopilotRuntime::new()
+            .agent("echo", echo())
+            .thread_limits(ThreadLimits::default().max_threads(2)),
+    )
+    .await;
+    for t in ["a", "b", "c"] {
+        post(
+            s.addr,
+            "/copilotkit/agent/echo/run",
+            &body(t, "r", json!([user("u", t)])),
+        )
+        .await
+        .events()
+        .await;
+    }
+    let count = |t: &'static str| {
+        let addr = s.addr;
+        async move {
+            post(
+                addr,
+                "/copilotkit/agent/echo/connect",
+                &body(t, "x", json!([])),
+            )
+            .await
+            .events()
+            .await
+            .len()
+        }
+    };
+    assert_eq!(count("a").await, 0, "the longest idle thread was evicted");
+    assert_eq!(count("b").await, 5);
+    assert_eq!(count("c").await, 5);
+}
+
+#[tokio::test]
+async fn cors_echoes_requested_headers_for_allowed_origins_only() {
+    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+    let preflight = |origin: &'static str| {
+        let addr = s.addr;
+        async move {
+            Client::request(
+                addr,
+                "OPTIONS",
+                "/copilotkit/agent/echo/run",
+                &[
+                    ("Origin", origin),
+                    ("Access-Control-Request-Method", "POST"),
+                    (
+                        "Access-Control-Request-Headers",
+                        "authorization,content-type,x-tenant",
+                    ),
+                ],
+                b"",
+            )
+            .await
+        }
+    };
+    let ok = preflight("http://localhost:5173").await;
+    assert!(ok.status < 300, "{}", ok.status);
+    assert_eq!(
+        ok.header("access-control-allow-origin"),
+        Some("http://localhost:5173")
+    );
+    let allowed = ok
+        .header("access-control-allow-headers")
+        .unwrap()
+        .to_ascii_lowercase();
+    for h in ["authorization", "content-type", "x-tenant"] {
+        assert!(allowed.contains(h), "{allowed}");
+    }
+    assert!(ok
+        .header("access-control-allow-methods")
+        .unwrap()
+        .contains("POST"));
+
+    let evil = preflight("http://evil.example").await;
+    assert_eq!(evil.header("access-control-allow-origin"), None);
+
+    let get = Client::request(
+        s.addr,
+        "GET",
+        "/copilotkit/info",
+        &[("Origin", "http://127.0.0.1:3000")],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        get.header("access-control-allow-origin"),
+        Some("http://127.0.0.1:3000")
+    );
+
+    // An explicit list with credentials.
+    let s = serve(CopilotRuntime::new().agent("echo", echo()).cors(
+        Cors::new(AllowedOrigins::List(vec!["https://app.example".into()])).credentials(true),
+    ))
+    .await;
+    let c = Client::request(
+        s.addr,
+        "OPTIONS",
+        "/copilotkit/info",
+        &[
+            ("Origin", "https://app.example"),
+            ("Access-Control-Request-Method", "GET"),
+            ("Access-Control-Request-Headers", "authorization"),
+        ],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        c.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    assert_eq!(c.header("access-control-allow-credentials"), Some("true"));
+    let c = Client::request(
+        s.addr,
+        "GET",
+        "/copilotkit/info",
+        &[("Origin", "http://localhost:1")],
+        b"",
+    )
+    .await;
+    assert_eq!(c.header("access-control-allow-origin"), None);
+}
+
+#[tokio::test]
+async fn a_pre_1_0_client_gets_events_its_schemas_accept() {
+    let s = serve(agui_server::demo::copilot_runtime(Duration::ZERO)).await;
+    let run = |version: Option<&str>, run: &'static str| {
+        let mut b = body("t", run, json!([user("u", "go")]));
+        if let Some(v) = version {
+            b["protocolVersion"] = json!(v);
+        }
+        let addr = s.addr;
+        async move {
+            post(addr, "/copilotkit/agent/subagents/run", &b)
+                .await
+                .events()
+                .await
+        }
+    };
+    let old = run(None, "r1").await;
+    assert!(old
+        .iter()
+        .all(|e| !e.event_type().as_str().starts_with("SUBAGENT_")));
+    let customs: Vec<&str> = old
+        .iter()
+        .filter_map(|e| match e {
+            Event::Custom(c) => Some(c.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        customs.contains(&"SUBAGENT_STARTED") && customs.contains(&"SUBAGENT_FINISHED"),
+        "{customs:?}"
+    );
+    match &old[0] {
+        Event::RunStarted(s) => assert_eq!(s.protocol_version, None),
+        _ => unreachable!(),
+    }
+    let new = run(Some("1.1"), "r2").await;
+    assert!(new
+        .iter()
+        .any(|e| e.event_type().as_str() == "SUBAGENT_STARTED"));
+}
+
+#[tokio::test]
+async fn a_pre_1_0_replay_has_nothing_after_a_run_error() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let flaky = {
+        let calls = calls.clone();
+        agent_fn(move |input: RunAgentInput, _ctx: RunContext, tx: Emitter| {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n == 0 {
+                    return Err(AgentError::public("model overloaded").with_code("overloaded"));
+                }
+                tx.text_message(&format!("{}-m", input.run_id), ["fine"], Duration::ZERO)
+                    .await?;
+                Ok(())
+            }
+        })
+    };
+    let s = serve(CopilotRuntime::new().agent("f", flaky)).await;
+    for r in ["r1", "r2"] {
+        post(
+            s.addr,
+            "/copilotkit/agent/f/run",
+            &body("t", r, json!([user(r, "x")])),
+        )
+        .await
+        .events()
+        .await;
+    }
+    let mut old = post(
+        s.addr,
+        "/copilotkit/agent/f/connect",
+        &body("t", "x", json!([])),
+    )
+    .await;
+    let old = old.events().await;
+    assert!(!types(&old).contains(&"RUN_ERROR"), "{:?}", types(&old));
+    match &old[1] {
+        Event::RunFinished(f) => {
+            assert_eq!(f.run_id, "r1");
+            assert_eq!(f.result.as_ref().unwrap()["error"]["code"], "overloaded");
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut b = body("t", "x", json!([]));
+    b["protocolVersion"] = json!("1.1");
+    let new = post(s.addr, "/copilotkit/agent/f/connect", &b)
+        .await
+        .events()
+        .await;
+    assert_eq!(
+        types(&new)[1],
+        "RUN_ERROR",
+        "a 1.x client gets the run as it was"
+    );
+}
+
+#[tokio::test]
+async fn the_demo_app_serves_both_route_families() {
+    let shutdown = Shutdown::new();
+    let app = agui_server::demo::app(Duration::ZERO, Default::default(), shutdown.clone());
+    let s = start(app, shutdown).await;
+    let mut c = post(s.addr, "/agentic_chat", &common::input("t", "r", "hi")).await;
+    assert_eq!(c.status, 200);
+    let events = c.events().await;
+    assert_eq!(types(&events).last(), Some(&"RUN_FINISHED"));
+    let mut c = Client::request(s.addr, "GET", "/copilotkit/info", &[], b"").await;
+    let info = c.json().await;
+    assert_eq!(info["agents"].as_object().unwrap().len(), 11);
+    assert_eq!(
+        info["agents"]["default"]["description"],
+        info["agents"]["agentic_chat"]["description"]
+    );
+    let mut c = post(
+        s.addr,
+        "/copilotkit",
+        &json!({ "method": "agent/run", "params": { "agentId": "default" }, "body": body("t2", "r", json!([user("u", "hi")])) }),
+    )
+    .await;
+    let events = c.events().await;
+    assert_eq!(types(&events).last(), Some(&"RUN_FINISHED"));
+    verify_all(&events);
+}

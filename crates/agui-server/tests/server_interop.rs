@@ -9,7 +9,11 @@
 //!   finding for any demo agent, live and on the follow-up runs (answered tool call,
 //!   resumed interrupt).
 //!
-//! Both need `scripts/setup-interop.sh` to have run; without it they print `skipped`
+//! * the clients CopilotKit pages use, `@ag-ui/client` 0.0.48 and 1.0.0, run every demo
+//!   agent through the CopilotKit runtime routes, and every event they get (and the
+//!   thread replay of `/connect`) passes that version's own schemas and verifier.
+//!
+//! All need `scripts/setup-interop.sh` to have run; without it they print `skipped`
 //! (a failure under `AGUI_REQUIRE_INTEROP=1`, as `scripts/test-all.sh` sets).
 
 mod common;
@@ -174,6 +178,66 @@ async fn reference_client_accepts_every_demo_agent_over_protobuf() {
     let srv = demo().await;
     let results = reference_client(&srv, &["--proto"]).await;
     check_reference_client(&results, "application/vnd.ag-ui.event+proto");
+}
+
+/// Runs `interop/copilotkit-clients.mjs`: the clients CopilotKit pages use
+/// (`@ag-ui/client` 0.0.48, and 1.0.0) through the CopilotKit runtime routes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilotkit_routes_pass_the_0_0_48_and_1_0_reference_clients() {
+    if !interop_gate::ready("copilotkit_routes_pass_the_0_0_48_and_1_0_reference_clients") {
+        return;
+    }
+    let shutdown = Shutdown::new();
+    let mut config = agui_server::ServerConfig::default();
+    config.verify = true;
+    let app = agui_server::demo::app(Duration::ZERO, config, shutdown.clone());
+    let srv = start(app, shutdown).await;
+    let dir = interop_dir();
+    assert!(
+        dir.join("node_modules/ag-ui-client-0048/package.json")
+            .exists(),
+        "@ag-ui/client 0.0.48 is not installed in interop/node_modules: {SETUP}"
+    );
+    let out = tokio::process::Command::new("node")
+        .arg("copilotkit-clients.mjs")
+        .arg(format!("http://{}", srv.addr))
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), out)
+        .await
+        .expect("the reference clients finish in time")
+        .unwrap_or_else(|e| panic!("cannot run node ({e}): install Node.js and {SETUP}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "node failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line ({e}): {l}")))
+        .collect();
+    let (control, results) = lines.split_last().expect("output");
+    assert_eq!(control["control"], true);
+    assert!(
+        !control["schemaErrors"].as_array().unwrap().is_empty(),
+        "the undowngraded control stream must fail the 0.0.48 schemas: {control}"
+    );
+    for version in ["0.0.48", "1.0.0"] {
+        let names: Vec<&str> = results
+            .iter()
+            .filter(|r| r["client"] == version)
+            .map(|r| r["agent"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, agui_server::demo::NAMES, "client {version}");
+    }
+    for r in results {
+        assert_eq!(r["ok"], true, "{r}");
+        assert!(r["replay"]["runs"].as_u64().unwrap() >= 1, "{r}");
+        assert!(r["runs"].as_u64().unwrap() >= 1, "{r}");
+    }
 }
 
 fn validator() -> PathBuf {

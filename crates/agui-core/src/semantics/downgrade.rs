@@ -26,6 +26,8 @@ use crate::semantics::ProtocolVersion;
 use crate::types::{Content, ContentPart, Message, PartSource};
 
 /// One outgoing event after [`Downgrade::apply`].
+// The large variant is the common one: boxing it would allocate once per event.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outgoing {
     /// A typed event, to be encoded as usual.

@@ -213,7 +213,7 @@ impl InMemoryThreadStore {
         let ttl = self.limits.idle_ttl;
         let due = inner
             .last_sweep
-            .is_none_or(|t| now.duration_since(t) >= ttl / 10);
+            .map_or(true, |t| now.duration_since(t) >= ttl / 10);
         if due {
             inner.last_sweep = Some(now);
             let before = inner.threads.len();

@@ -207,15 +207,22 @@ async function send(chat, text) {
 async function expectAssistant(chat, expected, timeout = STEP_TIMEOUT, what = "the assistant answer") {
   await waitFor(chat, `${what} ${JSON.stringify(expected)}`, () =>
     chat.page.waitForFunction(
-      ([sel, want]) => [...document.querySelectorAll(sel)].some((el) => el.innerText.trim() === want),
+      ([sel, want]) =>
+        [...document.querySelectorAll(sel)].some(
+          (el) => (el.querySelector(":scope > div") ?? el).innerText.trim() === want,
+        ),
       [SEL.assistant, expected],
       { timeout, polling: 50 },
     ),
   );
 }
 
+/** The markdown text of each assistant message (without the tool renders after it). */
 async function assistantTexts(chat) {
-  return (await chat.page.locator(SEL.assistant).allInnerTexts()).map((t) => t.trim());
+  return chat.page.evaluate((sel) =>
+    [...document.querySelectorAll(sel)].map((el) => (el.querySelector(":scope > div") ?? el).innerText.trim()),
+    SEL.assistant,
+  );
 }
 
 async function userTexts(chat) {
@@ -229,7 +236,7 @@ async function watchStreaming(chat) {
     const note = () => {
       const all = document.querySelectorAll(sel);
       const last = all[all.length - 1];
-      const text = last ? last.innerText.trim() : "";
+      const text = last ? (last.querySelector(":scope > div") ?? last).innerText.trim() : "";
       if (text && window.__seen[window.__seen.length - 1] !== text) window.__seen.push(text);
     };
     window.__observer?.disconnect();
@@ -391,15 +398,15 @@ describe("CopilotKit page against agui serve", () => {
     const chat = await open({ runtimeUrl: fast.url, agent: "tool_based_generative_ui", thread: threadId("c") });
     await send(chat, "Write me a haiku about the sea");
     await waitFor(chat, "the haiku to render", () => chat.page.locator(SEL.haiku).first().waitFor({ timeout: STEP_TIMEOUT }));
-    await waitFor(chat, "three english haiku lines", () =>
-      chat.page.waitForFunction((sel) => document.querySelectorAll(sel).length === 3, SEL.haikuLine, {
-        timeout: STEP_TIMEOUT,
-      }),
-    );
-    const lines = (await chat.page.locator(SEL.haikuLine).allInnerTexts()).map((t) => t.trim());
-    assert.ok(lines.every((l) => l.length > 0), `empty haiku line in ${JSON.stringify(lines)}`);
     await expectAssistant(chat, "Glad you liked the haiku.");
     await waitIdle(chat);
+    // The arguments stream in, so the lines are only read once the call is complete.
+    await waitFor(chat, "the haiku's tool call to be complete", () =>
+      chat.page.locator(`${SEL.haiku}[data-status=complete]`).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    const lines = (await chat.page.locator(SEL.haikuLine).allInnerTexts()).map((t) => t.trim());
+    assert.equal(lines.length, 3, `expected three english lines, got ${JSON.stringify(lines)}`);
+    assert.ok(lines.every((l) => l.length > 0), `empty haiku line in ${JSON.stringify(lines)}`);
     const runs = chat.log.requests.filter((r) => new URL(r.url).pathname.endsWith("/run"));
     assert.equal(runs.length, 2, `expected the first run and one follow-up after the tool result:\n${await describeState(chat)}`);
     const followUp = JSON.parse(runs[1].body ?? "{}");
@@ -450,7 +457,8 @@ describe("CopilotKit page against agui serve", () => {
       chat.page.waitForFunction(
         (sel) => {
           const all = document.querySelectorAll(sel);
-          return all.length > 0 && all[all.length - 1].innerText.trim().split(/\s+/).length >= 3;
+          const last = all[all.length - 1];
+          return !!last && (last.querySelector(":scope > div") ?? last).innerText.trim().split(/\s+/).length >= 3;
         },
         SEL.assistant,
         { timeout: STEP_TIMEOUT, polling: 50 },

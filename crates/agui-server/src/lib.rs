@@ -29,6 +29,7 @@ pub mod helpers;
 pub mod lifecycle;
 mod response;
 pub mod router;
+pub mod runs;
 pub mod shutdown;
 pub mod threads;
 

@@ -106,6 +106,7 @@ pub struct LifecycleGuard {
     index: u64,
     verifier: Option<Box<dyn EventVerifier>>,
     protocol_version: Option<String>,
+    open: agui_core::semantics::OpenConstructs,
 }
 
 impl std::fmt::Debug for LifecycleGuard {
@@ -136,6 +137,7 @@ impl LifecycleGuard {
             index: 0,
             verifier,
             protocol_version: Some(agui_core::PROTOCOL_VERSION.to_owned()),
+            open: agui_core::semantics::OpenConstructs::new(),
         }
     }
 
@@ -196,6 +198,7 @@ impl LifecycleGuard {
             }
         }
         let terminal = matches!(ty, EventType::RunFinished | EventType::RunError);
+        self.open.observe(&event);
         out.push(event);
         if terminal {
             self.ended = true;
@@ -243,6 +246,42 @@ impl LifecycleGuard {
             .unwrap_or_else(|| "non-string panic payload".to_owned());
         tracing::error!(panic = %what, "agent panicked");
         self.fail("agent panicked".to_owned(), "agent_panic", out);
+    }
+
+    /// What the run has open (text messages, tool calls, reasoning, steps, subagents),
+    /// and the tool calls it has not answered.
+    pub fn open_constructs(&self) -> &agui_core::semantics::OpenConstructs {
+        &self.open
+    }
+
+    /// Closes everything the run has open (the most recently opened first), as if the
+    /// agent had emitted the closing events.
+    pub fn close_open(&mut self, out: &mut Vec<Event>) {
+        let mut closing = Vec::new();
+        self.open.close_all(&mut closing);
+        for e in closing {
+            if self.on_event(e, out) == GuardFlow::End {
+                return;
+            }
+        }
+    }
+
+    /// The run was cancelled (a stop or cancel request): closes what is open and ends
+    /// the run with `RUN_FINISHED` whose outcome is `cancelled`.
+    pub fn on_cancel(&mut self, out: &mut Vec<Event>) {
+        if self.ended {
+            return;
+        }
+        self.start(out);
+        self.close_open(out);
+        if self.ended {
+            return;
+        }
+        let mut fin = agui_core::event::RunFinished::new(&self.thread_id, &self.run_id);
+        fin.outcome = Some(agui_core::types::RunFinishedOutcome::Cancelled(
+            agui_core::types::CancelledOutcome::default(),
+        ));
+        self.on_event(fin.into(), out);
     }
 
     /// The server is shutting down and the grace period is over.

@@ -7,9 +7,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agui_core::event::RunFinished;
-use agui_core::semantics::OpenConstructs;
-use agui_core::types::{CancelledOutcome, RunFinishedOutcome};
 use agui_core::{Event, RunAgentInput};
 use futures_util::{FutureExt, StreamExt};
 use tokio_util::sync::CancellationToken;
@@ -96,7 +93,6 @@ enum Ending {
 async fn drive(mut job: Job, stop: CancellationToken) {
     let thread_id = job.input.thread_id.clone();
     let run_id = job.input.run_id.clone();
-    let mut open = OpenConstructs::new();
     let mut out: Vec<Event> = Vec::new();
     let mut sent = 0usize;
     let grace = {
@@ -127,7 +123,7 @@ async fn drive(mut job: Job, stop: CancellationToken) {
                 Err(panic) => { job.guard.on_panic(&*panic, &mut out); GuardFlow::End }
             },
         };
-        if let Err(e) = commit(&mut job, &mut open, &mut out, &mut sent).await {
+        if let Err(e) = commit(&mut job, &mut out, &mut sent).await {
             break Ending::Store(e);
         }
         if flow == GuardFlow::End || job.guard.is_ended() {
@@ -145,44 +141,37 @@ async fn drive(mut job: Job, stop: CancellationToken) {
         Ending::Done => {}
         Ending::Stopped => {
             tracing::info!("run stopped on request");
-            let mut closing = Vec::new();
-            open.close_all(&mut closing);
+            job.guard.close_open(&mut out);
             // Calls left unanswered get a result saying so, so that a client does not
             // go on to execute them.
-            for call in open.unanswered_tool_calls() {
-                closing.push(Event::tool_call_result(
+            let unanswered: Vec<String> = job
+                .guard
+                .open_constructs()
+                .unanswered_tool_calls()
+                .map(str::to_owned)
+                .collect();
+            for call in unanswered {
+                let result = Event::tool_call_result(
                     format!("{call}-result"),
-                    call,
+                    call.as_str(),
                     serde_json::json!({
                         "status": "stopped",
                         "reason": "stop_requested",
                         "message": STOP_MESSAGE,
                     })
                     .to_string(),
-                ));
+                );
+                job.guard.on_event(result, &mut out);
             }
-            for e in closing {
-                if job.guard.on_event(e, &mut out) == GuardFlow::End {
-                    break;
-                }
-            }
-            if !job.guard.is_ended() {
-                let mut fin = RunFinished::new(&thread_id, &run_id);
-                fin.outcome = Some(RunFinishedOutcome::Cancelled(CancelledOutcome::default()));
-                job.guard.on_event(fin.into(), &mut out);
-            }
-            if let Err(e) = commit(&mut job, &mut open, &mut out, &mut sent).await {
+            job.guard.on_cancel(&mut out);
+            if let Err(e) = commit(&mut job, &mut out, &mut sent).await {
                 tracing::error!(error = %e, "could not record the end of a stopped run");
             }
         }
         Ending::Store(e) => {
             tracing::error!(error = %e, "the thread store refused the run's events: ending it");
             out.clear();
-            let mut closing = Vec::new();
-            open.close_all(&mut closing);
-            for ev in closing {
-                job.guard.on_event(ev, &mut out);
-            }
+            job.guard.close_open(&mut out);
             let code = match e {
                 StoreError::RunTooLong { .. } => "run_too_long",
                 _ => "store_error",
@@ -192,7 +181,7 @@ async fn drive(mut job: Job, stop: CancellationToken) {
                 &mut out,
             );
             // The terminal batch is always accepted (see `ThreadStore::append`).
-            if let Err(e) = commit(&mut job, &mut open, &mut out, &mut sent).await {
+            if let Err(e) = commit(&mut job, &mut out, &mut sent).await {
                 tracing::error!(error = %e, "could not record the end of the run");
             }
         }
@@ -207,12 +196,7 @@ async fn drive(mut job: Job, stop: CancellationToken) {
 
 /// Writes the guard's output to the store, first giving an input-less `RUN_STARTED`
 /// the request's input (less the messages the thread already holds).
-async fn commit(
-    job: &mut Job,
-    open: &mut OpenConstructs,
-    out: &mut Vec<Event>,
-    sent: &mut usize,
-) -> Result<(), StoreError> {
+async fn commit(job: &mut Job, out: &mut Vec<Event>, sent: &mut usize) -> Result<(), StoreError> {
     if out.is_empty() {
         return Ok(());
     }
@@ -226,7 +210,6 @@ async fn commit(
                 s.input = Some(Box::new(input));
             }
         }
-        open.observe(e);
     }
     let batch = std::mem::take(out);
     *sent += batch.len();

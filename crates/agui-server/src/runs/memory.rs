@@ -1,0 +1,351 @@
+//! [`InMemoryRunStore`]: run logs in this process's memory, bounded.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::watch;
+
+use super::{
+    now_ms, Batch, CancelOutcome, Created, Fence, Heartbeat, NewRun, RunKey, RunRecord, RunStatus,
+    RunStore, RunStoreError, RunStoreFuture,
+};
+
+/// Bounds of an [`InMemoryRunStore`]. Every field has a documented default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunLimits {
+    /// How long a finished run stays readable (default 15 minutes).
+    pub retention: Duration,
+    /// Most events kept per run (default 200,000): beyond it the oldest are dropped, and
+    /// a re-attach from before them gets `410`.
+    pub max_events_per_run: usize,
+    /// Most bytes kept per run (default 64 MiB), likewise.
+    pub max_bytes_per_run: usize,
+    /// Most bytes in the whole store (default 512 MiB): beyond it finished runs are
+    /// evicted, oldest first; when only running runs remain, new runs are refused.
+    pub max_total_bytes: usize,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            retention: Duration::from_secs(15 * 60),
+            max_events_per_run: 200_000,
+            max_bytes_per_run: 64 << 20,
+            max_total_bytes: 512 << 20,
+        }
+    }
+}
+
+impl RunLimits {
+    /// Sets [`retention`](Self::retention).
+    pub fn retention(mut self, d: Duration) -> Self {
+        self.retention = d;
+        self
+    }
+
+    /// Sets [`max_events_per_run`](Self::max_events_per_run).
+    pub fn max_events_per_run(mut self, n: usize) -> Self {
+        self.max_events_per_run = n.max(1);
+        self
+    }
+
+    /// Sets [`max_bytes_per_run`](Self::max_bytes_per_run).
+    pub fn max_bytes_per_run(mut self, n: usize) -> Self {
+        self.max_bytes_per_run = n.max(1);
+        self
+    }
+
+    /// Sets [`max_total_bytes`](Self::max_total_bytes).
+    pub fn max_total_bytes(mut self, n: usize) -> Self {
+        self.max_total_bytes = n;
+        self
+    }
+}
+
+/// Run logs kept in memory: the default [`RunStore`], for one process. Bounded by
+/// [`RunLimits`]; a restart loses every run. Leases never expire here (the producer
+/// lives and dies with the store).
+#[derive(Debug)]
+pub struct InMemoryRunStore {
+    limits: RunLimits,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    runs: HashMap<RunKey, Log>,
+    total_bytes: usize,
+}
+
+#[derive(Debug)]
+struct Log {
+    record: RunRecord,
+    fence: Fence,
+    /// Events from seq `record.oldest` on.
+    events: std::collections::VecDeque<Bytes>,
+    bytes: usize,
+    ended_at: Option<Instant>,
+    head: watch::Sender<u64>,
+}
+
+impl InMemoryRunStore {
+    /// An empty store with these limits.
+    pub fn new(limits: RunLimits) -> Self {
+        InMemoryRunStore {
+            limits,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &RunLimits {
+        &self.limits
+    }
+
+    /// How many runs are held.
+    pub fn len(&self) -> usize {
+        self.lock().runs.len()
+    }
+
+    /// Whether no run is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of event JSON held.
+    pub fn bytes(&self) -> usize {
+        self.lock().total_bytes
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Drops finished runs past their retention; then, while over the byte cap,
+    /// finished runs, oldest first.
+    fn sweep(&self, inner: &mut Inner, incoming: usize) {
+        let now = Instant::now();
+        let retention = self.limits.retention;
+        let mut freed = 0;
+        inner.runs.retain(|_, log| {
+            let keep = log
+                .ended_at
+                .map_or(true, |t| now.duration_since(t) < retention);
+            if !keep {
+                freed += log.bytes;
+            }
+            keep
+        });
+        inner.total_bytes -= freed;
+        while inner.total_bytes + incoming > self.limits.max_total_bytes {
+            let oldest = inner
+                .runs
+                .iter()
+                .filter_map(|(k, l)| l.ended_at.map(|t| (t, k.clone())))
+                .min();
+            let Some((_, key)) = oldest else { break };
+            if let Some(log) = inner.runs.remove(&key) {
+                inner.total_bytes -= log.bytes;
+            }
+        }
+    }
+
+    fn do_create(&self, run: NewRun) -> Result<Created, RunStoreError> {
+        let mut inner = self.lock();
+        if let Some(log) = inner.runs.get(&run.key) {
+            return Ok(Created::Existing(log.record.clone()));
+        }
+        self.sweep(&mut inner, 0);
+        if inner.total_bytes >= self.limits.max_total_bytes {
+            return Err(RunStoreError::Full(format!(
+                "{} bytes of running runs held (limit {})",
+                inner.total_bytes, self.limits.max_total_bytes
+            )));
+        }
+        let fence = Fence::random();
+        let record = RunRecord {
+            run_id: run.run_id,
+            thread_id: run.thread_id,
+            agent: run.agent,
+            status: RunStatus::Running,
+            head: 0,
+            oldest: 1,
+            body_hash: run.body_hash,
+            owner_replica: run.replica,
+            cancel_requested: false,
+            created_at_ms: now_ms(),
+            finished_at_ms: None,
+        };
+        inner.runs.insert(
+            run.key,
+            Log {
+                record,
+                fence,
+                events: Default::default(),
+                bytes: 0,
+                ended_at: None,
+                head: watch::Sender::new(0),
+            },
+        );
+        Ok(Created::New(fence))
+    }
+
+    fn do_append(
+        &self,
+        key: &RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        terminal: Option<RunStatus>,
+    ) -> Result<(), RunStoreError> {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        let log = inner.runs.get_mut(key).ok_or(RunStoreError::NotFound)?;
+        if log.fence != fence {
+            return Err(RunStoreError::Fenced);
+        }
+        if log.record.status.is_terminal() {
+            return Err(RunStoreError::Ended);
+        }
+        if first != log.record.head + 1 {
+            return Err(RunStoreError::Conflict {
+                head: log.record.head,
+            });
+        }
+        let added: usize = events.iter().map(Bytes::len).sum();
+        log.record.head += events.len() as u64;
+        log.events.extend(events);
+        log.bytes += added;
+        inner.total_bytes += added;
+        // Per-run caps: the oldest events go (a re-attach from before them gets 410).
+        while log.events.len() > self.limits.max_events_per_run
+            || (log.bytes > self.limits.max_bytes_per_run && log.events.len() > 1)
+        {
+            if let Some(e) = log.events.pop_front() {
+                log.bytes -= e.len();
+                inner.total_bytes -= e.len();
+                log.record.oldest += 1;
+            }
+        }
+        if let Some(status) = terminal {
+            log.record.status = status;
+            log.record.finished_at_ms = Some(now_ms());
+            log.ended_at = Some(Instant::now());
+        }
+        log.head.send_replace(log.record.head);
+        Ok(())
+    }
+
+    fn do_read(&self, key: &RunKey, after: u64, limit: usize) -> Result<Batch, RunStoreError> {
+        let inner = self.lock();
+        let log = inner.runs.get(key).ok_or(RunStoreError::NotFound)?;
+        let r = &log.record;
+        if after + 1 < r.oldest && after < r.head {
+            return Err(RunStoreError::Gone {
+                oldest: r.oldest,
+                head: r.head,
+            });
+        }
+        let start = (after + 1).saturating_sub(r.oldest) as usize;
+        let events: Vec<Bytes> = log.events.iter().skip(start).take(limit).cloned().collect();
+        Ok(Batch {
+            first: after + 1,
+            events,
+            head: r.head,
+            status: r.status,
+        })
+    }
+
+    fn watcher(&self, key: &RunKey, after: u64) -> Option<watch::Receiver<u64>> {
+        let inner = self.lock();
+        let log = inner.runs.get(key)?;
+        if log.record.head > after || log.record.status.is_terminal() {
+            return None;
+        }
+        Some(log.head.subscribe())
+    }
+}
+
+impl RunStore for InMemoryRunStore {
+    fn create(&self, run: NewRun) -> RunStoreFuture<'_, Created> {
+        Box::pin(std::future::ready(self.do_create(run)))
+    }
+
+    fn append<'a>(
+        &'a self,
+        key: &'a RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        terminal: Option<RunStatus>,
+    ) -> RunStoreFuture<'a, ()> {
+        Box::pin(std::future::ready(
+            self.do_append(key, fence, first, events, terminal),
+        ))
+    }
+
+    fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
+        Box::pin(std::future::ready(self.do_read(key, after, limit)))
+    }
+
+    fn wait<'a>(
+        &'a self,
+        key: &'a RunKey,
+        after: u64,
+        timeout: Duration,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        let rx = self.watcher(key, after);
+        Box::pin(async move {
+            if let Some(mut rx) = rx {
+                let _ = tokio::time::timeout(timeout, rx.changed()).await;
+            }
+        })
+    }
+
+    fn record<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, Option<RunRecord>> {
+        let r = self.lock().runs.get(key).map(|l| l.record.clone());
+        Box::pin(std::future::ready(Ok(r)))
+    }
+
+    fn heartbeat<'a>(&'a self, key: &'a RunKey, fence: Fence) -> RunStoreFuture<'a, Heartbeat> {
+        let r = match self.lock().runs.get(key) {
+            None => Err(RunStoreError::NotFound),
+            Some(l) if l.fence != fence => Err(RunStoreError::Fenced),
+            Some(l) => Ok(Heartbeat {
+                cancel_requested: l.record.cancel_requested,
+            }),
+        };
+        Box::pin(std::future::ready(r))
+    }
+
+    fn request_cancel<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, CancelOutcome> {
+        let r = match self.lock().runs.get_mut(key) {
+            None => Err(RunStoreError::NotFound),
+            Some(l) if l.record.status.is_terminal() => Ok(CancelOutcome::AlreadyEnded),
+            Some(l) => {
+                l.record.cancel_requested = true;
+                // Wake whoever waits on the run (its producer watches for the flag).
+                l.head.send_modify(|_| {});
+                Ok(CancelOutcome::Requested)
+            }
+        };
+        Box::pin(std::future::ready(r))
+    }
+
+    fn expired_leases(&self, _limit: usize) -> RunStoreFuture<'_, Vec<RunKey>> {
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        _key: &'a RunKey,
+        _replica: &'a str,
+    ) -> RunStoreFuture<'a, Option<(Fence, u64)>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
+}

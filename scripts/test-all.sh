@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs the reference packages the interop tests need, then the
-# whole workspace's tests (unit, golden, property, interop and doc tests).
+# whole workspace's tests (unit, golden, property, interop and doc tests), and the
+# browser test of the CopilotKit example page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-interop.sh
@@ -9,3 +10,6 @@ cargo test --workspace --all-targets
 # The AG-UI 1.1 conformance lane again, printing its per-fixture table.
 cargo test -p agui-client --test conformance -- --nocapture conformance_corpus_1_1
 cargo test --workspace --doc
+# A real CopilotKit page against `agui serve`, in headless Chromium (installs Debian's
+# chromium and the example's npm packages when missing).
+./scripts/test-browser.sh

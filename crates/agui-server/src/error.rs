@@ -113,6 +113,9 @@ pub struct ApiError {
     pub field: Option<String>,
     /// 1-based line and column in the body, when known.
     pub position: Option<(usize, usize)>,
+    /// More members of the error object, when the error has data of its own (such as
+    /// the retained range of a run's log).
+    pub extra: Option<Box<Map<String, Value>>>,
 }
 
 impl ApiError {
@@ -124,7 +127,16 @@ impl ApiError {
             message: message.into(),
             field: None,
             position: None,
+            extra: None,
         }
+    }
+
+    /// Adds a member to the error object.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.extra
+            .get_or_insert_with(Default::default)
+            .insert(key.to_owned(), value.into());
+        self
     }
 
     /// The error body as JSON.
@@ -138,6 +150,11 @@ impl ApiError {
         if let Some((line, column)) = self.position {
             inner.insert("line".into(), Value::from(line));
             inner.insert("column".into(), Value::from(column));
+        }
+        if let Some(extra) = &self.extra {
+            for (k, v) in extra.iter() {
+                inner.insert(k.clone(), v.clone());
+            }
         }
         json!({ "error": inner })
     }
@@ -161,6 +178,7 @@ impl ApiError {
             message: msg,
             field: Some(e.path.clone()),
             position: (e.line > 0).then_some((e.line, e.column)),
+            extra: None,
         }
     }
 }

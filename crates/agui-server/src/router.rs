@@ -27,7 +27,7 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -37,6 +37,7 @@ use crate::context::RunContext;
 use crate::error::{AgentError, ApiError};
 use crate::lifecycle::{default_verifier, EventVerifier, LifecycleGuard};
 use crate::response::{streaming_response, RunStream, StreamSettings};
+use crate::runs::http::{self as runs_http, Owner, Resumable};
 use crate::shutdown::Shutdown;
 use agui_core::encoding::negotiate;
 
@@ -101,6 +102,7 @@ pub struct AgentRouter {
     config: ServerConfig,
     shutdown: Shutdown,
     verifier: Option<VerifierFactory>,
+    resumable: Option<Resumable>,
 }
 
 impl std::fmt::Debug for AgentRouter {
@@ -129,7 +131,17 @@ impl AgentRouter {
             config: ServerConfig::default(),
             shutdown: Shutdown::new(),
             verifier: None,
+            resumable: None,
         }
+    }
+
+    /// Makes runs resumable (see [`crate::runs`]): a request with
+    /// `AGUI-Resumable: 1` and an owner gets a run that outlives its connection, with
+    /// sequence numbers on its events, and the routes `GET /{name}/runs/{runId}/events`,
+    /// `GET /{name}/runs/{runId}` and `POST /{name}/runs/{runId}/cancel` serve it.
+    pub fn resumable(mut self, config: Resumable) -> Self {
+        self.resumable = Some(config);
+        self
     }
 
     /// Mounts `agent` at `/{name}`. A later agent with the same name replaces an
@@ -272,6 +284,7 @@ impl AgentRouter {
             config: self.config,
             shutdown: self.shutdown,
             verifier: self.verifier,
+            resume: self.resumable.map(runs_http::ResumeState::new),
         });
         let mut router = Router::new();
         if list {
@@ -279,6 +292,9 @@ impl AgentRouter {
         }
         router
             .route("/{name}", get(capabilities).post(run))
+            .route("/{name}/runs/{run_id}", get(run_status))
+            .route("/{name}/runs/{run_id}/events", get(run_events))
+            .route("/{name}/runs/{run_id}/cancel", post(run_cancel))
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)
             .with_state(shared)
@@ -291,6 +307,7 @@ struct Shared {
     config: ServerConfig,
     shutdown: Shutdown,
     verifier: Option<VerifierFactory>,
+    resume: Option<runs_http::ResumeState>,
 }
 
 impl Shared {
@@ -408,10 +425,11 @@ pub(crate) fn is_json_media_type(v: &str) -> bool {
 async fn run(
     State(s): State<Arc<Shared>>,
     Path(name): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    req: axum::extract::Request,
 ) -> Response {
-    match start_run(&s, &name, &headers, body).await {
+    let (parts, body) = req.into_parts();
+    let owner = parts.extensions.get::<Owner>();
+    match start_run(&s, &name, &parts.headers, owner, body).await {
         Ok(r) => r,
         Err(e) => {
             tracing::debug!(agent = %name, code = e.code, message = %e.message, "request refused");
@@ -424,6 +442,7 @@ async fn start_run(
     s: &Arc<Shared>,
     name: &str,
     headers: &HeaderMap,
+    owner: Option<&Owner>,
     body: Body,
 ) -> Result<Response, ApiError> {
     let (name, agent) = s.find(name).ok_or_else(|| s.unknown(name))?;
@@ -499,23 +518,66 @@ async fn start_run(
     });
     let guard = LifecycleGuard::new(input.thread_id.clone(), input.run_id.clone(), verifier)
         .declare_protocol_version(Some(declared_version(input.protocol_version.as_deref())));
-    let agent_ctx = ctx.clone();
-    let stream: AgentStream =
-        match std::panic::catch_unwind(AssertUnwindSafe(|| agent.run(input, agent_ctx))) {
-            Ok(st) => st,
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                tracing::error!(panic = %what, "agent panicked while starting the run");
-                Box::pin(futures_util::stream::iter([Err(AgentError::public(
-                    "agent panicked",
-                )
-                .with_code("agent_panic"))]))
+
+    // A resumable run: produced on a task of its own, served from the run store.
+    let mut not_resumable = None;
+    if let Some(rs) = s.resume.as_ref() {
+        if runs_http::opted_in(headers, rs.config.mode) {
+            let owner = runs_http::owner_of(headers, owner);
+            match owner {
+                None => not_resumable = Some("no-owner"),
+                Some(_) if !runs_http::resumable_run_id(&input.run_id) => {
+                    not_resumable = Some("run-id")
+                }
+                Some(owner) => {
+                    drop(_entered);
+                    rs.ensure_reaper(token.clone());
+                    let started = runs_http::start(runs_http::Start {
+                        state: rs,
+                        agent_name: name,
+                        owner,
+                        body: &bytes,
+                        headers,
+                        input: &input,
+                        encoding,
+                        keep_alive: s.config.keep_alive,
+                    })
+                    .await?;
+                    return Ok(match started {
+                        runs_http::Started::Attached(res) => res,
+                        runs_http::Started::New {
+                            key,
+                            fence,
+                            local,
+                            response,
+                        } => {
+                            let stream = start_agent(agent.as_ref(), input, ctx.clone(), &span);
+                            let production = crate::runs::producer::Production {
+                                store: rs.config.store.clone(),
+                                registry: rs.registry.clone(),
+                                local,
+                                key,
+                                fence,
+                                agent: stream,
+                                guard,
+                                ctx,
+                                shutdown: token.clone(),
+                                settings: rs.producer_settings(s.config.shutdown_grace),
+                                permit,
+                            };
+                            tokio::spawn(tracing::Instrument::instrument(
+                                crate::runs::producer::produce(production),
+                                span,
+                            ));
+                            response
+                        }
+                    });
+                }
             }
-        };
+        }
+    }
+
+    let stream = start_agent(agent.as_ref(), input, ctx.clone(), &span);
     let settings = StreamSettings {
         encoding,
         keep_alive: s.config.keep_alive,
@@ -523,7 +585,102 @@ async fn start_run(
     };
     drop(_entered);
     let run = RunStream::new(stream, guard, ctx, token, &settings, span, permit);
-    Ok(streaming_response(encoding, run))
+    let res = streaming_response(encoding, run);
+    Ok(match not_resumable {
+        Some(reason) => runs_http::mark_not_resumable(res, reason),
+        None => res,
+    })
+}
+
+/// The agent's stream for this run; a panic while starting it becomes an error item.
+pub(crate) fn start_agent(
+    agent: &dyn Agent,
+    input: RunAgentInput,
+    ctx: RunContext,
+    span: &tracing::Span,
+) -> AgentStream {
+    let _entered = span.enter();
+    match std::panic::catch_unwind(AssertUnwindSafe(|| agent.run(input, ctx))) {
+        Ok(st) => st,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(panic = %what, "agent panicked while starting the run");
+            Box::pin(futures_util::stream::iter([Err(AgentError::public(
+                "agent panicked",
+            )
+            .with_code("agent_panic"))]))
+        }
+    }
+}
+
+/// The owner of a request, for the re-attach routes.
+fn request_owner(parts: &axum::http::request::Parts) -> Option<String> {
+    runs_http::owner_of(&parts.headers, parts.extensions.get::<Owner>())
+}
+
+fn resume_state<'a>(s: &'a Shared, name: &str) -> Result<&'a runs_http::ResumeState, ApiError> {
+    s.find(name).ok_or_else(|| s.unknown(name))?;
+    s.resume.as_ref().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_resumable",
+            "this server keeps no resumable runs",
+        )
+    })
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct EventsQuery {
+    after: Option<String>,
+}
+
+async fn run_events(
+    State(s): State<Arc<Shared>>,
+    Path((name, run_id)): Path<(String, String)>,
+    axum::extract::Query(q): axum::extract::Query<EventsQuery>,
+    req: axum::extract::Request,
+) -> Result<Response, ApiError> {
+    let rs = resume_state(&s, &name)?;
+    let (parts, _) = req.into_parts();
+    let accept = parts
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    runs_http::events(
+        rs,
+        &name,
+        &run_id,
+        request_owner(&parts),
+        &parts.headers,
+        q.after.as_deref(),
+        negotiate(accept),
+        s.config.keep_alive,
+    )
+    .await
+}
+
+async fn run_status(
+    State(s): State<Arc<Shared>>,
+    Path((name, run_id)): Path<(String, String)>,
+    req: axum::extract::Request,
+) -> Result<Response, ApiError> {
+    let rs = resume_state(&s, &name)?;
+    let (parts, _) = req.into_parts();
+    runs_http::status(rs, &name, &run_id, request_owner(&parts)).await
+}
+
+async fn run_cancel(
+    State(s): State<Arc<Shared>>,
+    Path((name, run_id)): Path<(String, String)>,
+    req: axum::extract::Request,
+) -> Result<Response, ApiError> {
+    let rs = resume_state(&s, &name)?;
+    let (parts, _) = req.into_parts();
+    runs_http::cancel(rs, &name, &run_id, request_owner(&parts)).await
 }
 
 /// The protocol version to declare to a client that declared `client`: the client's own

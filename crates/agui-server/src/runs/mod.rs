@@ -27,9 +27,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+pub mod http;
 mod memory;
+pub(crate) mod producer;
+mod viewer;
 
+pub use http::{Owner, Resumable, ResumeMode};
 pub use memory::{InMemoryRunStore, RunLimits};
+pub use producer::DetachPolicy;
 
 /// A boxed future returned by [`RunStore`] methods.
 pub type RunStoreFuture<'a, T> =

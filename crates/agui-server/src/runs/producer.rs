@@ -1,0 +1,342 @@
+//! The producer of a resumable run: the agent's events, through the lifecycle guard,
+//! stamped with sequence numbers and committed to the store in batches. It runs on a
+//! task of its own (the run registry's), never inside an HTTP response.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agui_core::types::RunFinishedOutcome;
+use agui_core::Event;
+use bytes::Bytes;
+use futures_util::{FutureExt, StreamExt};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::{Fence, RunKey, RunStatus, RunStore, RunStoreError};
+use crate::agent::AgentStream;
+use crate::context::RunContext;
+use crate::lifecycle::{GuardFlow, LifecycleGuard};
+
+/// What to do when the last viewer of a resumable run goes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DetachPolicy {
+    /// Keep running; cancel when no viewer has been attached for `max_unwatched`.
+    Continue {
+        /// How long a run may go unwatched (default 10 minutes).
+        max_unwatched: Duration,
+    },
+    /// Cancel at once, as a non-resumable run is (ids and re-attach still work while a
+    /// viewer is attached).
+    Cancel,
+}
+
+impl Default for DetachPolicy {
+    fn default() -> Self {
+        DetachPolicy::Continue {
+            max_unwatched: Duration::from_secs(600),
+        }
+    }
+}
+
+/// The local state of one producing run: how to cancel it, who watches it.
+#[derive(Debug, Default)]
+pub(crate) struct Local {
+    pub cancel: CancellationToken,
+    pub viewers: AtomicUsize,
+    pub viewers_changed: Notify,
+}
+
+/// The runs this replica produces, by key.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    runs: Mutex<HashMap<RunKey, Arc<Local>>>,
+}
+
+impl Registry {
+    pub(crate) fn insert(&self, key: &RunKey) -> Arc<Local> {
+        let local = Arc::new(Local::default());
+        self.lock().insert(key.clone(), local.clone());
+        local
+    }
+
+    pub(crate) fn get(&self, key: &RunKey) -> Option<Arc<Local>> {
+        self.lock().get(key).cloned()
+    }
+
+    fn remove(&self, key: &RunKey) {
+        self.lock().remove(key);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RunKey, Arc<Local>>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Counts a viewer of a run while alive.
+#[derive(Debug)]
+pub(crate) struct ViewerGuard(Option<Arc<Local>>);
+
+impl ViewerGuard {
+    pub(crate) fn new(local: Option<Arc<Local>>) -> Self {
+        if let Some(l) = &local {
+            l.viewers.fetch_add(1, Ordering::SeqCst);
+            l.viewers_changed.notify_waiters();
+        }
+        ViewerGuard(local)
+    }
+}
+
+impl Drop for ViewerGuard {
+    fn drop(&mut self) {
+        if let Some(l) = &self.0 {
+            l.viewers.fetch_sub(1, Ordering::SeqCst);
+            l.viewers_changed.notify_waiters();
+        }
+    }
+}
+
+/// Timing of a producer.
+#[derive(Debug, Clone)]
+pub(crate) struct ProducerSettings {
+    pub detach: DetachPolicy,
+    pub max_run_duration: Duration,
+    pub heartbeat: Duration,
+    pub shutdown_grace: Duration,
+}
+
+/// One resumable run to produce.
+pub(crate) struct Production {
+    pub store: Arc<dyn RunStore>,
+    pub registry: Arc<Registry>,
+    pub local: Arc<Local>,
+    pub key: RunKey,
+    pub fence: Fence,
+    pub agent: AgentStream,
+    pub guard: LifecycleGuard,
+    pub ctx: RunContext,
+    pub shutdown: CancellationToken,
+    pub settings: ProducerSettings,
+    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+/// The status a run ends with, from its terminal event.
+pub(crate) fn terminal_status(e: &Event) -> Option<RunStatus> {
+    match e {
+        Event::RunFinished(f) => Some(match f.outcome {
+            Some(RunFinishedOutcome::Cancelled(_)) => RunStatus::Cancelled,
+            _ => RunStatus::Finished,
+        }),
+        Event::RunError(r) if r.code.as_deref() == Some("run_lost") => Some(RunStatus::Lost),
+        Event::RunError(_) => Some(RunStatus::Error),
+        _ => None,
+    }
+}
+
+/// The canonical JSON of an event (what follows `data: ` on SSE).
+pub(crate) fn event_bytes(e: &Event) -> Bytes {
+    let mut out = Vec::with_capacity(128);
+    e.write_json(&mut out);
+    Bytes::from(out)
+}
+
+/// Why the producer stopped reading the agent before its end.
+enum Stop {
+    Cancel,
+    Timeout,
+    Unwatched,
+    Fenced,
+}
+
+/// Produces the run to its end.
+pub(crate) async fn produce(mut p: Production) {
+    let mut out: Vec<Event> = Vec::new();
+    let mut head = 0u64;
+    let deadline = tokio::time::sleep(p.settings.max_run_duration);
+    tokio::pin!(deadline);
+    let grace = {
+        let shutdown = p.shutdown.clone();
+        let grace = p.settings.shutdown_grace;
+        async move {
+            shutdown.cancelled().await;
+            tokio::time::sleep(grace).await;
+        }
+    };
+    tokio::pin!(grace);
+    let mut beat = tokio::time::interval(p.settings.heartbeat);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut unwatched_since: Option<tokio::time::Instant> = None;
+    tracing::info!("resumable run started");
+
+    let stop: Option<Stop> = loop {
+        let flow = tokio::select! {
+            biased;
+            () = p.local.cancel.cancelled() => break Some(Stop::Cancel),
+            () = &mut deadline => break Some(Stop::Timeout),
+            () = &mut grace => {
+                tracing::warn!("shutdown: grace period over, ending the run");
+                p.guard.on_shutdown(&mut out);
+                GuardFlow::End
+            }
+            _ = beat.tick() => {
+                match p.store.heartbeat(&p.key, p.fence).await {
+                    Ok(hb) if hb.cancel_requested => break Some(Stop::Cancel),
+                    Ok(_) => {}
+                    Err(RunStoreError::Fenced) => break Some(Stop::Fenced),
+                    Err(e) => tracing::warn!(error = %e, "heartbeat failed"),
+                }
+                if let Some(stop) = check_viewers(&p, &mut unwatched_since) {
+                    break Some(stop);
+                }
+                continue;
+            }
+            () = p.local.viewers_changed.notified() => {
+                if let Some(stop) = check_viewers(&p, &mut unwatched_since) {
+                    break Some(stop);
+                }
+                continue;
+            }
+            item = AssertUnwindSafe(p.agent.next()).catch_unwind() => step(&mut p.guard, item, &mut out),
+        };
+        // Everything else the agent has ready goes in the same batch.
+        let mut flow = flow;
+        while flow == GuardFlow::Continue && !p.guard.is_ended() {
+            match AssertUnwindSafe(p.agent.next())
+                .catch_unwind()
+                .now_or_never()
+            {
+                Some(item) => flow = step(&mut p.guard, item, &mut out),
+                None => break,
+            }
+        }
+        match commit(p.writer(), &mut out, &mut head).await {
+            Ok(()) => {}
+            Err(RunStoreError::Fenced) => break Some(Stop::Fenced),
+            Err(e) => {
+                tracing::error!(error = %e, "the run store refused the run's events: ending it");
+                out.clear();
+                p.guard.on_error(
+                    crate::AgentError::public("the run could not be recorded")
+                        .with_code("store_unavailable"),
+                    &mut out,
+                );
+                if let Err(e) = commit(p.writer(), &mut out, &mut head).await {
+                    tracing::error!(error = %e, "could not record the end of the run");
+                }
+                break None;
+            }
+        }
+        if flow == GuardFlow::End || p.guard.is_ended() {
+            break None;
+        }
+    };
+    drop(std::mem::replace(
+        &mut p.agent,
+        Box::pin(futures_util::stream::empty()),
+    ));
+    p.ctx.cancel();
+    match stop {
+        None => {}
+        Some(Stop::Fenced) => {
+            tracing::warn!("another replica took the run over: the agent is stopped");
+        }
+        Some(stop) => {
+            match stop {
+                Stop::Timeout => p.guard.on_error(
+                    crate::AgentError::public("the run exceeded its longest allowed duration")
+                        .with_code("run_timeout"),
+                    &mut out,
+                ),
+                Stop::Unwatched => {
+                    tracing::info!("no viewer for too long: cancelling the run");
+                    p.guard.on_cancel(&mut out)
+                }
+                _ => {
+                    tracing::info!("run cancelled on request");
+                    p.guard.on_cancel(&mut out)
+                }
+            }
+            if let Err(e) = commit(p.writer(), &mut out, &mut head).await {
+                tracing::error!(error = %e, "could not record the end of the run");
+            }
+        }
+    }
+    p.registry.remove(&p.key);
+    tracing::info!(events = head, "resumable run ended");
+    drop(p.permit.take());
+}
+
+impl Production {
+    fn writer(&self) -> Writer<'_> {
+        Writer {
+            store: &self.store,
+            key: &self.key,
+            fence: self.fence,
+        }
+    }
+}
+
+fn step(
+    guard: &mut LifecycleGuard,
+    item: Result<Option<Result<Event, crate::AgentError>>, Box<dyn std::any::Any + Send>>,
+    out: &mut Vec<Event>,
+) -> GuardFlow {
+    match item {
+        Ok(Some(Ok(event))) => guard.on_event(event, out),
+        Ok(Some(Err(err))) => {
+            guard.on_error(err, out);
+            GuardFlow::End
+        }
+        Ok(None) => {
+            guard.on_end(out);
+            GuardFlow::End
+        }
+        Err(panic) => {
+            guard.on_panic(&*panic, out);
+            GuardFlow::End
+        }
+    }
+}
+
+fn check_viewers(p: &Production, since: &mut Option<tokio::time::Instant>) -> Option<Stop> {
+    let watched = p.local.viewers.load(Ordering::SeqCst) > 0;
+    if watched {
+        *since = None;
+        return None;
+    }
+    let now = tokio::time::Instant::now();
+    let start = *since.get_or_insert(now);
+    match p.settings.detach {
+        DetachPolicy::Cancel => Some(Stop::Unwatched),
+        DetachPolicy::Continue { max_unwatched } if now.duration_since(start) >= max_unwatched => {
+            Some(Stop::Unwatched)
+        }
+        DetachPolicy::Continue { .. } => None,
+    }
+}
+
+/// What a commit needs of the production (which is not `Sync`: the agent's stream).
+#[derive(Clone, Copy)]
+struct Writer<'a> {
+    store: &'a Arc<dyn RunStore>,
+    key: &'a RunKey,
+    fence: Fence,
+}
+
+/// Stamps and appends the guard's output (one store call).
+async fn commit(p: Writer<'_>, out: &mut Vec<Event>, head: &mut u64) -> Result<(), RunStoreError> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    let terminal = out.iter().rev().find_map(terminal_status);
+    let batch: Vec<Bytes> = out.drain(..).map(|e| event_bytes(&e)).collect();
+    let n = batch.len() as u64;
+    p.store
+        .append(p.key, p.fence, *head + 1, batch, terminal)
+        .await?;
+    *head += n;
+    Ok(())
+}

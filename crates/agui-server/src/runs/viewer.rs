@@ -1,0 +1,167 @@
+//! A viewer of a resumable run: one HTTP response streaming the run's log from a
+//! cursor, then its live tail, until the terminal event. The same code serves the
+//! response of the request that started the run and every re-attach.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agui_core::encoding::{Encoding, EventEncoder};
+use agui_core::Event;
+use axum::body::Body;
+use axum::http::{header, HeaderValue, Response, StatusCode};
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use super::producer::ViewerGuard;
+use super::{RunKey, RunStore, RunStoreError};
+
+/// Events read per store call.
+const PAGE: usize = 512;
+/// Longest wait for a wake-up before reading the log again (wake-ups may be lost).
+const POLL: Duration = Duration::from_secs(1);
+
+/// How a viewer writes.
+#[derive(Debug, Clone)]
+pub(crate) struct ViewerSettings {
+    pub encoding: Encoding,
+    pub keep_alive: Option<Duration>,
+    pub retry_ms: u64,
+}
+
+struct State {
+    store: Arc<dyn RunStore>,
+    key: RunKey,
+    run_id: String,
+    cursor: u64,
+    settings: ViewerSettings,
+    encoder: EventEncoder,
+    first: bool,
+    last_write: Instant,
+    done: bool,
+    _guard: ViewerGuard,
+}
+
+/// The streaming response of a viewer starting after `after` (`head` is the head when
+/// it starts, for the `AGUI-Head-Seq` header).
+pub(crate) fn response(
+    store: Arc<dyn RunStore>,
+    key: RunKey,
+    run_id: String,
+    after: u64,
+    head: u64,
+    settings: ViewerSettings,
+    guard: ViewerGuard,
+) -> Response<Body> {
+    let encoding = settings.encoding;
+    let state = State {
+        store,
+        key,
+        run_id,
+        cursor: after,
+        encoder: EventEncoder::new(encoding),
+        settings,
+        first: true,
+        last_write: Instant::now(),
+        done: false,
+        _guard: guard,
+    };
+    let stream = futures_util::stream::unfold(state, next_chunk);
+    let mut res = Response::new(Body::from_stream(stream));
+    *res.status_mut() = StatusCode::OK;
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(encoding.content_type()),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    h.insert("agui-first-seq", HeaderValue::from(after + 1));
+    h.insert("agui-head-seq", HeaderValue::from(head));
+    res
+}
+
+impl State {
+    fn write(&mut self, seq: u64, json: &[u8], out: &mut Vec<u8>) {
+        match self.settings.encoding {
+            Encoding::Sse => {
+                if self.first {
+                    out.extend_from_slice(
+                        format!("retry: {}\n", self.settings.retry_ms).as_bytes(),
+                    );
+                    self.first = false;
+                }
+                out.extend_from_slice(b"id: ");
+                out.extend_from_slice(self.run_id.as_bytes());
+                out.push(b':');
+                out.extend_from_slice(seq.to_string().as_bytes());
+                out.extend_from_slice(b"\ndata: ");
+                out.extend_from_slice(json);
+                out.extend_from_slice(b"\n\n");
+            }
+            Encoding::Proto => match Event::from_json_slice(json) {
+                Ok(e) => self.encoder.encode(&e, out),
+                // The store holds what this server wrote; a frame that does not decode
+                // is a bug, and skipping it would break the frame count.
+                Err(err) => {
+                    tracing::error!(seq, error = %err, "a stored event does not decode: ending the viewer");
+                    self.done = true;
+                }
+            },
+        }
+    }
+}
+
+async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> {
+    loop {
+        if s.done {
+            return None;
+        }
+        let batch = match s.store.read(&s.key, s.cursor, PAGE).await {
+            Ok(b) => b,
+            Err(RunStoreError::Gone { oldest, .. }) => {
+                tracing::info!(
+                    cursor = s.cursor,
+                    oldest,
+                    "viewer fell behind the retained log"
+                );
+                s.done = true;
+                let comment = matches!(s.settings.encoding, Encoding::Sse)
+                    .then_some(Bytes::from_static(b": cursor_expired\n\n"));
+                return comment.map(|c| (Ok(c), s));
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "run no longer readable: ending the viewer");
+                return None;
+            }
+        };
+        if !batch.events.is_empty() {
+            let mut out = Vec::new();
+            for (i, json) in batch.events.iter().enumerate() {
+                s.write(batch.first + i as u64, json, &mut out);
+                if s.done {
+                    break;
+                }
+            }
+            s.cursor = batch.first + batch.events.len() as u64 - 1;
+            if batch.status.is_terminal() && s.cursor >= batch.head {
+                s.done = true;
+            }
+            s.last_write = Instant::now();
+            return Some((Ok(Bytes::from(out)), s));
+        }
+        if batch.status.is_terminal() && s.cursor >= batch.head {
+            return None;
+        }
+        s.store.wait(&s.key, s.cursor, POLL).await;
+        if let (Encoding::Sse, Some(k)) = (s.settings.encoding, s.settings.keep_alive) {
+            if !k.is_zero() && s.last_write.elapsed() >= k {
+                s.last_write = Instant::now();
+                return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), s));
+            }
+        }
+    }
+}

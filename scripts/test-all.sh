@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-interop.sh
 export AGUI_REQUIRE_INTEROP=1  # here, a missing reference package fails the interop tests
+export AGUI_REQUIRE_REDIS=1    # and a missing Redis (AGUI_TEST_REDIS_URL, default 127.0.0.1:6379) fails the store tests
 cargo test --workspace --all-targets
 # The AG-UI 1.1 conformance lane again, printing its per-fixture table.
 cargo test -p agui-client --test conformance -- --nocapture conformance_corpus_1_1

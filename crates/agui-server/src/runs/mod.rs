@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+pub mod contract;
 pub mod http;
 mod memory;
 pub(crate) mod producer;

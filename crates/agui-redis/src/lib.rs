@@ -1,0 +1,639 @@
+//! Resumable AG-UI runs across several server replicas: [`RedisRunStore`], a
+//! [`RunStore`] on Redis Streams for `agui-server`.
+//!
+//! ```no_run
+//! # async fn main_() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use agui_redis::{RedisLimits, RedisRunStore};
+//! use agui_server::runs::Resumable;
+//!
+//! let store = RedisRunStore::connect("redis://127.0.0.1:6379", "agui", RedisLimits::default()).await?;
+//! let resumable = Resumable::new(Arc::new(store)).replica("replica-a");
+//! let app = agui_server::AgentRouter::new() /* .agent(...) */ .resumable(resumable);
+//! # let _ = app; Ok(()) }
+//! ```
+//!
+//! # Layout
+//!
+//! For a run key `K` (see [`RunKey`]) under the prefix `P`:
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `P:{K}:log` | stream | one entry per event, id `{seq}-0`, field `e` = the event's JSON |
+//! | `P:{K}:meta` | hash | run id, thread, agent, body hash, status, head, oldest, fence, owner replica, lease, cancel flag, times |
+//! | `P:leases` | sorted set | running runs by lease expiry (milliseconds, Redis's own clock) |
+//! | `P:{K}:wake` | pub/sub channel | the new head after each append (a wake-up, never data) |
+//!
+//! Every write is one Lua script, so each operation is atomic: an append checks the
+//! fence and that it starts right after the head, adds the events (trimming the log to
+//! its cap), moves the head, ends the run when the batch is terminal (the keys then
+//! expire after the retention time), and publishes the wake-up. Lease times come from
+//! Redis's `TIME`, never a replica's clock. Viewers read the log by cursor and wait on
+//! the wake-ups, which one pattern subscription per store brings in, polling as well
+//! since pub/sub may lose a message. The `P:leases` key is shared by every run, so the
+//! store does not run on Redis Cluster (one shard, or a primary with replicas).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agui_server::runs::{
+    Batch, CancelOutcome, Created, Fence, Heartbeat, NewRun, RunKey, RunRecord, RunStatus,
+    RunStore, RunStoreError, RunStoreFuture,
+};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use redis::aio::ConnectionManager;
+use redis::{Script, Value};
+use tokio::sync::watch;
+
+/// Bounds of a [`RedisRunStore`]. Every field has a documented default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RedisLimits {
+    /// How long a finished run stays readable (default 1 hour).
+    pub retention: Duration,
+    /// Most events kept per run (default 200,000); older ones are trimmed, and a
+    /// re-attach from before them gets `410`.
+    pub max_events_per_run: u64,
+    /// A run's keys expire this long after its last write even when nobody ends it
+    /// (default 2 hours): nothing stays forever.
+    pub safety_ttl: Duration,
+}
+
+impl Default for RedisLimits {
+    fn default() -> Self {
+        RedisLimits {
+            retention: Duration::from_secs(3600),
+            max_events_per_run: 200_000,
+            safety_ttl: Duration::from_secs(7200),
+        }
+    }
+}
+
+impl RedisLimits {
+    /// Sets [`retention`](Self::retention).
+    pub fn retention(mut self, d: Duration) -> Self {
+        self.retention = d;
+        self
+    }
+
+    /// Sets [`max_events_per_run`](Self::max_events_per_run).
+    pub fn max_events_per_run(mut self, n: u64) -> Self {
+        self.max_events_per_run = n.max(1);
+        self
+    }
+}
+
+const CREATE: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('HGETALL', KEYS[1])
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[7])
+redis.call('HSET', KEYS[1], 'run_id', ARGV[2], 'thread_id', ARGV[3], 'agent', ARGV[4],
+  'body_hash', ARGV[5], 'owner_replica', ARGV[6], 'status', 'running', 'head', 0,
+  'oldest', 1, 'fence', ARGV[8], 'lease_ms', lease, 'lease_until', now + lease,
+  'cancel', 0, 'created_at', now)
+redis.call('EXPIRE', KEYS[1], ARGV[9])
+redis.call('ZADD', KEYS[2], now + lease, ARGV[1])
+return 'NEW'
+"#;
+
+const APPEND: &str = r#"
+local m = redis.call('HMGET', KEYS[1], 'fence', 'status', 'head')
+if not m[1] then return {-1, 0} end
+if m[1] ~= ARGV[2] then return {-2, 0} end
+if m[2] ~= 'running' then return {-3, 0} end
+local head = tonumber(m[3])
+if tonumber(ARGV[3]) ~= head + 1 then return {-4, head} end
+for i = 9, #ARGV do
+  head = head + 1
+  redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], head .. '-0', 'e', ARGV[i])
+end
+local len = redis.call('XLEN', KEYS[2])
+redis.call('HSET', KEYS[1], 'head', head, 'oldest', head - len + 1)
+if ARGV[5] ~= '' then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('HSET', KEYS[1], 'status', ARGV[5], 'finished_at', now)
+  redis.call('EXPIRE', KEYS[1], ARGV[6])
+  redis.call('EXPIRE', KEYS[2], ARGV[6])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+else
+  redis.call('EXPIRE', KEYS[1], ARGV[8])
+  redis.call('EXPIRE', KEYS[2], ARGV[8])
+end
+redis.call('PUBLISH', ARGV[7], head)
+return {1, head}
+"#;
+
+const READ: &str = r#"
+local m = redis.call('HMGET', KEYS[1], 'status', 'head', 'oldest')
+if not m[1] then return {-1} end
+local after = tonumber(ARGV[1])
+local head = tonumber(m[2])
+local oldest = tonumber(m[3])
+if after + 1 < oldest and after < head then return {-5, oldest, head} end
+local out = {1, m[1], head, oldest}
+if after < head then
+  local entries = redis.call('XRANGE', KEYS[2], (after + 1) .. '-0', '+', 'COUNT', ARGV[2])
+  for _, e in ipairs(entries) do out[#out + 1] = e[2][2] end
+end
+return out
+"#;
+
+const HEARTBEAT: &str = r#"
+local m = redis.call('HMGET', KEYS[1], 'fence', 'status', 'lease_ms', 'cancel')
+if not m[1] then return -1 end
+if m[1] ~= ARGV[2] then return -2 end
+if m[2] == 'running' then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local lease = tonumber(m[3])
+  redis.call('HSET', KEYS[1], 'lease_until', now + lease)
+  redis.call('ZADD', KEYS[2], now + lease, ARGV[1])
+end
+return tonumber(m[4])
+"#;
+
+const CANCEL: &str = r#"
+local s = redis.call('HGET', KEYS[1], 'status')
+if not s then return -1 end
+if s ~= 'running' then return 0 end
+redis.call('HSET', KEYS[1], 'cancel', 1)
+redis.call('PUBLISH', ARGV[1], 'cancel')
+return 1
+"#;
+
+const EXPIRED: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
+"#;
+
+const TAKE_OVER: &str = r#"
+local m = redis.call('HMGET', KEYS[1], 'status', 'lease_until', 'head', 'lease_ms')
+if (not m[1]) or m[1] ~= 'running' then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return false
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if tonumber(m[2]) >= now then return false end
+local lease = tonumber(m[4])
+redis.call('HSET', KEYS[1], 'fence', ARGV[3], 'owner_replica', ARGV[2], 'lease_until', now + lease)
+redis.call('ZADD', KEYS[2], now + lease, ARGV[1])
+return tonumber(m[3])
+"#;
+
+struct Scripts {
+    create: Script,
+    append: Script,
+    read: Script,
+    heartbeat: Script,
+    cancel: Script,
+    expired: Script,
+    take_over: Script,
+}
+
+type Waiters = Arc<Mutex<HashMap<String, watch::Sender<u64>>>>;
+
+/// Run logs in Redis Streams, shared by every replica. See the [crate docs](crate).
+pub struct RedisRunStore {
+    con: ConnectionManager,
+    prefix: String,
+    limits: RedisLimits,
+    scripts: Scripts,
+    waiters: Waiters,
+    listener: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for RedisRunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisRunStore")
+            .field("prefix", &self.prefix)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for RedisRunStore {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+fn unavailable(e: impl std::error::Error + Send + Sync + 'static) -> RunStoreError {
+    RunStoreError::Unavailable(Box::new(e))
+}
+
+fn protocol(what: &str) -> RunStoreError {
+    RunStoreError::Unavailable(format!("unexpected reply from Redis: {what}").into())
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+        Value::SimpleString(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        Value::Int(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+fn record_from(fields: &[Value]) -> Result<RunRecord, RunStoreError> {
+    let mut map = HashMap::new();
+    for pair in fields.chunks(2) {
+        if let [k, v] = pair {
+            if let (Some(k), Some(v)) = (text(k), text(v)) {
+                map.insert(k, v);
+            }
+        }
+    }
+    let get = |k: &str| map.get(k).cloned().unwrap_or_default();
+    let num = |k: &str| map.get(k).and_then(|v| v.parse::<u64>().ok());
+    Ok(RunRecord {
+        run_id: get("run_id"),
+        thread_id: get("thread_id"),
+        agent: get("agent"),
+        status: RunStatus::parse(&get("status")).ok_or_else(|| protocol("a run status"))?,
+        head: num("head").unwrap_or(0),
+        oldest: num("oldest").unwrap_or(1),
+        body_hash: get("body_hash"),
+        owner_replica: get("owner_replica"),
+        cancel_requested: get("cancel") == "1",
+        created_at_ms: num("created_at").unwrap_or(0),
+        finished_at_ms: num("finished_at"),
+    })
+}
+
+impl RedisRunStore {
+    /// Connects to the Redis at `url` (`redis://host:port[/db]`, or `rediss://` for
+    /// TLS); every key starts with `prefix`.
+    pub async fn connect(
+        url: &str,
+        prefix: &str,
+        limits: RedisLimits,
+    ) -> Result<Self, RunStoreError> {
+        let client = redis::Client::open(url).map_err(unavailable)?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(5)))
+            .set_response_timeout(Some(Duration::from_secs(5)))
+            .set_number_of_retries(2);
+        let con = ConnectionManager::new_with_config(client.clone(), config)
+            .await
+            .map_err(unavailable)?;
+        let waiters: Waiters = Arc::default();
+        let listener = tokio::spawn(listen(client, format!("{prefix}:*:wake"), waiters.clone()));
+        Ok(RedisRunStore {
+            con,
+            prefix: prefix.to_owned(),
+            limits,
+            scripts: Scripts {
+                create: Script::new(CREATE),
+                append: Script::new(APPEND),
+                read: Script::new(READ),
+                heartbeat: Script::new(HEARTBEAT),
+                cancel: Script::new(CANCEL),
+                expired: Script::new(EXPIRED),
+                take_over: Script::new(TAKE_OVER),
+            },
+            waiters,
+            listener,
+        })
+    }
+
+    fn meta(&self, key: &RunKey) -> String {
+        format!("{}:{{{}}}:meta", self.prefix, key)
+    }
+
+    fn log(&self, key: &RunKey) -> String {
+        format!("{}:{{{}}}:log", self.prefix, key)
+    }
+
+    fn wake(&self, key: &RunKey) -> String {
+        format!("{}:{{{}}}:wake", self.prefix, key)
+    }
+
+    fn leases(&self) -> String {
+        format!("{}:leases", self.prefix)
+    }
+
+    /// The remaining time to live of a run's log, in seconds (`None` when the key has
+    /// no expiry or does not exist): for checking retention.
+    pub async fn log_ttl(&self, key: &RunKey) -> Result<Option<u64>, RunStoreError> {
+        let mut con = self.con.clone();
+        let ttl: i64 = redis::cmd("TTL")
+            .arg(self.log(key))
+            .query_async(&mut con)
+            .await
+            .map_err(unavailable)?;
+        Ok((ttl >= 0).then_some(ttl as u64))
+    }
+
+    async fn do_create(&self, run: NewRun) -> Result<Created, RunStoreError> {
+        let fence = Fence::random();
+        let mut con = self.con.clone();
+        let v: Value = self
+            .scripts
+            .create
+            .key(self.meta(&run.key))
+            .key(self.leases())
+            .arg(run.key.as_str())
+            .arg(&run.run_id)
+            .arg(&run.thread_id)
+            .arg(&run.agent)
+            .arg(&run.body_hash)
+            .arg(&run.replica)
+            .arg(run.lease.as_millis() as u64)
+            .arg(fence.0.to_string())
+            .arg(self.limits.safety_ttl.as_secs().max(1))
+            .invoke_async(&mut con)
+            .await
+            .map_err(unavailable)?;
+        match v {
+            Value::Array(fields) => Ok(Created::Existing(record_from(&fields)?)),
+            _ => Ok(Created::New(fence)),
+        }
+    }
+
+    async fn do_append(
+        &self,
+        key: &RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        terminal: Option<RunStatus>,
+    ) -> Result<(), RunStoreError> {
+        let mut con = self.con.clone();
+        let mut inv = self.scripts.append.prepare_invoke();
+        inv.key(self.meta(key))
+            .key(self.log(key))
+            .key(self.leases())
+            .arg(key.as_str())
+            .arg(fence.0.to_string())
+            .arg(first)
+            .arg(self.limits.max_events_per_run)
+            .arg(terminal.map(|s| s.as_str()).unwrap_or(""))
+            .arg(self.limits.retention.as_secs().max(1))
+            .arg(self.wake(key))
+            .arg(self.limits.safety_ttl.as_secs().max(1));
+        for e in &events {
+            inv.arg(e.as_ref());
+        }
+        let v: Vec<i64> = inv.invoke_async(&mut con).await.map_err(unavailable)?;
+        match v.as_slice() {
+            [1, _] => Ok(()),
+            [-1, _] => Err(RunStoreError::NotFound),
+            [-2, _] => Err(RunStoreError::Fenced),
+            [-3, _] => Err(RunStoreError::Ended),
+            [-4, head] => Err(RunStoreError::Conflict { head: *head as u64 }),
+            _ => Err(protocol("append")),
+        }
+    }
+
+    async fn do_read(
+        &self,
+        key: &RunKey,
+        after: u64,
+        limit: usize,
+    ) -> Result<Batch, RunStoreError> {
+        let mut con = self.con.clone();
+        let v: Vec<Value> = self
+            .scripts
+            .read
+            .key(self.meta(key))
+            .key(self.log(key))
+            .arg(after)
+            .arg(limit.max(1))
+            .invoke_async(&mut con)
+            .await
+            .map_err(unavailable)?;
+        match v.first().and_then(int) {
+            Some(-1) => Err(RunStoreError::NotFound),
+            Some(-5) => Err(RunStoreError::Gone {
+                oldest: v.get(1).and_then(int).unwrap_or(0) as u64,
+                head: v.get(2).and_then(int).unwrap_or(0) as u64,
+            }),
+            Some(1) => {
+                let status = v
+                    .get(1)
+                    .and_then(text)
+                    .and_then(|s| RunStatus::parse(&s))
+                    .ok_or_else(|| protocol("read status"))?;
+                let head = v.get(2).and_then(int).unwrap_or(0) as u64;
+                let events = v[4.min(v.len())..]
+                    .iter()
+                    .map(|e| match e {
+                        Value::BulkString(b) => Ok(Bytes::from(b.clone())),
+                        _ => Err(protocol("an event")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Batch {
+                    first: after + 1,
+                    events,
+                    head,
+                    status,
+                })
+            }
+            _ => Err(protocol("read")),
+        }
+    }
+
+    async fn do_wait(&self, key: &RunKey, after: u64, timeout: Duration) {
+        let rx = {
+            let mut w = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
+            w.entry(key.as_str().to_owned())
+                .or_insert_with(|| watch::Sender::new(0))
+                .subscribe()
+        };
+        // Subscribed first, then checked: an append in between is not missed.
+        let ready = match self.do_read(key, after, 1).await {
+            Ok(b) => !b.events.is_empty() || b.status.is_terminal(),
+            Err(_) => true,
+        };
+        if !ready {
+            let mut rx = rx;
+            let _ = tokio::time::timeout(timeout, rx.changed()).await;
+        }
+        let mut w = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
+        if w.get(key.as_str())
+            .is_some_and(|tx| tx.receiver_count() == 0)
+        {
+            w.remove(key.as_str());
+        }
+    }
+}
+
+/// The wake-up listener: one pattern subscription; reconnects with a pause when the
+/// connection drops (waiters poll meanwhile).
+async fn listen(client: redis::Client, pattern: String, waiters: Waiters) {
+    loop {
+        match client.get_async_pubsub().await {
+            Ok(mut pubsub) => {
+                if let Err(e) = pubsub.psubscribe(&pattern).await {
+                    tracing::warn!(error = %e, "run store: cannot subscribe to wake-ups");
+                } else {
+                    let mut messages = pubsub.on_message();
+                    while let Some(msg) = messages.next().await {
+                        let channel = msg.get_channel_name();
+                        let Some(k) = channel
+                            .rsplit_once(":{")
+                            .and_then(|(_, rest)| rest.strip_suffix("}:wake"))
+                        else {
+                            continue;
+                        };
+                        let head: u64 = msg
+                            .get_payload::<String>()
+                            .ok()
+                            .and_then(|s| s.parse().ok())
+                            .unwrap_or(0);
+                        let w = waiters.lock().unwrap_or_else(|p| p.into_inner());
+                        if let Some(tx) = w.get(k) {
+                            tx.send_replace(head);
+                        }
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "run store: wake-up connection failed"),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+impl RunStore for RedisRunStore {
+    fn create(&self, run: NewRun) -> RunStoreFuture<'_, Created> {
+        Box::pin(self.do_create(run))
+    }
+
+    fn append<'a>(
+        &'a self,
+        key: &'a RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        terminal: Option<RunStatus>,
+    ) -> RunStoreFuture<'a, ()> {
+        Box::pin(self.do_append(key, fence, first, events, terminal))
+    }
+
+    fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
+        Box::pin(self.do_read(key, after, limit))
+    }
+
+    fn wait<'a>(
+        &'a self,
+        key: &'a RunKey,
+        after: u64,
+        timeout: Duration,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(self.do_wait(key, after, timeout))
+    }
+
+    fn record<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, Option<RunRecord>> {
+        Box::pin(async move {
+            let mut con = self.con.clone();
+            let fields: Vec<Value> = redis::cmd("HGETALL")
+                .arg(self.meta(key))
+                .query_async(&mut con)
+                .await
+                .map_err(unavailable)?;
+            if fields.is_empty() {
+                return Ok(None);
+            }
+            record_from(&fields).map(Some)
+        })
+    }
+
+    fn heartbeat<'a>(&'a self, key: &'a RunKey, fence: Fence) -> RunStoreFuture<'a, Heartbeat> {
+        Box::pin(async move {
+            let mut con = self.con.clone();
+            let v: i64 = self
+                .scripts
+                .heartbeat
+                .key(self.meta(key))
+                .key(self.leases())
+                .arg(key.as_str())
+                .arg(fence.0.to_string())
+                .invoke_async(&mut con)
+                .await
+                .map_err(unavailable)?;
+            match v {
+                -1 => Err(RunStoreError::NotFound),
+                -2 => Err(RunStoreError::Fenced),
+                c => Ok(Heartbeat {
+                    cancel_requested: c == 1,
+                }),
+            }
+        })
+    }
+
+    fn request_cancel<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, CancelOutcome> {
+        Box::pin(async move {
+            let mut con = self.con.clone();
+            let v: i64 = self
+                .scripts
+                .cancel
+                .key(self.meta(key))
+                .arg(self.wake(key))
+                .invoke_async(&mut con)
+                .await
+                .map_err(unavailable)?;
+            match v {
+                -1 => Err(RunStoreError::NotFound),
+                0 => Ok(CancelOutcome::AlreadyEnded),
+                _ => Ok(CancelOutcome::Requested),
+            }
+        })
+    }
+
+    fn expired_leases(&self, limit: usize) -> RunStoreFuture<'_, Vec<RunKey>> {
+        Box::pin(async move {
+            let mut con = self.con.clone();
+            let keys: Vec<String> = self
+                .scripts
+                .expired
+                .key(self.leases())
+                .arg(limit.max(1))
+                .invoke_async(&mut con)
+                .await
+                .map_err(unavailable)?;
+            Ok(keys.iter().map(|k| RunKey::from_text(k)).collect())
+        })
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        key: &'a RunKey,
+        replica: &'a str,
+    ) -> RunStoreFuture<'a, Option<(Fence, u64)>> {
+        Box::pin(async move {
+            let fence = Fence::random();
+            let mut con = self.con.clone();
+            let head: Option<i64> = self
+                .scripts
+                .take_over
+                .key(self.meta(key))
+                .key(self.leases())
+                .arg(key.as_str())
+                .arg(replica)
+                .arg(fence.0.to_string())
+                .invoke_async(&mut con)
+                .await
+                .map_err(unavailable)?;
+            Ok(head.map(|h| (fence, h as u64)))
+        })
+    }
+}

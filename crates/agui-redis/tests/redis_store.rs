@@ -1,0 +1,142 @@
+//! The run-store contract against a real Redis (`AGUI_TEST_REDIS_URL`, by default
+//! `redis://127.0.0.1:6379`). Without a reachable Redis the tests print `skipped …`,
+//! except under `AGUI_REQUIRE_REDIS=1` (set by `scripts/test-all.sh`, and so CI), where
+//! that is a failure.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agui_redis::{RedisLimits, RedisRunStore};
+use agui_server::runs::contract::{check, ContractSetup};
+use agui_server::runs::{Created, NewRun, RunKey, RunStatus, RunStore};
+use bytes::Bytes;
+
+fn url() -> String {
+    std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+}
+
+/// A store under a fresh prefix, or `None` (after printing why) when Redis is not
+/// reachable and not required.
+async fn store(test: &str, limits: RedisLimits) -> Option<(RedisRunStore, String)> {
+    let prefix = format!("agui-test-{}-{}", std::process::id(), uuid_like());
+    match tokio::time::timeout(
+        Duration::from_secs(10),
+        RedisRunStore::connect(&url(), &prefix, limits),
+    )
+    .await
+    {
+        Ok(Ok(s)) => Some((s, prefix)),
+        other => {
+            let why = match other {
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => "connecting timed out".into(),
+                Ok(Ok(_)) => unreachable!(),
+            };
+            let required =
+                std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0");
+            assert!(
+                !required,
+                "{test}: Redis at {} is required (AGUI_REQUIRE_REDIS is set): {why}",
+                url()
+            );
+            println!(
+                "skipped {test}: no Redis at {} ({why}); start one, or set AGUI_TEST_REDIS_URL",
+                url()
+            );
+            None
+        }
+    }
+}
+
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let n = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{n:x}")
+}
+
+#[tokio::test]
+async fn the_redis_store_keeps_the_contract() {
+    let Some((s, prefix)) = store(
+        "the_redis_store_keeps_the_contract",
+        RedisLimits::default().max_events_per_run(8),
+    )
+    .await
+    else {
+        return;
+    };
+    check(
+        Arc::new(s),
+        ContractSetup {
+            namespace: prefix,
+            max_events_per_run: 8,
+            leases: true,
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_finished_run_expires_after_its_retention_and_a_second_store_sees_the_same_run() {
+    let Some((a, prefix)) = store(
+        "a_finished_run_expires",
+        RedisLimits::default().retention(Duration::from_secs(120)),
+    )
+    .await
+    else {
+        return;
+    };
+    // A second store on the same prefix: another replica.
+    let b = RedisRunStore::connect(&url(), &prefix, RedisLimits::default())
+        .await
+        .unwrap();
+    let key = RunKey::derive("owner", "agent", "r1");
+    let fence = match a
+        .create(NewRun {
+            key: key.clone(),
+            run_id: "r1".into(),
+            thread_id: "t".into(),
+            agent: "agent".into(),
+            body_hash: "h".into(),
+            replica: "a".into(),
+            lease: Duration::from_secs(10),
+        })
+        .await
+        .unwrap()
+    {
+        Created::New(f) => f,
+        Created::Existing(_) => panic!("fresh key"),
+    };
+    let waiter = {
+        let key = key.clone();
+        tokio::spawn(async move {
+            let t0 = tokio::time::Instant::now();
+            b.wait(&key, 0, Duration::from_secs(5)).await;
+            let waited = t0.elapsed();
+            (b.read(&key, 0, 10).await.unwrap(), waited)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    a.append(
+        &key,
+        fence,
+        1,
+        vec![Bytes::from_static(
+            b"{\"type\":\"RUN_ERROR\",\"message\":\"x\"}",
+        )],
+        Some(RunStatus::Error),
+    )
+    .await
+    .unwrap();
+    let (batch, waited) = waiter.await.unwrap();
+    assert!(
+        waited < Duration::from_secs(2),
+        "the other replica was woken by pub/sub ({waited:?})"
+    );
+    assert_eq!(batch.events.len(), 1);
+    assert_eq!(batch.status, RunStatus::Error);
+    let ttl = a.log_ttl(&key).await.unwrap().expect("a TTL on the log");
+    assert!(ttl > 0 && ttl <= 120, "{ttl}");
+}

@@ -14,6 +14,9 @@ pub enum CliError {
     #[allow(dead_code)] // the verdict of `agui verify`
     #[error("{0}")]
     Rejected(String),
+    /// A bad option value or an unreachable service it names (exit status 2).
+    #[error("{0}")]
+    Usage(String),
     /// Reading or writing failed (exit status 1).
     #[error("{context}: {source}")]
     Io {
@@ -28,7 +31,7 @@ impl CliError {
     /// The process exit status for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Malformed(_) => 2,
+            CliError::Malformed(_) | CliError::Usage(_) => 2,
             CliError::Rejected(_) | CliError::Io { .. } => 1,
         }
     }

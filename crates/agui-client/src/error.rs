@@ -67,6 +67,20 @@ pub enum ClientError {
     /// The input could not be encoded or was refused before sending.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// A resumable run's stream dropped and could not be resumed: the server no longer
+    /// has the run or the missed events (`status` 404 or 410), refused the cursor, or
+    /// the retries ran out. Everything received before is delivered.
+    #[error("cannot resume the run after event seq {after_seq}: {reason}")]
+    Resume {
+        /// The last event received.
+        after_seq: u64,
+        /// The status of the last re-attach, when one answered.
+        status: Option<u16>,
+        /// The error code the server gave (`cursor_expired`, `unknown_run`, …).
+        code: Option<String>,
+        /// Why, for a human.
+        reason: String,
+    },
     /// A subscriber or the caller stopped the run.
     #[error("the run was stopped")]
     Stopped,
@@ -81,7 +95,7 @@ pub enum ClientError {
 }
 
 /// An error's message followed by its causes, `: `-separated.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {

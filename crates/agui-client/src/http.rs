@@ -195,9 +195,121 @@ pub struct HttpAgentBuilder {
     limits: DecoderLimits,
     client: Option<reqwest::Client>,
     error: Option<String>,
+    resume: Option<ResumeOptions>,
+}
+
+/// How a resumable run is resumed when its connection drops: see
+/// [`HttpAgentBuilder::resumable`].
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ResumeOptions {
+    /// Re-attach attempts in a row without receiving an event (default 10); the count
+    /// starts again whenever an event arrives.
+    pub max_retries: u32,
+    /// The first pause before a re-attach (default 250 ms); it doubles with each
+    /// failed attempt, up to [`max_backoff`](Self::max_backoff), with full jitter.
+    pub initial_backoff: Duration,
+    /// The longest pause (default 8 s). A `Retry-After` from the server is honoured.
+    pub max_backoff: Duration,
+    /// The owner token sent as `AGUI-Resume-Token` (default: 256 random bits, one per
+    /// agent). A server binds each resumable run to it.
+    pub token: String,
+    on_reconnect: Option<Arc<dyn Fn(&Reconnect) + Send + Sync>>,
+}
+
+impl fmt::Debug for ResumeOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResumeOptions")
+            .field("max_retries", &self.max_retries)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("max_backoff", &self.max_backoff)
+            .field("on_reconnect", &self.on_reconnect.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ResumeOptions {
+    fn default() -> Self {
+        let token = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        ResumeOptions {
+            max_retries: 10,
+            initial_backoff: Duration::from_millis(250),
+            max_backoff: Duration::from_secs(8),
+            token,
+            on_reconnect: None,
+        }
+    }
+}
+
+impl ResumeOptions {
+    /// Sets [`max_retries`](Self::max_retries).
+    pub fn max_retries(mut self, n: u32) -> Self {
+        self.max_retries = n;
+        self
+    }
+
+    /// Sets [`initial_backoff`](Self::initial_backoff) and
+    /// [`max_backoff`](Self::max_backoff).
+    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.initial_backoff = initial;
+        self.max_backoff = max.max(initial);
+        self
+    }
+
+    /// Sets [`token`](Self::token) (to resume a run from another process).
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = token.into();
+        self
+    }
+
+    /// Calls `f` before each re-attach (to tell the user, or to count).
+    pub fn on_reconnect(mut self, f: impl Fn(&Reconnect) + Send + Sync + 'static) -> Self {
+        self.on_reconnect = Some(Arc::new(f));
+        self
+    }
+
+    /// The pause before attempt `attempt` (0-based): full jitter over an exponential
+    /// ceiling.
+    fn backoff_for(&self, attempt: u32) -> Duration {
+        let ceiling = self
+            .initial_backoff
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(self.max_backoff);
+        let r = (uuid::Uuid::new_v4().as_u128() & 0xffff_ffff) as f64 / u32::MAX as f64;
+        ceiling.mul_f64(r)
+    }
+}
+
+/// A re-attach about to be made: see [`ResumeOptions::on_reconnect`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Reconnect {
+    /// The run.
+    pub run_id: String,
+    /// 1 for the first re-attach since the last event received.
+    pub attempt: u32,
+    /// The last event received (its sequence number).
+    pub after_seq: u64,
+    /// Why the stream is being re-attached.
+    pub reason: String,
 }
 
 impl HttpAgentBuilder {
+    /// Makes runs resumable: each request asks for it (`AGUI-Resumable: 1`, with the
+    /// owner token), and when a server answers with a resumable stream whose
+    /// connection drops, fails or stalls, the stream re-attaches
+    /// (`GET {url}/runs/{runId}/events` with `Last-Event-ID`) and goes on, every event
+    /// delivered exactly once. A run that cannot be resumed ends with
+    /// [`ClientError::Resume`]. Servers without resumable runs answer as before.
+    pub fn resumable(mut self, options: ResumeOptions) -> Self {
+        self.resume = Some(options);
+        self
+    }
+
     /// Adds a request header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         match (HeaderName::try_from(name), HeaderValue::try_from(value)) {
@@ -282,6 +394,7 @@ impl HttpAgentBuilder {
             response_timeout: self.response_timeout,
             idle_timeout: self.idle_timeout,
             limits: self.limits,
+            resume: self.resume.map(Arc::new),
         })
     }
 }
@@ -311,6 +424,7 @@ pub struct HttpAgent {
     response_timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     limits: DecoderLimits,
+    resume: Option<Arc<ResumeOptions>>,
 }
 
 impl HttpAgent {
@@ -326,6 +440,7 @@ impl HttpAgent {
             limits: DecoderLimits::default(),
             client: None,
             error: None,
+            resume: None,
         }
     }
 
@@ -353,10 +468,12 @@ impl HttpAgent {
         let span = tracing::info_span!("agui.client.run", url = %self.url, thread_id = %input.thread_id, run_id = %input.run_id);
         let body = serde_json::to_vec(input);
         let this = self.clone();
+        let run_id = input.run_id.clone();
         let stream = futures_util::stream::once(
             async move {
                 let body = body.map_err(|e| ClientError::InvalidInput(e.to_string()))?;
-                this.send(body, Intake::new(inbound), body_sink).await
+                this.send(body, run_id, Intake::new(inbound), body_sink)
+                    .await
             }
             .instrument(span.clone()),
         )
@@ -372,18 +489,32 @@ impl HttpAgent {
         }
     }
 
-    async fn send(
-        &self,
-        body: Vec<u8>,
-        intake: Intake,
-        warnings: WarningSink,
-    ) -> Result<BodyStream, ClientError> {
+    /// The request headers of this agent, with the resume opt-in when configured.
+    fn request_headers(&self) -> HeaderMap {
         let mut headers = self.headers.clone();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(
             ACCEPT,
             HeaderValue::from_static(self.encoding.content_type()),
         );
+        if let Some(r) = &self.resume {
+            headers.insert("agui-resumable", HeaderValue::from_static("1"));
+            if let Ok(mut v) = HeaderValue::try_from(r.token.as_str()) {
+                v.set_sensitive(true);
+                headers.insert("agui-resume-token", v);
+            }
+        }
+        headers
+    }
+
+    async fn send(
+        &self,
+        body: Vec<u8>,
+        run_id: String,
+        intake: Intake,
+        warnings: WarningSink,
+    ) -> Result<BodyStream, ClientError> {
+        let mut headers = self.request_headers();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let request = self
             .client
             .post(&self.url)
@@ -428,17 +559,194 @@ impl HttpAgent {
             Encoding::Sse
         };
         tracing::debug!(%status, ?encoding, "response");
+        let first_seq = first_seq(response.headers());
         let body = response
             .bytes_stream()
             .map(|r| r.map_err(ClientError::from))
             .boxed();
-        Ok(BodyStream::new(
+        let mut stream = BodyStream::new(
             body,
             EventDecoder::with_limits(encoding, self.limits),
             intake,
             warnings,
             self.idle_timeout,
-        ))
+        );
+        stream.limits = self.limits;
+        if let (Some(opts), Some(first)) = (&self.resume, first_seq) {
+            tracing::debug!(first, "the run is resumable");
+            stream.resume = Some(Box::new(Resumer {
+                agent: self.clone(),
+                opts: opts.clone(),
+                run_id,
+                last_seq: first.saturating_sub(1),
+                body_first_seq: first,
+                body_frames: 0,
+                attempts: 0,
+                pending: None,
+            }));
+        }
+        Ok(stream)
+    }
+
+    /// `GET {url}/runs/{runId}/events` after `after_seq`.
+    async fn reattach(&self, run_id: String, after_seq: u64) -> Result<Reattached, Retry> {
+        let base = self.url.trim_end_matches('/');
+        let url = format!("{base}/runs/{run_id}/events");
+        let mut headers = self.request_headers();
+        headers.remove("agui-resumable");
+        if let Ok(v) = HeaderValue::try_from(format!("{run_id}:{after_seq}")) {
+            headers.insert("last-event-id", v);
+        }
+        let request = self.client.get(&url).headers(headers).send();
+        let response = match self.response_timeout {
+            Some(t) => match tokio::time::timeout(t, request).await {
+                Ok(r) => r,
+                Err(_) => return Err(Retry::Again(None, format!("no answer within {t:?}"))),
+            },
+            None => request.await,
+        };
+        let response = response.map_err(|e| {
+            Retry::Again(
+                None,
+                format!("re-attach failed: {}", crate::error::chain(&e)),
+            )
+        })?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        match status {
+            200..=299 if status != 204 => {
+                let encoding = if response
+                    .headers()
+                    .get(CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    == Some(Encoding::Proto.content_type())
+                {
+                    Encoding::Proto
+                } else {
+                    Encoding::Sse
+                };
+                let first = first_seq(response.headers()).unwrap_or(after_seq + 1);
+                let body = response
+                    .bytes_stream()
+                    .map(|r| r.map_err(ClientError::from))
+                    .boxed();
+                Ok(Reattached::Body(body, encoding, first))
+            }
+            204 => Ok(Reattached::Finished),
+            408 | 425 | 429 | 500..=599 => Err(Retry::Again(
+                retry_after,
+                format!("the server answered {status}"),
+            )),
+            _ => {
+                let text = response.text().await.unwrap_or_default();
+                let json: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+                let code = json
+                    .as_ref()
+                    .and_then(|j| j.pointer("/error/code"))
+                    .and_then(|c| c.as_str())
+                    .map(str::to_owned);
+                let message = json
+                    .as_ref()
+                    .and_then(|j| j.pointer("/error/message"))
+                    .and_then(|c| c.as_str())
+                    .map(str::to_owned)
+                    .unwrap_or(text);
+                Err(Retry::Never(ClientError::Resume {
+                    after_seq,
+                    status: Some(status),
+                    code,
+                    reason: format!("the server answered {status}: {message}"),
+                }))
+            }
+        }
+    }
+}
+
+/// `AGUI-First-Seq`, whose presence marks a resumable stream.
+fn first_seq(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get("agui-first-seq")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+}
+
+/// What a re-attach got.
+enum Reattached {
+    /// The rest of the run: the body, its encoding, the seq of its first frame.
+    Body(
+        BoxStream<'static, Result<Bytes, ClientError>>,
+        Encoding,
+        u64,
+    ),
+    /// The run has ended and nothing is left after the cursor.
+    Finished,
+}
+
+/// Why a re-attach failed.
+enum Retry {
+    /// Worth another attempt (after at least this long, when the server said).
+    Again(Option<Duration>, String),
+    /// Final.
+    Never(ClientError),
+}
+
+type ReattachFuture = Pin<Box<dyn std::future::Future<Output = Result<Reattached, Retry>> + Send>>;
+
+/// The resumption state of a resumable run's stream.
+struct Resumer {
+    agent: HttpAgent,
+    opts: Arc<ResumeOptions>,
+    run_id: String,
+    /// The last seq delivered to the pipeline.
+    last_seq: u64,
+    /// The seq of the current body's first frame (protobuf frames are counted).
+    body_first_seq: u64,
+    body_frames: u64,
+    /// Failed re-attaches since the last event.
+    attempts: u32,
+    pending: Option<ReattachFuture>,
+}
+
+impl Resumer {
+    /// Starts a re-attach, unless the retries are spent.
+    fn start(&mut self, reason: String, retry_after: Option<Duration>) -> Result<(), ClientError> {
+        if self.attempts >= self.opts.max_retries {
+            return Err(ClientError::Resume {
+                after_seq: self.last_seq,
+                status: None,
+                code: None,
+                reason: format!(
+                    "{} re-attach attempts failed; the last: {reason}",
+                    self.attempts
+                ),
+            });
+        }
+        let pause = self
+            .opts
+            .backoff_for(self.attempts)
+            .max(retry_after.unwrap_or_default());
+        self.attempts += 1;
+        tracing::info!(run_id = %self.run_id, attempt = self.attempts, after_seq = self.last_seq, %reason, ?pause, "re-attaching");
+        if let Some(f) = &self.opts.on_reconnect {
+            f(&Reconnect {
+                run_id: self.run_id.clone(),
+                attempt: self.attempts,
+                after_seq: self.last_seq,
+                reason,
+            });
+        }
+        let agent = self.agent.clone();
+        let (run_id, after) = (self.run_id.clone(), self.last_seq);
+        self.pending = Some(Box::pin(async move {
+            tokio::time::sleep(pause).await;
+            agent.reattach(run_id, after).await
+        }));
+        Ok(())
     }
 }
 
@@ -450,8 +758,10 @@ impl BodyStream {
         warnings: WarningSink,
         idle_timeout: Option<Duration>,
     ) -> Self {
+        let decoder_limits = DecoderLimits::default();
         BodyStream {
             body,
+            limits: decoder_limits,
             decoder,
             intake,
             ready: VecDeque::new(),
@@ -466,6 +776,7 @@ impl BodyStream {
             terminal: false,
             finished: false,
             done: false,
+            resume: None,
         }
     }
 }
@@ -490,6 +801,8 @@ struct BodyStream {
     warnings: WarningSink,
     pending_error: Option<ClientError>,
     idle_timeout: Option<Duration>,
+    /// The decoder limits (a re-attached body gets a fresh decoder).
+    limits: DecoderLimits,
     /// The idle timer, armed while waiting for bytes.
     idle: Option<Pin<Box<tokio::time::Sleep>>>,
     span: tracing::Span,
@@ -497,6 +810,8 @@ struct BodyStream {
     terminal: bool,
     finished: bool,
     done: bool,
+    /// Set when the run is resumable.
+    resume: Option<Box<Resumer>>,
 }
 
 impl BodyStream {
@@ -538,6 +853,36 @@ impl BodyStream {
                 }
             };
             let offset = raw.offset;
+            if let Some(r) = self.resume.as_deref_mut() {
+                // The frame's sequence number: the SSE id, or the protobuf frame count.
+                let seq = if raw.last_event_id.is_empty() {
+                    r.body_first_seq + r.body_frames
+                } else {
+                    match raw.last_event_id.rsplit_once(':') {
+                        Some((run, seq)) if run == r.run_id => match seq.parse::<u64>() {
+                            Ok(n) => n,
+                            Err(_) => r.last_seq + 1,
+                        },
+                        _ => r.last_seq + 1,
+                    }
+                };
+                r.body_frames += 1;
+                if seq <= r.last_seq {
+                    // Already delivered before the connection dropped.
+                    continue;
+                }
+                if seq != r.last_seq + 1 {
+                    self.done = true;
+                    return Some(Err(ClientError::Resume {
+                        after_seq: r.last_seq,
+                        status: None,
+                        code: Some("gap".into()),
+                        reason: format!("the stream skipped from seq {} to {seq}", r.last_seq),
+                    }));
+                }
+                r.last_seq = seq;
+                r.attempts = 0;
+            }
             let taken = match raw.body {
                 RawBody::Json(data) => {
                     self.intake
@@ -583,6 +928,42 @@ impl Stream for BodyStream {
             if let Some(item) = this.next_buffered() {
                 return Poll::Ready(Some(item));
             }
+            // A re-attach in flight.
+            if let Some(r) = this.resume.as_deref_mut() {
+                if let Some(fut) = r.pending.as_mut() {
+                    match fut.as_mut().poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(result) => {
+                            r.pending = None;
+                            match result {
+                                Ok(Reattached::Body(body, encoding, first)) => {
+                                    r.body_first_seq = first;
+                                    r.body_frames = 0;
+                                    this.body = body;
+                                    this.decoder = EventDecoder::with_limits(encoding, this.limits);
+                                    this.idle = None;
+                                    continue;
+                                }
+                                Ok(Reattached::Finished) => {
+                                    this.finished = true;
+                                    continue;
+                                }
+                                Err(Retry::Again(after, reason)) => {
+                                    if let Err(e) = r.start(reason, after) {
+                                        this.done = true;
+                                        return Poll::Ready(Some(Err(e)));
+                                    }
+                                    continue;
+                                }
+                                Err(Retry::Never(e)) => {
+                                    this.done = true;
+                                    return Poll::Ready(Some(Err(e)));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
             if this.finished {
                 this.done = true;
                 if !this.terminal {
@@ -598,10 +979,27 @@ impl Stream for BodyStream {
                     this.decoder.push(&bytes);
                 }
                 Poll::Ready(Some(Err(e))) => {
+                    if let Some(r) = this.resume.as_deref_mut().filter(|_| !this.terminal) {
+                        // A partial frame is dropped with the connection; the re-attach
+                        // sends it again.
+                        if let Err(e) = r.start(format!("the connection failed: {e}"), None) {
+                            this.done = true;
+                            return Poll::Ready(Some(Err(e)));
+                        }
+                        continue;
+                    }
                     this.done = true;
                     return Poll::Ready(Some(Err(e)));
                 }
                 Poll::Ready(None) => {
+                    if let Some(r) = this.resume.as_deref_mut().filter(|_| !this.terminal) {
+                        if let Err(e) = r.start("the stream ended before the run did".into(), None)
+                        {
+                            this.done = true;
+                            return Poll::Ready(Some(Err(e)));
+                        }
+                        continue;
+                    }
                     // The end of the body: let the decoder report a truncated frame or
                     // release a last event, then end.
                     this.finished = true;
@@ -613,6 +1011,14 @@ impl Stream for BodyStream {
                             .idle
                             .get_or_insert_with(|| Box::pin(tokio::time::sleep(t)));
                         if std::future::Future::poll(sleep.as_mut(), cx).is_ready() {
+                            this.idle = None;
+                            if let Some(r) = this.resume.as_deref_mut().filter(|_| !this.terminal) {
+                                if let Err(e) = r.start(format!("no bytes for {t:?}"), None) {
+                                    this.done = true;
+                                    return Poll::Ready(Some(Err(e)));
+                                }
+                                continue;
+                            }
                             this.done = true;
                             return Poll::Ready(Some(Err(ClientError::Timeout {
                                 after: t,

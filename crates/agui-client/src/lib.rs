@@ -23,7 +23,7 @@ mod tools;
 
 pub use conversation::{Conversation, ConversationBuilder, RunParams, RunResult, Transport};
 pub use error::ClientError;
-pub use http::{EventStream, HttpAgent, HttpAgentBuilder};
+pub use http::{EventStream, HttpAgent, HttpAgentBuilder, Reconnect, ResumeOptions};
 pub use middleware::{FilterToolCalls, Middleware};
 pub use subscriber::{Flow, Subscriber};
 pub use tools::{ToolHandler, ToolOutput};

@@ -747,7 +747,7 @@ async fn a_pre_1_0_replay_has_nothing_after_a_run_error() {
 #[tokio::test]
 async fn the_demo_app_serves_both_route_families() {
     let shutdown = Shutdown::new();
-    let app = agui_server::demo::app(Duration::ZERO, Default::default(), shutdown.clone());
+    let app = agui_server::demo::app(Duration::ZERO, Default::default(), shutdown.clone(), None);
     let s = start(app, shutdown).await;
     let mut c = post(s.addr, "/agentic_chat", &common::input("t", "r", "hi")).await;
     assert_eq!(c.status, 200);

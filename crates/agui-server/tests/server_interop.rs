@@ -190,7 +190,7 @@ async fn copilotkit_routes_pass_the_0_0_48_and_1_0_reference_clients() {
     let shutdown = Shutdown::new();
     let mut config = agui_server::ServerConfig::default();
     config.verify = true;
-    let app = agui_server::demo::app(Duration::ZERO, config, shutdown.clone());
+    let app = agui_server::demo::app(Duration::ZERO, config, shutdown.clone(), None);
     let srv = start(app, shutdown).await;
     let dir = interop_dir();
     assert!(

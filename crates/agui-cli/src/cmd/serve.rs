@@ -20,6 +20,45 @@ pub struct ServeArgs {
     /// Seconds in-flight runs may continue after SIGINT/SIGTERM.
     #[arg(long, default_value_t = 10)]
     pub grace_secs: u64,
+    /// Where resumable runs (requests with `AGUI-Resumable: 1`) are kept: `memory`
+    /// (this process), `redis://HOST:PORT[/DB]` (shared by every replica using it), or
+    /// `off`.
+    #[arg(long, default_value = "memory")]
+    pub store: String,
+    /// This replica's name in a shared store (default: random).
+    #[arg(long)]
+    pub replica_id: Option<String>,
+    /// Lease of a run's producer, in milliseconds: a replica that dies holding runs has
+    /// them closed (`RUN_ERROR` code `run_lost`) by another once it expires.
+    #[arg(long, default_value_t = 10_000)]
+    pub lease_ms: u64,
+}
+
+/// The resumable-run configuration `--store` names.
+async fn resumable(args: &ServeArgs) -> Result<Option<agui_server::runs::Resumable>, CliError> {
+    use agui_server::runs::Resumable;
+    let mut r = match args.store.as_str() {
+        "off" => return Ok(None),
+        "memory" => Resumable::default(),
+        url if url.starts_with("redis://") || url.starts_with("rediss://") => {
+            let store =
+                agui_redis::RedisRunStore::connect(url, "agui", agui_redis::RedisLimits::default())
+                    .await
+                    .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?;
+            Resumable::new(std::sync::Arc::new(store))
+        }
+        other => {
+            return Err(CliError::Usage(format!(
+                "--store {other:?}: expected memory, off, or redis://HOST:PORT"
+            )))
+        }
+    };
+    let lease = Duration::from_millis(args.lease_ms.max(100));
+    r = r.lease(lease, lease / 3).reaper_interval(lease / 2);
+    if let Some(id) = &args.replica_id {
+        r = r.replica(id.clone());
+    }
+    Ok(Some(r))
 }
 
 /// Serves the demo agents until SIGINT or SIGTERM.
@@ -35,10 +74,12 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         config.shutdown_grace = Duration::from_secs(args.grace_secs);
         // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS
         // open to pages served from loopback).
+        let resumable = resumable(&args).await?;
         let app = agui_server::demo::app(
             Duration::from_millis(args.delay_ms),
             config,
             shutdown.clone(),
+            resumable,
         );
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
@@ -46,7 +87,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         let local = listener
             .local_addr()
             .map_err(CliError::io("reading the bound address"))?;
-        tracing::info!(addr = %local, "serving the demo agents");
+        tracing::info!(addr = %local, store = %args.store, "serving the demo agents");
         // The one line scripts wait for: where the server listens.
         eprintln!("agui: listening on http://{local}");
         agui_server::serve(listener, app, shutdown)

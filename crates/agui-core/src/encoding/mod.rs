@@ -135,6 +135,9 @@ pub struct RawEvent<'a> {
     pub offset: u64,
     /// The event.
     pub body: RawBody<'a>,
+    /// SSE: the last event id at this event (the most recent `id:` field, possibly
+    /// from an earlier event; empty when none came). Protobuf: always empty.
+    pub last_event_id: &'a str,
 }
 
 /// The content of a [`RawEvent`].
@@ -234,6 +237,7 @@ impl EventDecoder {
                     index,
                     offset,
                     body: RawBody::Event(event),
+                    last_event_id: "",
                 }))
             }
         }

@@ -276,6 +276,7 @@ impl SseDecoder {
             index: d.index,
             offset: d.offset,
             body: super::RawBody::Json(self.frame_data()),
+            last_event_id: &self.last_event_id,
         }))
     }
 

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use crate::agent::Agent;
 use crate::copilotkit::CopilotRuntime;
 use crate::router::{AgentRouter, ServerConfig};
+use crate::runs::Resumable;
 use crate::shutdown::Shutdown;
 
 mod agentic_chat;
@@ -114,17 +115,26 @@ pub fn copilot_runtime(delay: Duration) -> CopilotRuntime {
         .default_agent("agentic_chat")
 }
 
-/// Both at once, sharing the agents: the demo routes at `/{name}` and the CopilotKit
-/// runtime at `/copilotkit`, with one configuration and shutdown switch.
-pub fn app(delay: Duration, config: ServerConfig, shutdown: Shutdown) -> axum::Router {
+/// Both at once, sharing the agents: the demo routes at `/{name}` (resumable when
+/// `resumable` is given) and the CopilotKit runtime at `/copilotkit`, with one
+/// configuration and shutdown switch.
+pub fn app(
+    delay: Duration,
+    config: ServerConfig,
+    shutdown: Shutdown,
+    resumable: Option<Resumable>,
+) -> axum::Router {
     let agents = agents(delay);
-    let plain = agents
+    let mut plain = agents
         .iter()
         .fold(AgentRouter::new(), |r, (name, agent)| {
             r.shared_agent(name, agent.clone())
         })
         .config(config.clone())
         .shutdown(shutdown.clone());
+    if let Some(r) = resumable {
+        plain = plain.resumable(r);
+    }
     let runtime = agents
         .into_iter()
         .fold(CopilotRuntime::new(), |r, (name, agent)| {

@@ -214,8 +214,11 @@ pub struct ResumeOptions {
     /// The owner token sent as `AGUI-Resume-Token` (default: 256 random bits, one per
     /// agent). A server binds each resumable run to it.
     pub token: String,
-    on_reconnect: Option<Arc<dyn Fn(&Reconnect) + Send + Sync>>,
+    on_reconnect: Option<ReconnectHook>,
 }
+
+/// A callback told of each re-attach.
+type ReconnectHook = Arc<dyn Fn(&Reconnect) + Send + Sync>;
 
 impl fmt::Debug for ResumeOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

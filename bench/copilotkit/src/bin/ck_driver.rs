@@ -5,26 +5,29 @@
 //! ck-driver --server rust='target/release/ck-server' \
 //!           --server node='node --expose-gc node/server.mjs' \
 //!           [--runs 100] [--connects 50] [--warmup 10] \
-//!           [--threads 200] [--thread-runs 10] [--concurrency 4] [--out last-run.md]
+//!           [--memory 200x10] [--memory 20x100] [--concurrency 4] [--out last-run.md]
 //! ```
 //!
 //! Each server command must print `listening <port>` on its first line of standard
 //! output, serve the CopilotKit routes at `/copilotkit` (agent `bench`) and answer
-//! `POST /debug/gc`. For each server, in a fresh process:
+//! `POST /debug/gc` with `{"heapUsed": bytes}` after collecting what it can. For each
+//! server, one server at a time:
 //!
-//! 1. **history**: one thread of `--runs` runs, each a `POST …/agent/bench/run` sending
-//!    the whole conversation so far, as CopilotKit's client does (user message, the
-//!    assistant message with its tool call, the tool's result, next user message…);
-//! 2. **connect**: `--warmup` then `--connects` measured `POST …/agent/bench/connect`
-//!    on that thread: time from sending the request to receiving the last replayed
-//!    event, response bytes, event count;
-//! 3. **memory**: `POST /debug/gc` and the server's `VmRSS` (from `/proc/PID/status`),
-//!    then `--threads` new threads of `--thread-runs` runs each (`--concurrency`
-//!    threads at a time), then gc and `VmRSS` again: growth per thread. The Node
-//!    server's gc answer also gives its heap, reported too.
+//! 1. **history** (a fresh process): one thread of `--runs` runs, each a
+//!    `POST …/agent/bench/run` sending the whole conversation so far, as CopilotKit's
+//!    client does (user message, the assistant message with its tool call, the tool's
+//!    result, next user message…);
+//! 2. **connect** (the same process): `--warmup` then `--connects` measured
+//!    `POST …/agent/bench/connect` on that thread: time from sending the request to
+//!    receiving the last replayed event, response bytes, event count;
+//! 3. **memory** (a fresh process for each `--memory THREADSxRUNS`): `POST /debug/gc`
+//!    and the server's `VmRSS` (from `/proc/PID/status`) after a warm-up of the same
+//!    shape (`--concurrency` threads of RUNS runs), then THREADS new threads of RUNS
+//!    runs each (`--concurrency` threads at a time), then gc and both figures again:
+//!    growth per thread.
 //!
 //! Last, the replays of the servers are compared: the same messages (ids and text), tool
-//! calls (ids and arguments) and recorded input messages, in the same order.
+//! calls (ids and arguments), recorded input messages and states, in the same order.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -40,8 +43,7 @@ struct Options {
     runs: usize,
     connects: usize,
     warmup: usize,
-    threads: usize,
-    thread_runs: usize,
+    memory: Vec<(usize, usize)>,
     concurrency: usize,
     out: Option<String>,
 }
@@ -52,17 +54,13 @@ fn options() -> Options {
         runs: 100,
         connects: 50,
         warmup: 10,
-        threads: 200,
-        thread_runs: 10,
+        memory: Vec::new(),
         concurrency: 4,
         out: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let mut value = || {
-            args.next()
-                .unwrap_or_else(|| panic!("{a} needs a value"))
-        };
+        let mut value = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
             "--server" => {
                 let v = value();
@@ -74,14 +72,26 @@ fn options() -> Options {
             "--runs" => o.runs = value().parse().expect("--runs N"),
             "--connects" => o.connects = value().parse().expect("--connects N"),
             "--warmup" => o.warmup = value().parse().expect("--warmup N"),
-            "--threads" => o.threads = value().parse().expect("--threads N"),
-            "--thread-runs" => o.thread_runs = value().parse().expect("--thread-runs N"),
+            "--memory" => {
+                let v = value();
+                let shape = v
+                    .split_once('x')
+                    .and_then(|(t, r)| Some((t.parse().ok()?, r.parse().ok()?)))
+                    .unwrap_or_else(|| panic!("--memory THREADSxRUNS, not {v:?}"));
+                o.memory.push(shape);
+            }
             "--concurrency" => o.concurrency = value().parse().expect("--concurrency N"),
             "--out" => o.out = Some(value()),
             other => panic!("unknown argument {other:?} (see the source's header)"),
         }
     }
-    assert!(!o.servers.is_empty(), "give at least one --server NAME=COMMAND");
+    assert!(
+        !o.servers.is_empty(),
+        "give at least one --server NAME=COMMAND"
+    );
+    if o.memory.is_empty() {
+        o.memory = vec![(200, 10), (20, 100)];
+    }
     o
 }
 
@@ -148,11 +158,26 @@ struct Sse {
     /// From sending the request to receiving the last complete event.
     to_last_event: Duration,
     bytes: usize,
-    /// The `data:` payloads.
+    events: usize,
+    /// The `data:` payloads, when asked for.
     frames: Vec<String>,
 }
 
-async fn post_sse(client: &reqwest::Client, url: &str, body: String) -> Sse {
+fn has_data(frame: &[u8]) -> bool {
+    frame.starts_with(b"data:") || frame.windows(6).any(|w| w == b"\ndata:")
+}
+
+fn data_of(frame: &[u8]) -> String {
+    let text = std::str::from_utf8(frame).expect("UTF-8 SSE");
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.strip_prefix(' ').unwrap_or(d))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// POSTs `body` and reads the SSE answer to its end; keeps the payloads when `keep`.
+async fn post_sse(client: &reqwest::Client, url: &str, body: String, keep: bool) -> Sse {
     let started = Instant::now();
     let res = client
         .post(url)
@@ -169,36 +194,35 @@ async fn post_sse(client: &reqwest::Client, url: &str, body: String) -> Sse {
     }
     let mut stream = res.bytes_stream();
     let mut buf: Vec<u8> = Vec::new();
-    let mut bytes = 0usize;
-    let mut frames = Vec::new();
-    let mut to_last_event = Duration::ZERO;
+    let mut sse = Sse {
+        to_last_event: Duration::ZERO,
+        bytes: 0,
+        events: 0,
+        frames: Vec::new(),
+    };
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.unwrap_or_else(|e| panic!("reading {url}: {e}"));
-        bytes += chunk.len();
+        sse.bytes += chunk.len();
         buf.extend_from_slice(&chunk);
+        let mut start = 0;
         let mut got = false;
-        while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
-            let frame: Vec<u8> = buf.drain(..end + 2).collect();
-            let text = String::from_utf8(frame).expect("UTF-8 SSE");
-            let data: Vec<&str> = text
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            if !data.is_empty() {
-                frames.push(data.join("\n"));
+        while let Some(i) = buf[start..].windows(2).position(|w| w == b"\n\n") {
+            let frame = &buf[start..start + i];
+            if has_data(frame) {
+                sse.events += 1;
                 got = true;
+                if keep {
+                    sse.frames.push(data_of(frame));
+                }
             }
+            start += i + 2;
         }
+        buf.drain(..start);
         if got {
-            to_last_event = started.elapsed();
+            sse.to_last_event = started.elapsed();
         }
     }
-    Sse {
-        to_last_event,
-        bytes,
-        frames,
-    }
+    sse
 }
 
 fn tools() -> Value {
@@ -259,6 +283,7 @@ impl Conversation {
             client,
             &format!("{base}/copilotkit/agent/bench/run"),
             body.to_string(),
+            true,
         )
         .await;
         let mut text = String::new();
@@ -350,12 +375,18 @@ fn replay(frames: &[String]) -> Replay {
                 msg_order.push(s("messageId"));
                 text.entry(s("messageId")).or_default();
             }
-            "TEXT_MESSAGE_CONTENT" => text.entry(s("messageId")).or_default().push_str(&s("delta")),
+            "TEXT_MESSAGE_CONTENT" => text
+                .entry(s("messageId"))
+                .or_default()
+                .push_str(&s("delta")),
             "TOOL_CALL_START" => {
                 call_order.push(s("toolCallId"));
                 args.entry(s("toolCallId")).or_default();
             }
-            "TOOL_CALL_ARGS" => args.entry(s("toolCallId")).or_default().push_str(&s("delta")),
+            "TOOL_CALL_ARGS" => args
+                .entry(s("toolCallId"))
+                .or_default()
+                .push_str(&s("delta")),
             "RUN_STARTED" => {
                 for m in e["input"]["messages"].as_array().into_iter().flatten() {
                     r.input_messages
@@ -383,21 +414,42 @@ fn replay(frames: &[String]) -> Replay {
     r
 }
 
+struct Memory {
+    threads: usize,
+    runs: usize,
+    rss_before_kib: u64,
+    rss_after_kib: u64,
+    heap_before: Option<u64>,
+    heap_after: Option<u64>,
+    fill: Duration,
+}
+
+impl Memory {
+    fn rss_per_thread_kib(&self) -> f64 {
+        self.rss_after_kib.saturating_sub(self.rss_before_kib) as f64 / self.threads as f64
+    }
+    fn heap_per_thread_kib(&self) -> Option<f64> {
+        Some(
+            self.heap_after?.saturating_sub(self.heap_before?) as f64
+                / 1024.0
+                / self.threads as f64,
+        )
+    }
+}
+
 struct Figures {
     name: String,
     fill: Duration,
-    run_median: Duration,
+    /// Each run of the history, in order: time to its last event.
+    run_times: Vec<Duration>,
     connect_median: Duration,
     connect_p90: Duration,
     connect_min: Duration,
     bytes: usize,
     events: usize,
     rss_start_kib: u64,
-    rss_before_kib: u64,
-    rss_after_kib: u64,
-    heap_before: Option<u64>,
-    heap_after: Option<u64>,
-    mem_fill: Duration,
+    rss_history_kib: u64,
+    memory: Vec<Memory>,
     replay: Replay,
 }
 
@@ -409,14 +461,10 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i]
 }
 
-async fn gc(client: &reqwest::Client, base: &str) -> Option<u64> {
-    let res = client
-        .post(format!("{base}/debug/gc"))
-        .send()
-        .await
-        .expect("POST /debug/gc");
-    let v: Value = res.json_or_null().await;
-    v["heapUsed"].as_u64()
+fn median_of(times: &[Duration]) -> Duration {
+    let mut v = times.to_vec();
+    v.sort();
+    percentile(&v, 0.5)
 }
 
 trait JsonOrNull {
@@ -430,17 +478,32 @@ impl JsonOrNull for reqwest::Response {
     }
 }
 
-async fn measure(o: &Options, name: &str, cmd: &str) -> Figures {
+/// Asks the server to collect garbage; its heap in use after.
+async fn gc(client: &reqwest::Client, base: &str) -> Option<u64> {
+    let v = client
+        .post(format!("{base}/debug/gc"))
+        .send()
+        .await
+        .expect("POST /debug/gc")
+        .json_or_null()
+        .await;
+    v["heapUsed"].as_u64()
+}
+
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .tcp_nodelay(true)
+        .build()
+        .expect("client")
+}
+
+/// Starts the server and checks it serves the agent.
+async fn start(name: &str, cmd: &str, client: &reqwest::Client) -> Server {
     eprintln!("[{name}] starting: {cmd}");
     let server = Server::start(cmd);
-    let base = server.base.clone();
-    let pid = server.pid();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .expect("client");
     let info = client
-        .get(format!("{base}/copilotkit/info"))
+        .get(format!("{}/copilotkit/info", server.base))
         .send()
         .await
         .expect("GET /info")
@@ -450,6 +513,14 @@ async fn measure(o: &Options, name: &str, cmd: &str) -> Figures {
         info["agents"]["bench"].is_object(),
         "{name}: /info lists no agent `bench`: {info}"
     );
+    server
+}
+
+async fn measure(o: &Options, name: &str, cmd: &str) -> Figures {
+    let client = http_client();
+    let server = start(name, cmd, &client).await;
+    let base = server.base.clone();
+    let pid = server.pid();
     gc(&client, &base).await;
     let rss_start_kib = rss_kib(pid);
 
@@ -463,7 +534,6 @@ async fn measure(o: &Options, name: &str, cmd: &str) -> Figures {
         run_times.push(conv.turn(&client, &base).await);
     }
     let fill = started.elapsed();
-    run_times.sort();
 
     // 2. Connect.
     eprintln!(
@@ -472,134 +542,246 @@ async fn measure(o: &Options, name: &str, cmd: &str) -> Figures {
     );
     let url = format!("{base}/copilotkit/agent/bench/connect");
     for i in 0..o.warmup {
-        post_sse(&client, &url, connect_body(&thread, i)).await;
+        post_sse(&client, &url, connect_body(&thread, i), false).await;
     }
     let mut times = Vec::with_capacity(o.connects);
-    let mut last = None;
     let (mut bytes, mut events) = (0, 0);
     for i in 0..o.connects {
-        let sse = post_sse(&client, &url, connect_body(&thread, o.warmup + i)).await;
+        let sse = post_sse(&client, &url, connect_body(&thread, o.warmup + i), false).await;
         times.push(sse.to_last_event);
-        if last.is_some() {
+        if i > 0 {
             assert_eq!(sse.bytes, bytes, "{name}: replays differ in size");
+            assert_eq!(sse.events, events, "{name}: replays differ in events");
         }
         bytes = sse.bytes;
-        events = sse.frames.len();
-        last = Some(sse.frames);
+        events = sse.events;
     }
     times.sort();
-    let replay = replay(&last.unwrap_or_default());
-
-    // 3. Memory per stored thread.
-    eprintln!(
-        "[{name}] memory: {} threads x {} runs",
-        o.threads, o.thread_runs
-    );
-    let heap_before = gc(&client, &base).await;
-    let rss_before_kib = rss_kib(pid);
-    let started = Instant::now();
-    let thread_runs = o.thread_runs;
-    futures_util::stream::iter(0..o.threads)
-        .map(|t| {
-            let client = client.clone();
-            let base = base.clone();
-            async move {
-                let mut c = Conversation::new(format!("mem-{t}"));
-                for _ in 0..thread_runs {
-                    c.turn(&client, &base).await;
-                }
-            }
-        })
-        .buffer_unordered(o.concurrency.max(1))
-        .collect::<Vec<()>>()
-        .await;
-    let mem_fill = started.elapsed();
-    // Let anything deferred settle, then collect.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let heap_after = gc(&client, &base).await;
-    let rss_after_kib = rss_kib(pid);
+    let kept = post_sse(&client, &url, connect_body(&thread, usize::MAX), true).await;
+    let replay = replay(&kept.frames);
+    gc(&client, &base).await;
+    let rss_history_kib = rss_kib(pid);
     drop(server);
+
+    // 3. Memory per stored thread, each shape in a fresh process.
+    let mut memory = Vec::new();
+    for &(threads, runs) in &o.memory {
+        let server = start(name, cmd, &client).await;
+        let (base, pid) = (server.base.clone(), server.pid());
+        eprintln!("[{name}] memory: {threads} threads x {runs} runs");
+        // Warm-up: the same shape on `--concurrency` threads, so that code loading,
+        // compilation, connections and their buffers are in the baseline.
+        fill_threads(
+            &client,
+            &base,
+            "warm",
+            o.concurrency.max(1),
+            runs,
+            o.concurrency,
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let heap_before = gc(&client, &base).await;
+        let rss_before_kib = rss_kib(pid);
+        let started = Instant::now();
+        fill_threads(&client, &base, "mem", threads, runs, o.concurrency).await;
+        let fill = started.elapsed();
+        // Let anything deferred settle, then collect.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let heap_after = gc(&client, &base).await;
+        let rss_after_kib = rss_kib(pid);
+        drop(server);
+        memory.push(Memory {
+            threads,
+            runs,
+            rss_before_kib,
+            rss_after_kib,
+            heap_before,
+            heap_after,
+            fill,
+        });
+    }
 
     Figures {
         name: name.to_owned(),
         fill,
-        run_median: percentile(&run_times, 0.5),
+        run_times,
         connect_median: percentile(&times, 0.5),
         connect_p90: percentile(&times, 0.9),
         connect_min: times.first().copied().unwrap_or_default(),
         bytes,
         events,
         rss_start_kib,
-        rss_before_kib,
-        rss_after_kib,
-        heap_before,
-        heap_after,
-        mem_fill,
+        rss_history_kib,
+        memory,
         replay,
     }
+}
+
+/// `threads` new threads of `runs` runs each, `concurrency` threads at a time.
+async fn fill_threads(
+    client: &reqwest::Client,
+    base: &str,
+    prefix: &str,
+    threads: usize,
+    runs: usize,
+    concurrency: usize,
+) {
+    futures_util::stream::iter(0..threads)
+        .map(|t| {
+            let client = client.clone();
+            let base = base.to_owned();
+            let thread = format!("{prefix}-{t}");
+            async move {
+                let mut c = Conversation::new(thread);
+                for _ in 0..runs {
+                    c.turn(&client, &base).await;
+                }
+            }
+        })
+        .buffer_unordered(concurrency.max(1))
+        .collect::<Vec<()>>()
+        .await;
 }
 
 fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e3)
 }
 
-fn per_thread_kib(f: &Figures, threads: usize) -> f64 {
-    f.rss_after_kib.saturating_sub(f.rss_before_kib) as f64 / threads as f64
-}
-
-fn heap_per_thread_kib(f: &Figures, threads: usize) -> Option<f64> {
-    Some(f.heap_after?.saturating_sub(f.heap_before?) as f64 / 1024.0 / threads as f64)
+fn ratio(x: f64, y: f64) -> String {
+    if y > 0.0 {
+        format!("{:.3}", x / y)
+    } else {
+        "-".into()
+    }
 }
 
 fn report(o: &Options, figs: &[Figures]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "History: 1 thread of {} runs. Connect: {} warm-up, {} measured. Memory: {} threads x {} runs ({} at a time).\n",
-        o.runs, o.warmup, o.connects, o.threads, o.thread_runs, o.concurrency
+        "History: 1 thread of {} runs. Connect: {} warm-up, {} measured, on that thread. \
+         Memory: fresh server, THREADS x RUNS ({} threads at a time).\n",
+        o.runs, o.warmup, o.connects, o.concurrency
     );
+    let _ = writeln!(s, "Connect (replay of the {}-run thread):\n", o.runs);
     let _ = writeln!(
         s,
-        "| server | connect median ms | connect p90 ms | connect min ms | response bytes | events | run median ms (history) | RSS growth per thread KiB | heap growth per thread KiB | RSS after start / after history / after threads MiB |"
+        "| server | median ms | p90 ms | min ms | response bytes | events |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|");
     for f in figs {
-        let heap = heap_per_thread_kib(f, o.threads)
-            .map(|h| format!("{h:.1}"))
-            .unwrap_or_else(|| "-".into());
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {:.1} / {:.1} / {:.1} |",
+            "| {} | {} | {} | {} | {} | {} |",
             f.name,
             ms(f.connect_median),
             ms(f.connect_p90),
             ms(f.connect_min),
             f.bytes,
-            f.events,
-            ms(f.run_median),
-            per_thread_kib(f, o.threads),
-            heap,
+            f.events
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nMemory per stored thread (growth after gc / thread count):\n"
+    );
+    let _ = writeln!(
+        s,
+        "| server | threads x runs | RSS KiB per thread | heap KiB per thread | RSS before / after MiB | fill s |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|---|---:|");
+    for f in figs {
+        for m in &f.memory {
+            let heap = m
+                .heap_per_thread_kib()
+                .map(|h| format!("{h:.1}"))
+                .unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                s,
+                "| {} | {} x {} | {:.1} | {} | {:.1} / {:.1} | {:.1} |",
+                f.name,
+                m.threads,
+                m.runs,
+                m.rss_per_thread_kib(),
+                heap,
+                m.rss_before_kib as f64 / 1024.0,
+                m.rss_after_kib as f64 / 1024.0,
+                m.fill.as_secs_f64()
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nThe {}-run history (each run sends the conversation so far):\n",
+        o.runs
+    );
+    let _ = writeln!(
+        s,
+        "| server | run median ms, runs 1-10 | run median ms, last 10 | all runs s | RSS after start / after history MiB |"
+    );
+    let _ = writeln!(s, "|---|---:|---:|---:|---|");
+    for f in figs {
+        let n = f.run_times.len();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.2} | {:.1} / {:.1} |",
+            f.name,
+            ms(median_of(&f.run_times[..n.min(10)])),
+            ms(median_of(&f.run_times[n.saturating_sub(10)..])),
+            f.fill.as_secs_f64(),
             f.rss_start_kib as f64 / 1024.0,
-            f.rss_before_kib as f64 / 1024.0,
-            f.rss_after_kib as f64 / 1024.0,
+            f.rss_history_kib as f64 / 1024.0
         );
     }
     if figs.len() >= 2 {
         let (a, b) = (&figs[0], &figs[1]);
-        let ratio = |x: f64, y: f64| if y > 0.0 { format!("{:.3}", x / y) } else { "-".into() };
         let _ = writeln!(s, "\nRatios {}/{}:\n", a.name, b.name);
-        let _ = writeln!(s, "| connect median | connect p90 | bytes | events | RSS per thread | run median |");
-        let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|");
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} |",
-            ratio(a.connect_median.as_secs_f64(), b.connect_median.as_secs_f64()),
-            ratio(a.connect_p90.as_secs_f64(), b.connect_p90.as_secs_f64()),
-            ratio(a.bytes as f64, b.bytes as f64),
-            ratio(a.events as f64, b.events as f64),
-            ratio(per_thread_kib(a, o.threads), per_thread_kib(b, o.threads)),
-            ratio(a.run_median.as_secs_f64(), b.run_median.as_secs_f64()),
+        let _ = writeln!(s, "| figure | ratio |");
+        let _ = writeln!(s, "|---|---:|");
+        let mut row = |label: String, r: String| {
+            let _ = writeln!(s, "| {label} | {r} |");
+        };
+        row(
+            "connect median".into(),
+            ratio(
+                a.connect_median.as_secs_f64(),
+                b.connect_median.as_secs_f64(),
+            ),
         );
+        row(
+            "connect p90".into(),
+            ratio(a.connect_p90.as_secs_f64(), b.connect_p90.as_secs_f64()),
+        );
+        row(
+            "connect bytes".into(),
+            ratio(a.bytes as f64, b.bytes as f64),
+        );
+        row(
+            "connect events".into(),
+            ratio(a.events as f64, b.events as f64),
+        );
+        for (ma, mb) in a.memory.iter().zip(&b.memory) {
+            row(
+                format!("RSS per thread, {} x {}", ma.threads, ma.runs),
+                ratio(ma.rss_per_thread_kib(), mb.rss_per_thread_kib()),
+            );
+            if let (Some(ha), Some(hb)) = (ma.heap_per_thread_kib(), mb.heap_per_thread_kib()) {
+                row(
+                    format!("heap per thread, {} x {}", ma.threads, ma.runs),
+                    ratio(ha, hb),
+                );
+            }
+        }
+        let n = a.run_times.len().min(b.run_times.len());
+        row(
+            "run median, last 10 runs of the history".into(),
+            ratio(
+                median_of(&a.run_times[n.saturating_sub(10)..]).as_secs_f64(),
+                median_of(&b.run_times[n.saturating_sub(10)..]).as_secs_f64(),
+            ),
+        );
+
         let _ = writeln!(s, "\nReplayed content, {} against {}:\n", a.name, b.name);
         let (ra, rb) = (&a.replay, &b.replay);
         let same = |x: bool| if x { "same" } else { "DIFFERENT" };
@@ -631,28 +813,25 @@ fn report(o: &Options, figs: &[Figures]) -> String {
             rb.states.len(),
             same(ra.states == rb.states)
         );
-        let _ = writeln!(
-            s,
-            "- events by type: {} ({:?} / {:?})",
-            same(ra.types == rb.types),
-            ra.types,
-            rb.types
-        );
+        let _ = writeln!(s, "- events by type: {}", same(ra.types == rb.types));
+        for (ty, n) in &ra.types {
+            let _ = writeln!(
+                s,
+                "  - {ty}: {n} / {}",
+                rb.types.get(ty).copied().unwrap_or(0)
+            );
+        }
+        for (ty, n) in &rb.types {
+            if !ra.types.contains_key(ty) {
+                let _ = writeln!(s, "  - {ty}: 0 / {n}");
+            }
+        }
         for (i, (x, y)) in ra.messages.iter().zip(&rb.messages).enumerate() {
             if x != y {
                 let _ = writeln!(s, "- first differing message, #{i}: {x:?} / {y:?}");
                 break;
             }
         }
-    }
-    for f in figs {
-        let _ = writeln!(
-            s,
-            "\n{}: history filled in {:.1} s; memory threads filled in {:.1} s.",
-            f.name,
-            f.fill.as_secs_f64(),
-            f.mem_fill.as_secs_f64()
-        );
     }
     s
 }

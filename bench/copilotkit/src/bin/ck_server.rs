@@ -1,5 +1,12 @@
 //! The benchmark agent behind agui-server's CopilotKit runtime, mounted at
-//! `/copilotkit`. `ck-server [PORT]` (default 0: a free port); prints `listening <port>`.
+//! `/copilotkit`. `ck-server [PORT] [--nagle]` (port 0, the default: a free port);
+//! prints `listening <port>`.
+//!
+//! Accepted sockets get `TCP_NODELAY`, as Node's HTTP server gives its own by default.
+//! `--nagle` leaves Nagle's algorithm on (what plain `axum::serve` does): a `/run`
+//! response then writes its headers, and its first events wait for their
+//! acknowledgement, which a client that delays acknowledgements (hyper, for one) sends
+//! some 40 ms later on Linux.
 //!
 //! Every run is answered at once (no pauses) with the reply shape that
 //! `node/server.mjs` gives too, event for event:
@@ -14,21 +21,24 @@
 //! Ids derive from the run id; the text, arguments and state derive from the turn
 //! number (how many user messages the request holds).
 //!
-//! `POST /debug/gc` answers `{}`: the driver calls it on both servers before reading
-//! their resident size (the Node server collects garbage there).
+//! `POST /debug/gc` answers `{"heapUsed": N}`, N the bytes the allocator (glibc
+//! malloc) has handed out and not had back: Rust frees as it goes, so this is the live
+//! heap, the counterpart of Node's `heapUsed` after a collection. The driver calls it
+//! on both servers before reading their resident size.
 
 use agui_core::event::ToolCallStart;
-use agui_core::{Event, RunAgentInput};
 use agui_core::types::Role;
+use agui_core::{Event, RunAgentInput};
 use agui_server::copilotkit::CopilotRuntime;
 use agui_server::{Agent, AgentError, AgentStream, RunContext};
+use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use serde_json::json;
 
 /// Word pieces of the reply; piece `i` of turn `t` is `WORDS[(t + i) % WORDS.len()]`.
 const WORDS: [&str; 16] = [
-    "the", "ledger", "shows", "three", "open", "items", "for", "this", "week", "and",
-    "two", "of", "them", "need", "review", "today",
+    "the", "ledger", "shows", "three", "open", "items", "for", "this", "week", "and", "two", "of",
+    "them", "need", "review", "today",
 ];
 const TEXT_PIECES: usize = 40;
 const ARG_PIECES: usize = 10;
@@ -85,10 +95,20 @@ impl Agent for Scripted {
     }
 }
 
+/// Bytes in use in glibc malloc: small blocks in all arenas plus mmapped blocks.
+fn malloc_in_use() -> u64 {
+    // SAFETY: mallinfo2 only reads the allocator's statistics (glibc 2.33 and later).
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as u64
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let port: u16 = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let nagle = args.iter().any(|a| a == "--nagle");
+    let port: u16 = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
         .and_then(|p| p.parse().ok())
         .unwrap_or(0);
     let runtime = CopilotRuntime::new()
@@ -96,8 +116,18 @@ async fn main() -> std::io::Result<()> {
         .default_agent("bench");
     let app = axum::Router::new()
         .nest("/copilotkit", runtime.into_router())
-        .route("/debug/gc", axum::routing::post(|| async { "{}" }));
+        .route(
+            "/debug/gc",
+            axum::routing::post(|| async { axum::Json(json!({ "heapUsed": malloc_in_use() })) }),
+        );
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     println!("listening {}", listener.local_addr()?.port());
-    axum::serve(listener, app).await
+    if nagle {
+        axum::serve(listener, app).await
+    } else {
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, app).await
+    }
 }

@@ -286,6 +286,11 @@ impl AgentRouter {
             verifier: self.verifier,
             resume: self.resumable.map(runs_http::ResumeState::new),
         });
+        // The reaper starts with the router when a runtime is at hand (else with the
+        // first resumable request): a replica reaps even before it serves anything.
+        if let (Some(rs), Ok(_)) = (&shared.resume, tokio::runtime::Handle::try_current()) {
+            rs.ensure_reaper(shared.shutdown.token().clone());
+        }
         let mut router = Router::new();
         if list {
             router = router.route("/agents", get(list_agents));
@@ -624,13 +629,16 @@ fn request_owner(parts: &axum::http::request::Parts) -> Option<String> {
 
 fn resume_state<'a>(s: &'a Shared, name: &str) -> Result<&'a runs_http::ResumeState, ApiError> {
     s.find(name).ok_or_else(|| s.unknown(name))?;
-    s.resume.as_ref().ok_or_else(|| {
+    let rs = s.resume.as_ref().ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
             "not_resumable",
             "this server keeps no resumable runs",
         )
-    })
+    })?;
+    // A replica that only serves re-attaches reaps too.
+    rs.ensure_reaper(s.shutdown.token().clone());
+    Ok(rs)
 }
 
 #[derive(Debug, serde::Deserialize)]

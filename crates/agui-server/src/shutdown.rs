@@ -89,8 +89,16 @@ pub async fn termination_signal() {
 }
 
 /// Serves `router` on `listener` until `shutdown` is triggered and every connection
-/// has closed (in-flight runs end within the grace period).
+/// has closed (in-flight runs end within the grace period). Accepted sockets have
+/// `TCP_NODELAY` set: a streamed event goes out at once, not after the peer's delayed
+/// acknowledgement (which holds small writes on a kept-alive connection ~40 ms).
 pub async fn serve(listener: TcpListener, router: Router, shutdown: Shutdown) -> io::Result<()> {
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown.triggered())
         .await

@@ -53,6 +53,11 @@ pub struct RunArgs {
     /// older pin turns on the era shims that version needs (e.g. `0.0.39`).
     #[arg(long, value_name = "VERSION")]
     pub max_protocol_version: Option<ProtocolVersion>,
+    /// Ask for a resumable run (`AGUI-Resumable: 1` with an owner token): when the
+    /// connection drops, the run goes on on the server and this command re-attaches
+    /// (printing `reconnecting…` to standard error), ending as an uncut run would.
+    #[arg(long)]
+    pub resumable: bool,
 }
 
 /// Prints the inbound pipeline's warnings to standard error as `warning: …` lines.
@@ -165,6 +170,14 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     }
     if let Some(token) = &args.bearer {
         builder = builder.bearer_token(token);
+    }
+    if args.resumable {
+        builder = builder.resumable(agui_client::ResumeOptions::default().on_reconnect(|r| {
+            eprintln!(
+                "reconnecting… (attempt {}, after event {}: {})",
+                r.attempt, r.after_seq, r.reason
+            );
+        }));
     }
     let http = builder
         .build()

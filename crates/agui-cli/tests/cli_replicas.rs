@@ -1,0 +1,376 @@
+//! Resumable runs across replicas: `agui serve --store redis://…` processes sharing one
+//! Redis. A run started on replica A is resumed through replica B mid-run; A killed
+//! with SIGKILL mid-run has its run closed by B's reaper with `RUN_ERROR` code
+//! `run_lost`; a Redis restarted mid-run gives a clear error, no panic, and service
+//! resumes.
+//!
+//! Uses the Redis at `AGUI_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`) and, for
+//! the restart, a private `redis-server` on a free port. Without them the tests print
+//! `skipped …`, except under `AGUI_REQUIRE_REDIS=1` (set by `scripts/test-all.sh`),
+//! where that is a failure.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+
+fn redis_url() -> String {
+    std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+}
+
+fn required() -> bool {
+    std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Whether a Redis answers at `host:port` (a PING over TCP).
+fn redis_answers(addr: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 7];
+    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+}
+
+fn ready(test: &str, addr: &str) -> bool {
+    if redis_answers(addr) {
+        return true;
+    }
+    assert!(
+        !required(),
+        "{test}: no Redis at {addr} (AGUI_REQUIRE_REDIS is set)"
+    );
+    println!("skipped {test}: no Redis at {addr}; start one, or set AGUI_TEST_REDIS_URL");
+    false
+}
+
+struct Replica {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn replica(store: &str, id: &str) -> Replica {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--delay-ms",
+            "150",
+            "--store",
+            store,
+            "--replica-id",
+            id,
+            "--lease-ms",
+            "1000",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let base = loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "agui serve ({id}) exited"
+        );
+        if let Some(rest) = line.trim().strip_prefix("agui: listening on ") {
+            break rest.to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in reader.lines() {});
+    Replica { child, base }
+}
+
+/// One SSE event frame: its seq and event.
+#[derive(Debug)]
+struct Frame {
+    seq: u64,
+    event: Value,
+}
+
+/// Reads the frames of a response as they come.
+struct Frames {
+    body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    buf: Vec<u8>,
+}
+
+impl Frames {
+    async fn next(&mut self) -> Option<Frame> {
+        loop {
+            if let Some(pos) = self.buf.windows(2).position(|w| w == b"\n\n") {
+                let block = String::from_utf8(self.buf[..pos].to_vec()).unwrap();
+                self.buf.drain(..pos + 2);
+                let mut seq = None;
+                let mut data = None;
+                for line in block.lines() {
+                    if let Some(id) = line.strip_prefix("id: ") {
+                        seq = id.rsplit_once(':').and_then(|(_, s)| s.parse().ok());
+                    } else if let Some(d) = line.strip_prefix("data: ") {
+                        data = Some(serde_json::from_str(d).unwrap());
+                    }
+                }
+                if let (Some(seq), Some(event)) = (seq, data) {
+                    return Some(Frame { seq, event });
+                }
+                continue;
+            }
+            match tokio::time::timeout(Duration::from_secs(20), self.body.next())
+                .await
+                .expect("bytes in time")
+            {
+                Some(Ok(b)) => self.buf.extend_from_slice(&b),
+                _ => return None,
+            }
+        }
+    }
+}
+
+const TOKEN: &str = "replica-test-owner-token-0123456789abcdef";
+
+async fn start(base: &str, run: &str) -> Frames {
+    let body = serde_json::json!({
+        "threadId": format!("t-{run}"), "runId": run,
+        "messages": [{"id": format!("{run}-u"), "role": "user", "content": "hello there"}],
+    });
+    let res = reqwest::Client::new()
+        .post(format!("{base}/agentic_chat"))
+        .header("AGUI-Resumable", "1")
+        .header("AGUI-Resume-Token", TOKEN)
+        .header("Accept", "text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["agui-first-seq"], "1");
+    Frames {
+        body: res.bytes_stream().boxed(),
+        buf: Vec::new(),
+    }
+}
+
+async fn attach(base: &str, run: &str, after: u64) -> reqwest::Response {
+    reqwest::Client::new()
+        .get(format!("{base}/agentic_chat/runs/{run}/events"))
+        .header("AGUI-Resume-Token", TOKEN)
+        .header("Accept", "text/event-stream")
+        .header("Last-Event-ID", format!("{run}:{after}"))
+        .send()
+        .await
+        .unwrap()
+}
+
+fn run_id(tag: &str) -> String {
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{tag}-{}-{n:x}", std::process::id())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_started_on_one_replica_resumes_through_another_and_survives_its_death() {
+    let url = redis_url();
+    let addr = url
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .to_owned();
+    if !ready(
+        "a_run_started_on_one_replica_resumes_through_another",
+        &addr,
+    ) {
+        return;
+    }
+    let a = replica(&url, "A");
+    let b = replica(&url, "B");
+
+    // Resume through B mid-run: exactly the events after the cursor, then the end.
+    let run = run_id("handover");
+    let mut on_a = start(&a.base, &run).await;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(on_a.next().await.expect("a frame from A"));
+    }
+    drop(on_a);
+    let res = attach(&b.base, &run, 3).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["agui-first-seq"], "4");
+    let mut on_b = Frames {
+        body: res.bytes_stream().boxed(),
+        buf: Vec::new(),
+    };
+    while let Some(f) = on_b.next().await {
+        seen.push(f);
+    }
+    let seqs: Vec<u64> = seen.iter().map(|f| f.seq).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "contiguous, no loss, no repeat"
+    );
+    assert_eq!(seen.last().unwrap().event["type"], "RUN_FINISHED");
+    assert!(seen.len() > 8, "the whole reply");
+
+    // Kill A mid-run: B's reaper closes the run after the lease (1 s) with run_lost.
+    let run = run_id("lost");
+    let mut on_a = start(&a.base, &run).await;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(on_a.next().await.expect("a frame from A"));
+    }
+    let mut a = a;
+    a.child.kill().unwrap(); // SIGKILL
+    a.child.wait().unwrap();
+    let t0 = std::time::Instant::now();
+    let res = attach(&b.base, &run, seen.last().unwrap().seq).await;
+    assert_eq!(res.status(), 200);
+    let mut on_b = Frames {
+        body: res.bytes_stream().boxed(),
+        buf: Vec::new(),
+    };
+    while let Some(f) = on_b.next().await {
+        seen.push(f);
+    }
+    let last = &seen.last().unwrap().event;
+    assert_eq!(last["type"], "RUN_ERROR", "{last}");
+    assert_eq!(last["code"], "run_lost");
+    assert!(
+        t0.elapsed() < Duration::from_secs(15),
+        "closed within lease + scan ({:?})",
+        t0.elapsed()
+    );
+    let seqs: Vec<u64> = seen.iter().map(|f| f.seq).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "every committed event, then the end"
+    );
+    drop(b);
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn redis_server(port: u16) -> Option<Child> {
+    Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()
+}
+
+async fn wait_redis(port: u16) {
+    for _ in 0..100 {
+        if redis_answers(&format!("127.0.0.1:{port}")) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("redis-server on port {port} did not start");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_restart_mid_run_is_a_clear_error_and_service_resumes() {
+    let port = free_port();
+    let Some(mut redis) = redis_server(port) else {
+        assert!(
+            !required(),
+            "redis-server is not installed (AGUI_REQUIRE_REDIS is set)"
+        );
+        println!("skipped a_redis_restart_mid_run: no redis-server binary");
+        return;
+    };
+    wait_redis(port).await;
+    let url = format!("redis://127.0.0.1:{port}");
+    let mut c = replica(&url, "C");
+
+    let run = run_id("restart");
+    let mut frames = start(&c.base, &run).await;
+    frames.next().await.expect("a first frame");
+    redis.kill().unwrap();
+    redis.wait().unwrap();
+    // The stream ends (the run can no longer be recorded), rather than hanging.
+    let t0 = std::time::Instant::now();
+    let mut rest = Vec::new();
+    while let Some(f) = frames.next().await {
+        rest.push(f);
+    }
+    assert!(t0.elapsed() < Duration::from_secs(20));
+    // The client's re-attach gets a clear answer, not a hang.
+    let res = attach(&c.base, &run, 1).await;
+    assert_eq!(res.status(), 503, "store unavailable");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "store_unavailable");
+    assert!(
+        c.child.try_wait().unwrap().is_none(),
+        "the replica did not crash"
+    );
+
+    // Redis comes back: new runs work again.
+    let mut redis = redis_server(port).expect("redis-server restarts");
+    wait_redis(port).await;
+    let mut ok = false;
+    for _ in 0..20 {
+        let run = run_id("after");
+        let body = serde_json::json!({ "threadId": "t", "runId": run, "messages": [] });
+        let res = reqwest::Client::new()
+            .post(format!("{}/agentic_chat", c.base))
+            .header("AGUI-Resumable", "1")
+            .header("AGUI-Resume-Token", TOKEN)
+            .header("Accept", "text/event-stream")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        if res.status() == 200 {
+            let mut f = Frames {
+                body: res.bytes_stream().boxed(),
+                buf: Vec::new(),
+            };
+            let mut last = None;
+            while let Some(frame) = f.next().await {
+                last = Some(frame.event);
+            }
+            assert_eq!(last.unwrap()["type"], "RUN_FINISHED");
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(ok, "service resumed after Redis came back");
+    assert!(c.child.try_wait().unwrap().is_none());
+    let _ = c.child.kill();
+    let _ = redis.kill();
+    let _ = redis.wait();
+}

@@ -3,13 +3,19 @@
 // reducer) must accept every stream: a rejected run, and any warning the client prints,
 // is a failure. Prints one JSON line per agent:
 //   {"agent", "ok", "error"?, "warnings", "contentTypes", "outcomes", "messages", "state"}
-// Usage: node server-client.mjs BASE_URL [--proto]
+// Usage: node server-client.mjs BASE_URL [--proto] [--resumable]
 import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 const { HttpAgent } = require("@ag-ui/client");
 
 const [base, ...flags] = process.argv.slice(2);
 const proto = flags.includes("--proto");
+// --resumable: every run asks for a resumable stream (ids on every SSE frame, which
+// this client must ignore), with an owner token.
+const resumable = flags.includes("--resumable");
+const resumeHeaders = resumable
+  ? { "AGUI-Resumable": "1", "AGUI-Resume-Token": `interop-owner-${process.pid}-0123456789abcdef` }
+  : {};
 
 class ProtoAgent extends HttpAgent {
   requestInit(input) {
@@ -60,9 +66,11 @@ const plans = {
 async function runPlan(name, plan) {
   warnings = [];
   const contentTypes = [];
+  const firstSeqs = [];
   const fetchRecording = async (url, init) => {
     const res = await fetch(url, init);
     contentTypes.push(res.headers.get("content-type"));
+    firstSeqs.push(res.headers.get("agui-first-seq"));
     return res;
   };
   const Agent = proto ? ProtoAgent : HttpAgent;
@@ -71,6 +79,7 @@ async function runPlan(name, plan) {
     threadId: fresh("thread"),
     initialState: plan.state ?? {},
     fetch: fetchRecording,
+    headers: resumeHeaders,
   });
   const outcomes = [];
   for (const step of plan.steps) {
@@ -108,7 +117,7 @@ async function runPlan(name, plan) {
     });
     outcomes.push(outcome);
   }
-  return { contentTypes, outcomes, messages: agent.messages, state: agent.state };
+  return { contentTypes, firstSeqs, outcomes, messages: agent.messages, state: agent.state };
 }
 
 for (const [name, plan] of Object.entries(plans)) {

@@ -170,6 +170,39 @@ async fn reference_client_accepts_every_demo_agent_over_sse() {
     check_reference_client(&results, "text/event-stream");
 }
 
+/// The reference client asks for resumable runs (`AGUI-Resumable: 1` and a token
+/// through its `headers`): every frame carries an `id:` line, which it must ignore.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reference_client_accepts_resumable_streams_unchanged() {
+    if !interop_gate::ready("reference_client_accepts_resumable_streams_unchanged") {
+        return;
+    }
+    let shutdown = Shutdown::new();
+    let router = agui_server::demo::router(Duration::ZERO)
+        .verify(true)
+        .resumable(agui_server::runs::Resumable::default())
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = start(router, shutdown).await;
+    for (flags, content_type) in [
+        (&["--resumable"][..], "text/event-stream"),
+        (
+            &["--resumable", "--proto"][..],
+            "application/vnd.ag-ui.event+proto",
+        ),
+    ] {
+        let results = reference_client(&srv, flags).await;
+        check_reference_client(&results, content_type);
+        for r in &results {
+            let seqs = r["firstSeqs"].as_array().unwrap();
+            assert!(
+                !seqs.is_empty() && seqs.iter().all(|s| s == "1"),
+                "every run was resumable: {r}"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reference_client_accepts_every_demo_agent_over_protobuf() {
     if !interop_gate::ready("reference_client_accepts_every_demo_agent_over_protobuf") {

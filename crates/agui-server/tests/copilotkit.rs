@@ -427,6 +427,65 @@ async fn a_second_run_on_a_running_thread_is_refused_and_connect_attaches_live()
 }
 
 #[tokio::test]
+async fn connect_with_last_seen_event_id_sends_only_what_was_missed() {
+    let gate = Arc::new(Semaphore::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let s = serve(CopilotRuntime::new().agent("g", gated(gate.clone(), dropped))).await;
+    gate.add_permits(1);
+    let r0 = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r0", json!([])),
+    )
+    .await
+    .events()
+    .await;
+    assert_eq!(types(&r0).last(), Some(&"RUN_FINISHED"));
+    // The gate's permit came back with r0's end: take it, so that r1 stays live.
+    gate.acquire().await.unwrap().forget();
+    let mut run = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r1", json!([user("u1", "go")])),
+    )
+    .await;
+    // The live run's frames carry `id: {runId}:{seq}`.
+    let first = run.next_block().await.unwrap();
+    assert!(first.starts_with("id: r1:1\n"), "{first:?}");
+    for _ in 0..3 {
+        run.next_event_within(5).await.unwrap();
+    }
+    let mut b = body("t", "x", json!([]));
+    b["lastSeenEventId"] = json!("r1:2");
+    let mut c = post(s.addr, "/copilotkit/agent/g/connect", &b).await;
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        got.push(c.next_event_within(5).await.unwrap());
+    }
+    assert_eq!(
+        types(&got),
+        ["TEXT_MESSAGE_CONTENT", "TOOL_CALL_START"],
+        "no history, from seq 3"
+    );
+    gate.add_permits(1);
+    got.extend(c.events().await);
+    assert_eq!(types(&got).last(), Some(&"RUN_FINISHED"));
+    // A cursor into a run that is not live gets the whole thread.
+    let mut b = body("t", "x", json!([]));
+    b["lastSeenEventId"] = json!("r0:3");
+    let all = post(s.addr, "/copilotkit/agent/g/connect", &b)
+        .await
+        .events()
+        .await;
+    assert_eq!(
+        all.iter()
+            .filter(|e| matches!(e, Event::RunStarted(_)))
+            .count(),
+        2
+    );
+}
+
+#[tokio::test]
 async fn stop_cancels_the_agent_and_ends_the_run_stream_cleanly() {
     let gate = Arc::new(Semaphore::new(0));
     let dropped = Arc::new(AtomicBool::new(false));

@@ -352,11 +352,16 @@ impl Runtime {
             live = snapshot.live.is_some(),
             "connect"
         );
+        // CopilotKit's `lastSeenEventId`: where a client that saw the live run stopped.
+        let last_seen: Option<String> = serde_json::from_slice::<Value>(bytes)
+            .ok()
+            .and_then(|v| v.get("lastSeenEventId")?.as_str().map(str::to_owned));
         Ok(stream::connect_response(
             self.store.clone(),
             input.thread_id,
             snapshot.history,
             snapshot.live,
+            last_seen.as_deref(),
             Writer::new(downgrade),
             self.config.keep_alive,
         ))

@@ -34,14 +34,25 @@ impl Writer {
     }
 
     pub(crate) fn write(&self, event: Event, out: &mut Vec<u8>) {
-        match self.downgrade.apply(event) {
-            Some(Outgoing::Event(e)) => self.encoder.encode(&e, out),
-            Some(Outgoing::Json(v)) => {
+        self.write_with_id(event, None, out)
+    }
+
+    /// Writes an event of a live run with its id `{runId}:{seq}` (seq 1-based in the
+    /// run), the cursor a client may give back as `lastSeenEventId`.
+    pub(crate) fn write_with_id(&self, event: Event, id: Option<(&str, usize)>, out: &mut Vec<u8>) {
+        let Some(outgoing) = self.downgrade.apply(event) else {
+            return;
+        };
+        if let Some((run, seq)) = id {
+            out.extend_from_slice(format!("id: {run}:{seq}\n").as_bytes());
+        }
+        match outgoing {
+            Outgoing::Event(e) => self.encoder.encode(&e, out),
+            Outgoing::Json(v) => {
                 out.extend_from_slice(b"data: ");
                 agui_core::wire::write_canonical(&v, out);
                 out.extend_from_slice(b"\n\n");
             }
-            None => {}
         }
     }
 
@@ -118,24 +129,35 @@ pub(crate) fn run_response(
 }
 
 /// The body of `/connect`: the history, then the live run from its start to its end.
-/// Ends at once when the thread is unknown or nothing runs.
+/// Ends at once when the thread is unknown or nothing runs. With `last_seen`
+/// (`{runId}:{seq}` of the live run, which this client has up to `seq`), only the
+/// live run's events after it.
 pub(crate) fn connect_response(
     store: Arc<dyn ThreadStore>,
     thread_id: String,
     history: Vec<Arc<[Event]>>,
     live: Option<String>,
+    last_seen: Option<&str>,
     writer: Writer,
     keep_alive: Option<Duration>,
 ) -> Response<Body> {
+    let resume = match (&live, last_seen.and_then(|l| l.rsplit_once(':'))) {
+        (Some(run), Some((seen_run, seq))) if run == seen_run => seq.parse::<usize>().ok(),
+        _ => None,
+    };
+    let phase = match (resume, live) {
+        (Some(cursor), Some(run_id)) => Phase::Live { run_id, cursor },
+        (_, live) => Phase::History {
+            runs: history,
+            live,
+        },
+    };
     respond(State {
         store,
         thread_id,
         writer,
         keep_alive,
-        phase: Phase::History {
-            runs: history,
-            live,
-        },
+        phase,
     })
 }
 
@@ -181,8 +203,9 @@ async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> 
                 if !page.events.is_empty() {
                     let next = cursor + page.events.len();
                     let mut out = Vec::new();
-                    for e in page.events {
-                        s.writer.write(e, &mut out);
+                    for (i, e) in page.events.into_iter().enumerate() {
+                        s.writer
+                            .write_with_id(e, Some((&run_id, cursor + i + 1)), &mut out);
                     }
                     s.phase = if page.ended {
                         Phase::Done

@@ -205,7 +205,9 @@ impl Client {
     pub async fn next_event(&mut self) -> Option<Event> {
         loop {
             let block = self.next_block().await?;
-            if let Some(data) = block.strip_prefix("data: ") {
+            // `id:` and `retry:` lines (resumable streams) may precede the data.
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "));
+            if let Some(data) = data {
                 return Some(Event::from_json_str(data).expect("a valid event"));
             }
             assert!(block.starts_with(':'), "unexpected SSE block {block:?}");

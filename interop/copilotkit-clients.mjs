@@ -57,10 +57,12 @@ async function sse(path, body) {
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
   const text = await res.text();
   if (text.includes("\r")) throw new Error(`${path}: CR in the SSE body`);
+  // A block may carry `id:` (and other) lines before its data.
   return text
     .split("\n\n")
-    .filter((b) => b.startsWith("data: "))
-    .map((b) => JSON.parse(b.slice(6)));
+    .map((b) => b.split("\n").find((l) => l.startsWith("data: ")))
+    .filter((l) => l !== undefined)
+    .map((l) => JSON.parse(l.slice(6)));
 }
 
 function schemaErrors(core, events, where) {
@@ -121,8 +123,10 @@ async function one(version, name) {
       ...(declares ? { protocolVersion: declares } : {}),
     });
     const raw = await sse(`/agent/${name}/run`, body(`${threadId}-raw`, `${threadId}-raw-r1`, [{ id: `${threadId}-raw-u`, role: "user", content: "hello" }]));
+    if (raw.length === 0) throw new Error("the raw run stream had no events");
     result.schemaErrors.push(...schemaErrors(core, raw, "run"));
     const replay = await sse(`/agent/${name}/connect`, body(threadId, `${threadId}-connect`, []));
+    if (replay.length === 0) throw new Error("the replay had no events");
     result.schemaErrors.push(...schemaErrors(core, replay, "replay"));
     let verifyError = null;
     try {

@@ -44,13 +44,21 @@ async fn demo() -> TestServer {
 }
 
 async fn reference_client(srv: &TestServer, flags: &[&str]) -> Vec<Value> {
+    node_lines(srv, "server-client.mjs", "@ag-ui/client", flags).await
+}
+
+/// Runs `interop/{script} http://ADDR [flags]`; its stdout's JSON lines.
+async fn node_lines(srv: &TestServer, script: &str, package: &str, flags: &[&str]) -> Vec<Value> {
     let dir = interop_dir();
     assert!(
-        dir.join("node_modules/@ag-ui/client/package.json").exists(),
-        "@ag-ui/client is not installed in interop/node_modules: {SETUP}"
+        dir.join("node_modules")
+            .join(package)
+            .join("package.json")
+            .exists(),
+        "{package} is not installed in interop/node_modules: {SETUP}"
     );
     let out = tokio::process::Command::new("node")
-        .arg("server-client.mjs")
+        .arg(script)
         .arg(format!("http://{}", srv.addr))
         .args(flags)
         .current_dir(&dir)
@@ -225,33 +233,7 @@ async fn copilotkit_routes_pass_the_0_0_48_and_1_0_reference_clients() {
     config.verify = true;
     let app = agui_server::demo::app(Duration::ZERO, config, shutdown.clone(), None);
     let srv = start(app, shutdown).await;
-    let dir = interop_dir();
-    assert!(
-        dir.join("node_modules/ag-ui-client-0048/package.json")
-            .exists(),
-        "@ag-ui/client 0.0.48 is not installed in interop/node_modules: {SETUP}"
-    );
-    let out = tokio::process::Command::new("node")
-        .arg("copilotkit-clients.mjs")
-        .arg(format!("http://{}", srv.addr))
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(120), out)
-        .await
-        .expect("the reference clients finish in time")
-        .unwrap_or_else(|e| panic!("cannot run node ({e}): install Node.js and {SETUP}"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "node failed: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line ({e}): {l}")))
-        .collect();
+    let lines = node_lines(&srv, "copilotkit-clients.mjs", "ag-ui-client-0048", &[]).await;
     let (control, results) = lines.split_last().expect("output");
     assert_eq!(control["control"], true);
     assert!(

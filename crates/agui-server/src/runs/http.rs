@@ -319,6 +319,16 @@ pub(crate) fn cursor(
     }
 }
 
+/// A cursor past the head: the store lost events the client had.
+fn cursor_ahead(cursor: u64, head: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "cursor_ahead",
+        format!("the cursor (seq {cursor}) is past the run's last event (seq {head})"),
+    )
+    .with("headSeq", head)
+}
+
 fn unknown_run(run_id: &str) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
@@ -365,15 +375,7 @@ pub(crate) async fn events(
         .map_err(|e| store_failed(&e))?
         .ok_or_else(|| unknown_run(run_id))?;
     if cursor > record.head {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "cursor_ahead",
-            format!(
-                "the cursor (seq {cursor}) is past the run's last event (seq {})",
-                record.head
-            ),
-        )
-        .with("headSeq", record.head));
+        return Err(cursor_ahead(cursor, record.head));
     }
     if record.status.is_terminal() && cursor >= record.head {
         return Ok(StatusCode::NO_CONTENT.into_response());
@@ -552,14 +554,7 @@ pub(crate) async fn start(s: Start<'_>) -> Result<Started, ApiError> {
             }
             let cursor = cursor(s.headers, None, run_id)?;
             if cursor > record.head {
-                return Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "cursor_ahead",
-                    format!(
-                        "the cursor (seq {cursor}) is past the run's last event (seq {})",
-                        record.head
-                    ),
-                ));
+                return Err(cursor_ahead(cursor, record.head));
             }
             tracing::info!(run_id = %run_id, cursor, "a retried start attaches to its run");
             Ok(Started::Attached(viewer::response(

@@ -1,6 +1,7 @@
 // Runs the reference clients CopilotKit pages use against every demo agent through the
 // CopilotKit runtime routes of `agui serve` (BASE_URL/copilotkit): @ag-ui/client 0.0.48
-// (what CopilotKit 2 bundles; it sends no protocolVersion) and 1.0.0. For each client
+// (what CopilotKit 1.54 bundles), 0.0.59 (CopilotKit 1.74; both send no protocolVersion)
+// and 1.0.0. For each client
 // and agent:
 //   * the client's HttpAgent runs the agent at /copilotkit/agent/{id}/run (and a
 //     follow-up run answering a frontend tool, where the agent calls one); it must
@@ -19,6 +20,11 @@ const clients = {
   "0.0.48": {
     client: require("ag-ui-client-0048"),
     core: require("ag-ui-core-0048"),
+    declares: undefined,
+  },
+  "0.0.59": {
+    client: require("ag-ui-client-0059"),
+    core: require("ag-ui-core-0059"),
     declares: undefined,
   },
   "1.0.0": {

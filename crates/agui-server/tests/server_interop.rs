@@ -9,7 +9,7 @@
 //!   finding for any demo agent, live and on the follow-up runs (answered tool call,
 //!   resumed interrupt).
 //!
-//! * the clients CopilotKit pages use, `@ag-ui/client` 0.0.48 and 1.0.0, run every demo
+//! * the clients CopilotKit pages use, `@ag-ui/client` 0.0.48, 0.0.59 and 1.0.0, run every demo
 //!   agent through the CopilotKit runtime routes, and every event they get (and the
 //!   thread replay of `/connect`) passes that version's own schemas and verifier.
 //!
@@ -222,10 +222,10 @@ async fn reference_client_accepts_every_demo_agent_over_protobuf() {
 }
 
 /// Runs `interop/copilotkit-clients.mjs`: the clients CopilotKit pages use
-/// (`@ag-ui/client` 0.0.48, and 1.0.0) through the CopilotKit runtime routes.
+/// (`@ag-ui/client` 0.0.48 and 0.0.59, and 1.0.0) through the CopilotKit runtime routes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn copilotkit_routes_pass_the_0_0_48_and_1_0_reference_clients() {
-    if !interop_gate::ready("copilotkit_routes_pass_the_0_0_48_and_1_0_reference_clients") {
+async fn copilotkit_routes_pass_the_0_0_48_0_0_59_and_1_0_reference_clients() {
+    if !interop_gate::ready("copilotkit_routes_pass_the_0_0_48_0_0_59_and_1_0_reference_clients") {
         return;
     }
     let shutdown = Shutdown::new();
@@ -240,7 +240,7 @@ async fn copilotkit_routes_pass_the_0_0_48_and_1_0_reference_clients() {
         !control["schemaErrors"].as_array().unwrap().is_empty(),
         "the undowngraded control stream must fail the 0.0.48 schemas: {control}"
     );
-    for version in ["0.0.48", "1.0.0"] {
+    for version in ["0.0.48", "0.0.59", "1.0.0"] {
         let names: Vec<&str> = results
             .iter()
             .filter(|r| r["client"] == version)

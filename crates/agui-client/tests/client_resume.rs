@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_client::{ClientError, Conversation, HttpAgent, ResumeOptions, RunParams};
+use agui_core::encoding::Encoding;
 use agui_core::types::PatchOperation;
 use agui_core::{Event, RunAgentInput};
 use agui_server::runs::Resumable;
@@ -42,10 +43,14 @@ fn long_agent() -> agui_server::FnAgent {
 }
 
 async fn server() -> SocketAddr {
+    server_with(Resumable::default()).await
+}
+
+async fn server_with(resumable: Resumable) -> SocketAddr {
     let shutdown = Shutdown::new();
     let router = AgentRouter::new()
         .agent("long", long_agent())
-        .resumable(Resumable::default())
+        .resumable(resumable)
         .shutdown(shutdown.clone())
         .into_router();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -128,7 +133,15 @@ async fn run_through(
     base: SocketAddr,
     resumable: Option<ResumeOptions>,
 ) -> (Result<(), ClientError>, Vec<String>, Conversation) {
-    let mut b = HttpAgent::builder(format!("http://{base}/long"));
+    run_encoded(base, resumable, Encoding::Sse).await
+}
+
+async fn run_encoded(
+    base: SocketAddr,
+    resumable: Option<ResumeOptions>,
+    encoding: Encoding,
+) -> (Result<(), ClientError>, Vec<String>, Conversation) {
+    let mut b = HttpAgent::builder(format!("http://{base}/long")).encoding(encoding);
     if let Some(r) = resumable {
         b = b.resumable(r);
     }
@@ -156,10 +169,11 @@ fn comparable(events: &[String]) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_cut_many_times_ends_exactly_as_an_uncut_run() {
+/// Cuts a 10,000-event run 40 times between the client and a server keeping runs as
+/// `resumable` says, over `encoding`; the result must equal an uncut run's.
+async fn cut_many_times(resumable: Resumable, encoding: Encoding, max_cut: u64) {
     let addr = server().await;
-    let (clean, reference, reference_conv) = run_through(addr, None).await;
+    let (clean, reference, reference_conv) = run_encoded(addr, None, encoding).await;
     clean.expect("the uncut run");
     assert_eq!(
         reference.len(),
@@ -167,10 +181,11 @@ async fn a_run_cut_many_times_ends_exactly_as_an_uncut_run() {
         "RUN_STARTED, 10,000 events, RUN_FINISHED"
     );
 
-    let addr = server().await;
-    // 40 cuts, each after 1 to 60,000 bytes of the answer (the stream is ~1.3 MB).
-    let (proxy, cuts) = chaos_proxy(addr, 0x9e37_79b9_7f4a_7c15, |n, rng| {
-        (n < 40).then(|| 1 + rng.below(60_000))
+    let addr = server_with(resumable).await;
+    // 40 cuts, each after 1 to `max_cut` bytes of the answer (the stream is ~1 MB in
+    // SSE, ~300 KB in protobuf).
+    let (proxy, cuts) = chaos_proxy(addr, 0x9e37_79b9_7f4a_7c15, move |n, rng| {
+        (n < 40).then(|| 1 + rng.below(max_cut))
     })
     .await;
     let reconnects = Arc::new(AtomicU32::new(0));
@@ -183,10 +198,12 @@ async fn a_run_cut_many_times_ends_exactly_as_an_uncut_run() {
             r.fetch_add(1, Ordering::SeqCst);
             l.store(rc.after_seq, Ordering::SeqCst);
         });
-    let (result, got, conv) =
-        tokio::time::timeout(Duration::from_secs(120), run_through(proxy, Some(opts)))
-            .await
-            .expect("the cut run ends in time");
+    let (result, got, conv) = tokio::time::timeout(
+        Duration::from_secs(120),
+        run_encoded(proxy, Some(opts), encoding),
+    )
+    .await
+    .expect("the cut run ends in time");
     result.expect("the cut run succeeds");
     let cuts = cuts.load(Ordering::SeqCst);
     assert!(cuts >= 20, "the proxy cut the stream {cuts} times");
@@ -207,6 +224,38 @@ async fn a_run_cut_many_times_ends_exactly_as_an_uncut_run() {
     let b = serde_json::to_value(&reference_conv.messages()[1..]).unwrap();
     assert!(a == b, "the final messages differ from the uncut run's");
     assert_eq!(conv.messages().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cut_many_times_ends_exactly_as_an_uncut_run() {
+    cut_many_times(Resumable::default(), Encoding::Sse, 60_000).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_over_protobuf_where_frames_are_counted() {
+    cut_many_times(Resumable::default(), Encoding::Proto, 12_000).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_with_runs_kept_in_redis() {
+    let url =
+        std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let prefix = format!("agui-chaos-{}", std::process::id());
+    let limits = agui_redis::RedisLimits::default().retention(Duration::from_secs(60));
+    let store = match agui_redis::RedisRunStore::connect(&url, &prefix, limits).await {
+        Ok(s) => s,
+        Err(e) => {
+            let required =
+                std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0");
+            assert!(
+                !required,
+                "no Redis at {url} (AGUI_REQUIRE_REDIS is set): {e}"
+            );
+            println!("skipped the_same_with_runs_kept_in_redis: no Redis at {url} ({e})");
+            return;
+        }
+    };
+    cut_many_times(Resumable::new(Arc::new(store)), Encoding::Sse, 60_000).await;
 }
 
 #[tokio::test]

@@ -32,6 +32,50 @@ pub struct ServeArgs {
     /// them closed (`RUN_ERROR` code `run_lost`) by another once it expires.
     #[arg(long, default_value_t = 10_000)]
     pub lease_ms: u64,
+    /// An OpenAI-compatible chat-completions endpoint (`https://api.openai.com/v1`,
+    /// `http://127.0.0.1:11434/v1`, …): adds an agent `chat` backed by it.
+    #[arg(long, value_name = "URL", requires = "model")]
+    pub openai_url: Option<String>,
+    /// The model the `chat` agent asks for.
+    #[arg(long, value_name = "NAME", requires = "openai_url")]
+    pub model: Option<String>,
+    /// The environment variable holding the endpoint's API key (never a flag: a key on
+    /// a command line is seen by every process of the machine). Unset: no key is sent.
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    /// The first number.
+    a: f64,
+    /// The second number.
+    b: f64,
+}
+
+/// The `chat` agent `--openai-url` asks for, with one demonstration server-side tool
+/// (`add`).
+fn chat_agent(args: &ServeArgs) -> Result<Option<agui_server::FnAgent>, CliError> {
+    let (Some(url), Some(model)) = (&args.openai_url, &args.model) else {
+        return Ok(None);
+    };
+    let mut b = agui_openai::OpenAiAgent::builder(url.clone(), model.clone())
+        .description(format!("{model} at {url}"))
+        .forward_params(&["temperature", "max_tokens"])
+        .tool(
+            "add",
+            "Adds two numbers and returns the sum.",
+            |x: AddArgs, _ctx: agui_openai::ToolContext| async move {
+                Ok(agui_openai::ToolOutput::text((x.a + x.b).to_string()))
+            },
+        );
+    match std::env::var(&args.api_key_env) {
+        Ok(key) if !key.is_empty() => b = b.api_key(key),
+        _ => tracing::info!(var = %args.api_key_env, "no API key in the environment: none is sent"),
+    }
+    b.build()
+        .map(Some)
+        .map_err(|e| CliError::Usage(format!("--openai-url: {e}")))
 }
 
 /// The resumable-run configuration `--store` names.
@@ -75,11 +119,18 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS
         // open to pages served from loopback).
         let resumable = resumable(&args).await?;
-        let app = agui_server::demo::app(
+        let chat = chat_agent(&args)?;
+        let app = agui_server::demo::app_with(
             Duration::from_millis(args.delay_ms),
             config,
             shutdown.clone(),
             resumable,
+            chat.map(|a| {
+                (
+                    "chat",
+                    std::sync::Arc::new(a) as std::sync::Arc<dyn agui_server::Agent>,
+                )
+            }),
         );
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await

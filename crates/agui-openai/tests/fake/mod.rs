@@ -25,6 +25,8 @@ pub struct Fake {
     counts: Arc<Mutex<HashMap<String, usize>>>,
     /// Set when the client closed a connection the server was still streaming on.
     pub peer_closed: Arc<AtomicBool>,
+    /// The `Authorization` header of each request (`None` when absent).
+    pub authorizations: Arc<Mutex<Vec<Option<String>>>>,
 }
 
 impl Fake {
@@ -51,6 +53,7 @@ pub async fn start() -> Fake {
         requests: Arc::default(),
         counts: Arc::default(),
         peer_closed: Arc::default(),
+        authorizations: Arc::default(),
     };
     let f = fake.clone();
     tokio::spawn(async move {
@@ -267,23 +270,29 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
     }
 }
 
-async fn read_request(sock: &mut TcpStream) -> Option<Value> {
+async fn read_request(sock: &mut TcpStream) -> Option<(Value, Option<String>)> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 8192];
-    let (head_end, len) = loop {
+    let (head_end, len, auth) = loop {
         let n = sock.read(&mut tmp).await.ok()?;
         if n == 0 {
             return None;
         }
         buf.extend_from_slice(&tmp[..n]);
         if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..pos]).to_ascii_lowercase();
-            let len = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
+            let head = String::from_utf8_lossy(&buf[..pos]).into_owned();
+            let header = |name: &str| {
+                head.lines().find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.trim()
+                        .eq_ignore_ascii_case(name)
+                        .then(|| v.trim().to_owned())
+                })
+            };
+            let len = header("content-length")
+                .and_then(|v| v.parse::<usize>().ok())
                 .unwrap_or(0);
-            break (pos + 4, len);
+            break (pos + 4, len, header("authorization"));
         }
     };
     while buf.len() < head_end + len {
@@ -293,14 +302,16 @@ async fn read_request(sock: &mut TcpStream) -> Option<Value> {
         }
         buf.extend_from_slice(&tmp[..n]);
     }
-    serde_json::from_slice(&buf[head_end..head_end + len]).ok()
+    let body = serde_json::from_slice(&buf[head_end..head_end + len]).ok()?;
+    Some((body, auth))
 }
 
 async fn serve(mut sock: TcpStream, f: Fake) -> std::io::Result<()> {
     sock.set_nodelay(true)?;
-    let Some(body) = read_request(&mut sock).await else {
+    let Some((body, auth)) = read_request(&mut sock).await else {
         return Ok(());
     };
+    f.authorizations.lock().unwrap().push(auth);
     let model = body["model"].as_str().unwrap_or("").to_owned();
     let n = {
         let mut counts = f.counts.lock().unwrap();

@@ -124,7 +124,22 @@ pub fn app(
     shutdown: Shutdown,
     resumable: Option<Resumable>,
 ) -> axum::Router {
-    let agents = agents(delay);
+    app_with(delay, config, shutdown, resumable, None)
+}
+
+/// As [`app`], with one more agent served beside the demo agents (both at `/{name}`
+/// and through the runtime).
+pub fn app_with(
+    delay: Duration,
+    config: ServerConfig,
+    shutdown: Shutdown,
+    resumable: Option<Resumable>,
+    extra: Option<(&str, Arc<dyn Agent>)>,
+) -> axum::Router {
+    let mut agents: Vec<(&str, Arc<dyn Agent>)> = agents(delay);
+    if let Some(extra) = extra {
+        agents.push(extra);
+    }
     let mut plain = agents
         .iter()
         .fold(AgentRouter::new(), |r, (name, agent)| {

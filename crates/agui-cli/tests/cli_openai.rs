@@ -1,0 +1,179 @@
+//! `agui serve --openai-url … --model …` fronting a (fake, loopback) chat-completions
+//! endpoint, driven by `agui run`: a server-side tool loop, and a frontend-tool round
+//! trip over two runs. The API key comes from the environment and never shows in the
+//! output.
+
+#[path = "../../agui-openai/tests/fake/mod.rs"]
+mod fake;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::{json, Value};
+
+struct Server {
+    child: Child,
+    base: String,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(url: &str, model: &str) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--delay-ms",
+            "0",
+            "--openai-url",
+            url,
+            "--model",
+            model,
+            "--api-key-env",
+            "AGUI_TEST_MODEL_KEY",
+        ])
+        .env("AGUI_TEST_MODEL_KEY", "sk-test-secret-123")
+        .env("RUST_LOG", "debug")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let base = loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "agui serve exited"
+        );
+        log.lock().unwrap().push_str(&line);
+        if let Some(rest) = line.trim().strip_prefix("agui: listening on ") {
+            break rest.to_owned();
+        }
+    };
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for l in reader.lines().map_while(Result::ok) {
+            let mut s = sink.lock().unwrap();
+            s.push_str(&l);
+            s.push('\n');
+        }
+    });
+    Server { child, base, log }
+}
+
+fn agui_run(args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .arg("run")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(s) = stdin {
+        input.write_all(s.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn final_line(out: &Output) -> Value {
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(
+        out.status.success(),
+        "agui run failed: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_side_tool_loop_through_agui_run() {
+    let fake = fake::start().await;
+    let srv = serve(&fake.url(), "server-tool");
+    let url = format!("{}/chat", srv.base);
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&url, "--message", "what is 2 + 3?", "--json"], None)
+    })
+    .await
+    .unwrap();
+    let fin = final_line(&out);
+    let msgs = fin["messages"].as_array().unwrap();
+    assert_eq!(msgs.last().unwrap()["content"], "The sum is 5");
+    assert!(
+        msgs.iter()
+            .any(|m| m["role"] == "tool" && m["content"] == "5"),
+        "{fin}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"TOOL_CALL_RESULT\""));
+    // The key went upstream, and nowhere else.
+    let auths = fake.authorizations.lock().unwrap().clone();
+    assert!(
+        auths
+            .iter()
+            .all(|a| a.as_deref() == Some("Bearer sk-test-secret-123")),
+        "{auths:?}"
+    );
+    let log = srv.log.lock().unwrap().clone();
+    assert!(!log.contains("sk-test-secret-123") && !stdout.contains("sk-test-secret-123"));
+    assert_eq!(fake.requests_for("server-tool").len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frontend_tool_round_trip_through_agui_run() {
+    let fake = fake::start().await;
+    let srv = serve(&fake.url(), "frontend-roundtrip");
+    let url = format!("{}/chat", srv.base);
+    let tool = json!({ "name": "show_card", "description": "Shows a card.", "parameters": { "type": "object" } });
+    let first = json!({
+        "threadId": "t", "runId": "r1", "state": {}, "context": [], "forwardedProps": {},
+        "tools": [tool],
+        "messages": [{ "id": "u1", "role": "user", "content": "show Oslo" }],
+    });
+    let u = url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&u, "--input", "-", "--json"], Some(&first.to_string()))
+    })
+    .await
+    .unwrap();
+    let fin = final_line(&out);
+    let msgs = fin["messages"].as_array().unwrap().clone();
+    let call = msgs.last().unwrap()["toolCalls"][0].clone();
+    assert_eq!(call["function"]["name"], "show_card");
+    assert_eq!(call["function"]["arguments"], "{\"city\":\"Oslo\"}");
+    // The client ran the tool: the next run carries its result.
+    let mut next = msgs;
+    next.push(json!({ "id": "t1", "role": "tool", "toolCallId": call["id"], "content": "shown" }));
+    let second = json!({
+        "threadId": "t", "runId": "r2", "state": {}, "context": [], "forwardedProps": {},
+        "tools": [tool], "messages": next,
+    });
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&url, "--input", "-", "--json"], Some(&second.to_string()))
+    })
+    .await
+    .unwrap();
+    let fin = final_line(&out);
+    assert_eq!(
+        fin["messages"].as_array().unwrap().last().unwrap()["content"],
+        "Card shown."
+    );
+    let reqs = fake.requests_for("frontend-roundtrip");
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[1]["messages"].as_array().unwrap().last().unwrap(),
+        &json!({ "role": "tool", "tool_call_id": "call_card", "content": "shown" })
+    );
+}

@@ -38,7 +38,7 @@ pub use context::RunContext;
 pub use error::{AgentError, ApiError};
 pub use helpers::StateTracker;
 pub use lifecycle::{EventVerifier, LifecycleGuard, Violation};
-pub use router::{AgentRouter, ServerConfig, VerifierFactory};
+pub use router::{AgentRouter, Negotiation, ServerConfig, VerifierFactory};
 pub use shutdown::{serve, termination_signal, Shutdown};
 
 // Re-exported so that an agent needs no other dependency to build JSON or add routes.

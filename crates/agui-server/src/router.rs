@@ -9,10 +9,11 @@
 //! | `GET /agents` | `{"agents":[{"name","path","capabilities"}]}` for every mounted agent (unless turned off) |
 //! | anything else | `404` (unknown agent or path) or `405`, with the JSON error body |
 //!
-//! Negotiation follows the reference encoder exactly: an `Accept` header that admits
-//! `application/vnd.ag-ui.event+proto` with a non-zero quality gets protobuf, and a
-//! wildcard such as `*/*` (what `curl` sends by default) admits it; a request without
-//! `Accept`, or with only `text/event-stream`, gets SSE.
+//! Negotiation ([`Negotiation`]): by default protobuf goes only to a request that names
+//! `application/vnd.ag-ui.event+proto` (with a quality above zero, and not below the one
+//! it gives `text/event-stream`); everything else, `*/*` included (what `curl` and a
+//! browser's `fetch` send), gets SSE. [`Negotiation::Reference`] is the reference
+//! encoder's exact rule, under which any wildcard selects protobuf.
 //!
 //! Refused requests get the JSON error body described in [`crate::error`]. The router
 //! is a plain [`axum::Router`]: nest it under a prefix, add tower layers (CORS,
@@ -67,6 +68,33 @@ pub struct ServerConfig {
     /// Most runs streaming at once (default `None`: no limit). A run beyond the limit
     /// is refused with `503` and code `too_many_runs`.
     pub max_runs: Option<usize>,
+    /// How the response's encoding is chosen from `Accept` (default
+    /// [`Negotiation::Explicit`]).
+    pub negotiation: Negotiation,
+}
+
+/// How a server picks SSE or protobuf from a request's `Accept` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Negotiation {
+    /// Protobuf only for a request that names its media type
+    /// ([`negotiate_explicit`](agui_core::encoding::negotiate_explicit)): `*/*` (curl, a
+    /// browser's `fetch`) gets SSE. The default.
+    #[default]
+    Explicit,
+    /// The reference encoder's exact rule
+    /// ([`negotiate`](agui_core::encoding::negotiate)): any wildcard selects protobuf.
+    Reference,
+}
+
+impl Negotiation {
+    /// The encoding for `accept`.
+    pub fn pick(self, accept: Option<&str>) -> agui_core::encoding::Encoding {
+        match self {
+            Negotiation::Explicit => agui_core::encoding::negotiate_explicit(accept),
+            Negotiation::Reference => negotiate(accept),
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -79,6 +107,7 @@ impl Default for ServerConfig {
             list_agents: true,
             max_runs: None,
             body_timeout: Duration::from_secs(30),
+            negotiation: Negotiation::default(),
         }
     }
 }
@@ -505,7 +534,7 @@ async fn start_run(
         agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
 
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    let encoding = negotiate(accept);
+    let encoding = s.config.negotiation.pick(accept);
     let span = tracing::info_span!(
         "run",
         agent = %name,
@@ -665,7 +694,7 @@ async fn run_events(
         request_owner(&parts),
         &parts.headers,
         q.after.as_deref(),
-        negotiate(accept),
+        s.config.negotiation.pick(accept),
         s.config.keep_alive,
     )
     .await

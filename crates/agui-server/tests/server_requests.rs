@@ -253,8 +253,12 @@ async fn content_negotiation_serves_protobuf_or_sse() {
     let body = serde_json::to_vec(&input("t", "r", "hi")).unwrap();
     for (accept, expected) in [
         (Some("application/vnd.ag-ui.event+proto"), Encoding::Proto),
-        // As in the reference: any acceptable wildcard selects protobuf.
-        (Some("*/*"), Encoding::Proto),
+        // Unlike the reference's rule, a bare wildcard (curl, a browser's fetch) gets SSE.
+        (Some("*/*"), Encoding::Sse),
+        (
+            Some("text/event-stream;q=0.5, application/vnd.ag-ui.event+proto"),
+            Encoding::Proto,
+        ),
         (Some("text/event-stream"), Encoding::Sse),
         (
             Some("text/event-stream, application/vnd.ag-ui.event+proto;q=0"),
@@ -349,5 +353,30 @@ async fn hostile_bodies_get_4xx_and_the_server_keeps_serving() {
     assert_eq!(
         c.events().await.last().map(Event::event_type),
         Some(EventType::RunFinished)
+    );
+}
+
+#[tokio::test]
+async fn the_reference_negotiation_stays_available() {
+    let shutdown = agui_server::Shutdown::new();
+    let mut config = agui_server::ServerConfig::default();
+    config.negotiation = agui_server::Negotiation::Reference;
+    let router = agui_server::demo::router(std::time::Duration::ZERO)
+        .config(config)
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = common::start(router, shutdown).await;
+    let body = serde_json::to_vec(&input("t", "r", "hi")).unwrap();
+    let c = Client::request(
+        srv.addr,
+        "POST",
+        "/agentic_chat",
+        &[("Content-Type", "application/json"), ("Accept", "*/*")],
+        &body,
+    )
+    .await;
+    assert_eq!(
+        c.header("content-type"),
+        Some("application/vnd.ag-ui.event+proto")
     );
 }

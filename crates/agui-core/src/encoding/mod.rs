@@ -44,7 +44,7 @@ pub mod sse;
 pub mod stream;
 
 pub use error::{DecodeError, DecodeErrorKind, DecoderLimits};
-pub use negotiate::negotiate;
+pub use negotiate::{negotiate, negotiate_explicit};
 pub use proto::ProtoDecoder;
 pub use sse::SseDecoder;
 

@@ -46,6 +46,61 @@ pub fn negotiate(accept: Option<&str>) -> Encoding {
     }
 }
 
+/// Picks the encoding the way a server should answer clients it does not know: protobuf
+/// only for a request that **names** the protobuf media type with a quality above zero
+/// (and not below the quality it gives `text/event-stream`; at equal qualities the entry
+/// listed first wins), SSE for everything else, wildcards included. So `curl` (`*/*`)
+/// and a browser `fetch` get SSE, while the reference client (`text/event-stream`) and
+/// protobuf clients get what they ask for. [`negotiate`] is the reference's exact rule.
+///
+/// ```
+/// use agui_core::encoding::{negotiate_explicit, Encoding};
+/// assert_eq!(negotiate_explicit(Some("*/*")), Encoding::Sse);
+/// assert_eq!(negotiate_explicit(Some("application/*")), Encoding::Sse);
+/// assert_eq!(negotiate_explicit(Some("application/vnd.ag-ui.event+proto")), Encoding::Proto);
+/// assert_eq!(negotiate_explicit(Some("application/vnd.ag-ui.event+proto;q=0")), Encoding::Sse);
+/// assert_eq!(
+///     negotiate_explicit(Some("text/event-stream;q=0.5, application/vnd.ag-ui.event+proto;q=0.9")),
+///     Encoding::Proto
+/// );
+/// assert_eq!(
+///     negotiate_explicit(Some("text/event-stream, application/vnd.ag-ui.event+proto;q=0.9")),
+///     Encoding::Sse
+/// );
+/// ```
+pub fn negotiate_explicit(accept: Option<&str>) -> Encoding {
+    let Some(accept) = accept.filter(|a| !a.is_empty()) else {
+        return Encoding::Sse;
+    };
+    // (quality, position) of the explicit entries for each type.
+    let mut proto: Option<(f64, usize)> = None;
+    let mut sse: Option<(f64, usize)> = None;
+    for (index, raw) in split_outside_quotes(accept, ',').into_iter().enumerate() {
+        let Some(entry) = parse_entry(trim_js(raw), index) else {
+            continue;
+        };
+        let ty = entry.ty.to_lowercase();
+        let sub = entry.subtype.to_lowercase();
+        let q = if entry.q.is_nan() { 0.0 } else { entry.q };
+        let slot = if ty == PROTO_TYPE && sub == PROTO_SUBTYPE && specificity(&entry).is_some() {
+            &mut proto
+        } else if ty == "text" && sub == "event-stream" {
+            &mut sse
+        } else {
+            continue;
+        };
+        if slot.map_or(true, |(bq, _)| q > bq) {
+            *slot = Some((q, index));
+        }
+    }
+    match (proto, sse) {
+        (Some((pq, _)), _) if pq <= 0.0 => Encoding::Sse,
+        (Some(_), None) => Encoding::Proto,
+        (Some((pq, pi)), Some((sq, si))) if pq > sq || (pq == sq && pi < si) => Encoding::Proto,
+        _ => Encoding::Sse,
+    }
+}
+
 /// One parsed `Accept` entry.
 #[derive(Debug)]
 struct Entry<'a> {

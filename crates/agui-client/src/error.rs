@@ -67,6 +67,13 @@ pub enum ClientError {
     /// The input could not be encoded or was refused before sending.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// The agent answered 2xx with a body that is not an event stream (an HTML error
+    /// page from a proxy, a JSON document).
+    #[error("the response is {content_type:?}, not an event stream (text/event-stream or application/vnd.ag-ui.event+proto)")]
+    ContentType {
+        /// The `Content-Type` received.
+        content_type: String,
+    },
     /// A resumable run's stream dropped and could not be resumed: the server no longer
     /// has the run or the missed events (`status` 404 or 410), refused the cursor, or
     /// the retries ran out. Everything received before is delivered.

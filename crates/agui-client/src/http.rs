@@ -20,6 +20,35 @@ use tracing::Instrument;
 
 use crate::error::ClientError;
 
+/// Default [`HttpAgentBuilder::connect_timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`HttpAgentBuilder::response_timeout`].
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default [`HttpAgentBuilder::idle_timeout`].
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// How much of an error response's body is kept (the rest is not read).
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of `response`'s body, within `timeout`.
+async fn error_body(response: reqwest::Response, timeout: Option<Duration>) -> String {
+    let read = async {
+        let mut out = Vec::new();
+        let mut body = response.bytes_stream();
+        while let Some(Ok(chunk)) = body.next().await {
+            let room = MAX_ERROR_BODY - out.len();
+            out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if out.len() >= MAX_ERROR_BODY {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    match timeout {
+        Some(t) => tokio::time::timeout(t, read).await.unwrap_or_default(),
+        None => read.await,
+    }
+}
+
 /// Warnings raised while a stream was taken in, waiting to be read.
 pub(crate) type WarningSink = Arc<WarningQueue>;
 
@@ -343,22 +372,24 @@ impl HttpAgentBuilder {
         self
     }
 
-    /// Limit for establishing the connection.
+    /// Limit for establishing the connection (default 10 s; zero: none).
     pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.connect_timeout = Some(t);
+        self.connect_timeout = (!t.is_zero()).then_some(t);
         self
     }
 
-    /// Limit for the response headers to arrive.
+    /// Limit for the response headers to arrive (default 60 s; zero: none).
     pub fn response_timeout(mut self, t: Duration) -> Self {
-        self.response_timeout = Some(t);
+        self.response_timeout = (!t.is_zero()).then_some(t);
         self
     }
 
-    /// Limit for the gap between two reads of the body (a stalled stream fails with
-    /// [`ClientError::Timeout`]). No limit by default: agents may think for long.
+    /// Limit for the gap between two events (default 5 minutes; zero: none). A stalled
+    /// stream fails with [`ClientError::Timeout`] (a resumable one re-attaches);
+    /// keep-alive comments do not count as events, so a server sending nothing else
+    /// stalls too.
     pub fn idle_timeout(mut self, t: Duration) -> Self {
-        self.idle_timeout = Some(t);
+        self.idle_timeout = (!t.is_zero()).then_some(t);
         self
     }
 
@@ -437,9 +468,9 @@ impl HttpAgent {
             url: url.into(),
             headers: HeaderMap::new(),
             encoding: Encoding::Sse,
-            connect_timeout: None,
-            response_timeout: None,
-            idle_timeout: None,
+            connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
+            response_timeout: Some(DEFAULT_RESPONSE_TIMEOUT),
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             limits: DecoderLimits::default(),
             client: None,
             error: None,
@@ -543,7 +574,7 @@ impl HttpAgent {
             .unwrap_or("")
             .to_owned();
         if !status.is_success() {
-            let text = response.text().await.unwrap_or_default();
+            let text = error_body(response, self.response_timeout).await;
             let json = if content_type.contains("application/json") {
                 serde_json::from_str(&text).ok()
             } else {
@@ -555,11 +586,19 @@ impl HttpAgent {
                 json,
             });
         }
-        // As the reference client: protobuf only for exactly its media type.
+        // As the reference client: protobuf only for exactly its media type. Unlike it,
+        // a body that says it is something else (an HTML page) is not read as SSE.
         let encoding = if content_type == Encoding::Proto.content_type() {
             Encoding::Proto
-        } else {
+        } else if content_type.is_empty()
+            || content_type
+                .split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/event-stream"))
+        {
             Encoding::Sse
+        } else {
+            return Err(ClientError::ContentType { content_type });
         };
         tracing::debug!(%status, ?encoding, "response");
         let first_seq = first_seq(response.headers());
@@ -646,7 +685,7 @@ impl HttpAgent {
                 format!("the server answered {status}"),
             )),
             _ => {
-                let text = response.text().await.unwrap_or_default();
+                let text = error_body(response, self.response_timeout).await;
                 let json: Option<serde_json::Value> = serde_json::from_str(&text).ok();
                 let code = json
                     .as_ref()
@@ -929,6 +968,9 @@ impl Stream for BodyStream {
                 return Poll::Ready(None);
             }
             if let Some(item) = this.next_buffered() {
+                // The idle limit counts from the last event: a server sending only
+                // comments is as stalled as a silent one.
+                this.idle = None;
                 return Poll::Ready(Some(item));
             }
             // A re-attach in flight.
@@ -978,7 +1020,6 @@ impl Stream for BodyStream {
             }
             match this.body.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(bytes))) => {
-                    this.idle = None;
                     this.decoder.push(&bytes);
                 }
                 Poll::Ready(Some(Err(e))) => {

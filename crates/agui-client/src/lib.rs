@@ -23,7 +23,10 @@ mod tools;
 
 pub use conversation::{Conversation, ConversationBuilder, RunParams, RunResult, Transport};
 pub use error::ClientError;
-pub use http::{EventStream, HttpAgent, HttpAgentBuilder, Reconnect, ResumeOptions};
+pub use http::{
+    EventStream, HttpAgent, HttpAgentBuilder, Reconnect, ResumeOptions, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, MAX_ERROR_BODY,
+};
 pub use middleware::{FilterToolCalls, Middleware};
 pub use subscriber::{Flow, Subscriber};
 pub use tools::{ToolHandler, ToolOutput};

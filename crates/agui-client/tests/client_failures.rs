@@ -340,3 +340,136 @@ async fn connection_refused_says_so() {
     // The cause chain is in the message, not only behind `source()`.
     assert!(text.to_lowercase().contains("connection refused"), "{text}");
 }
+
+/// A raw server: answers each connection with `reply` (written, then the connection
+/// stays open or writes forever as the closure does).
+async fn raw_server<F, Fut>(reply: F) -> String
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let reply = Arc::new(reply);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let reply = reply.clone();
+            tokio::spawn(async move {
+                // Read the request head and body (small).
+                let mut buf = [0u8; 4096];
+                let _ = tokio::io::AsyncReadExt::read(&mut sock, &mut buf).await;
+                reply(sock).await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn an_endless_error_body_is_cut_at_64_kib() {
+    use tokio::io::AsyncWriteExt;
+    let base = raw_server(|mut sock| async move {
+        let _ = sock
+            .write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 100000000000\r\n\r\n")
+            .await;
+        let chunk = vec![b'x'; 64 * 1024];
+        while sock.write_all(&chunk).await.is_ok() {}
+    })
+    .await;
+    let agent = HttpAgent::builder(&base).build().unwrap();
+    let t0 = std::time::Instant::now();
+    let (_, err) = collect(&base, agent).await;
+    match err {
+        Some(ClientError::Http {
+            status: 500, body, ..
+        }) => {
+            assert_eq!(body.len(), agui_client::MAX_ERROR_BODY);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out() {
+    let base = raw_server(|sock| async move {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        drop(sock);
+    })
+    .await;
+    let agent = HttpAgent::builder(&base)
+        .response_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let (_, err) = collect(&base, agent).await;
+    assert!(
+        matches!(
+            err,
+            Some(ClientError::Timeout {
+                waiting_for: "the response",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_sending_only_comments_times_out_between_events() {
+    use tokio::io::AsyncWriteExt;
+    let base = raw_server(|mut sock| async move {
+        let _ = sock
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+            .await;
+        let _ = sock.write_all(STARTED.as_bytes()).await;
+        loop {
+            if sock.write_all(b": keep-alive\n\n").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let agent = HttpAgent::builder(&base)
+        .idle_timeout(Duration::from_millis(400))
+        .build()
+        .unwrap();
+    let (events, err) = collect(&base, agent).await;
+    assert_eq!(events.len(), 1, "RUN_STARTED came");
+    assert!(
+        matches!(
+            err,
+            Some(ClientError::Timeout {
+                waiting_for: "the next event",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_2xx_that_is_not_an_event_stream_is_refused_by_its_type() {
+    let base = serve(Router::new().route(
+        "/",
+        post(|| async {
+            Response::builder()
+                .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+                .body(Body::from("<html>Gateway login</html>"))
+                .unwrap()
+        }),
+    ))
+    .await;
+    let agent = HttpAgent::builder(&base).build().unwrap();
+    let (events, err) = collect(&base, agent).await;
+    assert!(events.is_empty());
+    match err {
+        Some(ClientError::ContentType { content_type }) => {
+            assert_eq!(content_type, "text/html; charset=utf-8")
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -10,6 +10,8 @@ use agui_core::semantics::{
     enforce_outgoing_input, upgrade_legacy_content, InboundWarning, ProtocolVersion, RunOutcome,
 };
 use agui_core::{Interrupt, Message, ResumeEntry, RunAgentInput};
+use std::time::Duration;
+
 use clap::Args;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -58,6 +60,13 @@ pub struct RunArgs {
     /// (printing `reconnecting…` to standard error), ending as an uncut run would.
     #[arg(long)]
     pub resumable: bool,
+    /// Longest wait for the response's head, in seconds (0: no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub timeout: u64,
+    /// Longest wait between two events, in seconds (0: no limit; keep-alive comments do
+    /// not count).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub idle_timeout: u64,
 }
 
 /// Prints the inbound pipeline's warnings to standard error as `warning: …` lines.
@@ -171,6 +180,9 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     if let Some(token) = &args.bearer {
         builder = builder.bearer_token(token);
     }
+    builder = builder
+        .response_timeout(Duration::from_secs(args.timeout))
+        .idle_timeout(Duration::from_secs(args.idle_timeout));
     if args.resumable {
         builder = builder.resumable(agui_client::ResumeOptions::default().on_reconnect(|r| {
             eprintln!(
@@ -263,7 +275,14 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
                     };
                     print_final(&agent, outcome);
                 }
-                return Err(CliError::Rejected(e.to_string()));
+                // A malformed stream is malformed input (exit 2), as in every subcommand;
+                // a failed run or transport is a verdict (exit 1).
+                return Err(match e {
+                    ClientError::Decode(_)
+                    | ClientError::Inbound { .. }
+                    | ClientError::ContentType { .. } => CliError::Malformed(e.to_string()),
+                    other => CliError::Rejected(other.to_string()),
+                });
             }
         }
     }

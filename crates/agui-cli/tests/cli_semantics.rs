@@ -190,3 +190,55 @@ fn transform_expands_and_compacts_like_the_reference() {
     assert!(String::from_utf8_lossy(&bad.stderr)
         .contains("First TEXT_MESSAGE_CHUNK must have a messageId"));
 }
+
+/// The patch-amplification attack: a 3 KB stream whose one `STATE_DELTA` copies the
+/// whole state into itself 40 times. `agui apply` and `agui transform --compact` stop
+/// it at the bound, quickly, instead of allocating until killed: the patch is not
+/// applied and (as the reference reducer does with a patch that fails) a warning names
+/// the operation.
+#[test]
+fn a_self_copying_patch_fails_fast_instead_of_exhausting_memory() {
+    let snapshot =
+        serde_json::json!({ "type": "STATE_SNAPSHOT", "snapshot": { "a": "x".repeat(2000) } });
+    let ops: Vec<Value> = (0..40)
+        .map(|i| serde_json::json!({ "op": "copy", "from": "", "path": format!("/c{i}") }))
+        .collect();
+    let delta = serde_json::json!({ "type": "STATE_DELTA", "delta": ops });
+    let stream = format!("{snapshot}\n{delta}\n");
+    assert!(stream.len() < 4096);
+    for args in [
+        &["apply", "--from", "jsonl"][..],
+        &["transform", "--compact", "--from", "jsonl"][..],
+    ] {
+        let t0 = std::time::Instant::now();
+        let out = agui(args, stream.as_bytes());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "{args:?} took {:?}",
+            t0.elapsed()
+        );
+        if args[0] == "apply" {
+            assert!(
+                stderr.contains("warning: event 1: Failed to apply state patch: operation"),
+                "{stderr}"
+            );
+            assert!(
+                stderr.contains("(copy)") && stderr.contains("grow past"),
+                "{stderr}"
+            );
+            let state: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(
+                state["state"]["a"].as_str().map(str::len),
+                Some(2000),
+                "the state before the patch"
+            );
+        } else {
+            // Compaction skips a patch that does not apply, with a warning in the log.
+            assert!(
+                out.stdout.len() < 1 << 20,
+                "{args:?}: the output stays small"
+            );
+        }
+    }
+}

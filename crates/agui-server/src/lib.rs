@@ -39,7 +39,7 @@ pub use error::{AgentError, ApiError};
 pub use helpers::StateTracker;
 pub use lifecycle::{EventVerifier, LifecycleGuard, Violation};
 pub use router::{AgentRouter, Negotiation, ServerConfig, VerifierFactory};
-pub use shutdown::{serve, termination_signal, Shutdown};
+pub use shutdown::{serve, serve_with, termination_signal, ServeLimits, Shutdown};
 
 // Re-exported so that an agent needs no other dependency to build JSON or add routes.
 pub use agui_core;

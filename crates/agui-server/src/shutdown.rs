@@ -3,6 +3,9 @@
 
 use std::future::Future;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
@@ -88,18 +91,139 @@ pub async fn termination_signal() {
     }
 }
 
-/// Serves `router` on `listener` until `shutdown` is triggered and every connection
-/// has closed (in-flight runs end within the grace period). Accepted sockets have
-/// `TCP_NODELAY` set: a streamed event goes out at once, not after the peer's delayed
-/// acknowledgement (which holds small writes on a kept-alive connection ~40 ms).
-pub async fn serve(listener: TcpListener, router: Router, shutdown: Shutdown) -> io::Result<()> {
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+/// Time bounds of [`serve_with`]. Every field has a documented default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeLimits {
+    /// Longest time for a request head to arrive, from the connection's start or the
+    /// end of its previous request (default 10 s): silent, partial-head and drip-fed
+    /// connections, and idle keep-alive ones, are closed after it.
+    pub header_read_timeout: Duration,
+    /// After shutdown starts, how long connections have to finish before they are
+    /// closed (default 11 s: the runs' default grace period and a second for their last
+    /// bytes). A second SIGINT/SIGTERM closes them at once.
+    pub drain: Duration,
+    /// After an `accept` failure (for instance no file descriptor left), the pause
+    /// before accepting again (default 50 ms): the server keeps answering as soon as a
+    /// descriptor frees.
+    pub accept_backoff: Duration,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        ServeLimits {
+            header_read_timeout: Duration::from_secs(10),
+            drain: Duration::from_secs(11),
+            accept_backoff: Duration::from_millis(50),
         }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown.triggered())
-        .await
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` is triggered, then lets connections
+/// finish within the drain time of the default [`ServeLimits`] (in-flight runs end
+/// within their grace period). Accepted sockets have `TCP_NODELAY` set: a streamed
+/// event goes out at once, not after the peer's delayed acknowledgement.
+pub async fn serve(listener: TcpListener, router: Router, shutdown: Shutdown) -> io::Result<()> {
+    serve_with(listener, router, shutdown, ServeLimits::default()).await
+}
+
+/// [`serve`] with explicit time bounds. Connections speak HTTP/1.1 (cleartext HTTP/2
+/// is not offered: put TLS and HTTP/2 in the proxy in front).
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    shutdown: Shutdown,
+    limits: ServeLimits,
+) -> io::Result<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::server::conn::auto::Builder;
+
+    // HTTP/1.1 only: detecting cleartext HTTP/2 would wait for a preface with no time
+    // bound (a silent or one-byte connection would stay open); TLS and HTTP/2 belong
+    // to the proxy in front.
+    let mut builder = Builder::new(TokioExecutor::new()).http1_only();
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .keep_alive(true);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut connections = tokio::task::JoinSet::new();
+    let mut last_accept_error: Option<std::time::Instant> = None;
+    let stop = shutdown.triggered();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => {
+                let (tcp, peer) = match accepted {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // EMFILE, ENFILE, ECONNABORTED…: log at most once a second, pause,
+                        // and go on accepting.
+                        if last_accept_error.map_or(true, |t| t.elapsed() >= Duration::from_secs(1)) {
+                            tracing::warn!(error = %e, "accept failed; pausing before the next accept");
+                            last_accept_error = Some(std::time::Instant::now());
+                        }
+                        tokio::time::sleep(limits.accept_backoff).await;
+                        continue;
+                    }
+                };
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+                }
+                // The first request's head must arrive within the limit (hyper's own
+                // timer covers the heads that follow on a kept-alive connection).
+                let started = Arc::new(AtomicBool::new(false));
+                let mark = started.clone();
+                let svc = tower::ServiceExt::map_request(router.clone(), move |req| {
+                    mark.store(true, Ordering::Relaxed);
+                    req
+                });
+                let service = hyper_util::service::TowerToHyperService::new(svc);
+                let builder = builder.clone();
+                let watcher = graceful.watcher();
+                let first_head = limits.header_read_timeout;
+                connections.spawn(async move {
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
+                    let conn = watcher.watch(conn.into_owned());
+                    tokio::pin!(conn);
+                    let result = tokio::select! {
+                        r = &mut conn => Some(r),
+                        () = tokio::time::sleep(first_head) => None,
+                    };
+                    let result = match result {
+                        Some(r) => r,
+                        None if !started.load(Ordering::Relaxed) => {
+                            tracing::debug!(%peer, "no request head in time: closing the connection");
+                            return;
+                        }
+                        None => conn.await,
+                    };
+                    if let Err(e) = result {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                });
+                // Reap finished connection tasks as we go.
+                while connections.try_join_next().is_some() {}
+            }
+        }
+    }
+    drop(listener);
+    tracing::info!(
+        open = connections.len(),
+        "shutting down: closing connections as they finish"
+    );
+    let second_signal = termination_signal();
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(limits.drain) => {
+            tracing::warn!(open = connections.len(), "drain time over: closing the remaining connections");
+        }
+        () = second_signal => {
+            tracing::warn!(open = connections.len(), "second signal: closing every connection now");
+        }
+    }
+    connections.shutdown().await;
+    Ok(())
 }

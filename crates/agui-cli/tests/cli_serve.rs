@@ -121,3 +121,101 @@ fn sigterm_gives_in_flight_runs_a_bounded_grace_then_run_error() {
     );
     assert!(wait_exit(&mut child, 10).success());
 }
+
+/// One byte of a request head kept the server from exiting on SIGTERM; now it exits
+/// within the drain time, and a second signal ends a run still in its grace period at
+/// once.
+#[test]
+fn shutdown_ends_with_partial_heads_open_and_a_second_signal_forces_it() {
+    let (mut child, addr) = serve(&["--delay-ms", "0"]);
+    let mut partial = TcpStream::connect(&addr).unwrap();
+    partial.write_all(b"P").unwrap();
+    let t0 = Instant::now();
+    terminate(&child);
+    wait_exit(&mut child, 15);
+    assert!(t0.elapsed() < Duration::from_secs(13), "{:?}", t0.elapsed());
+    drop(partial);
+
+    // A slow run (about 20 s of pieces) in its grace period; the second SIGTERM ends it.
+    let (mut child, addr) = serve(&["--delay-ms", "1000", "--grace-secs", "60"]);
+    let mut run = post(&addr, "/agentic_chat", INPUT);
+    let mut first = [0u8; 64];
+    let _ = run.read(&mut first).unwrap();
+    terminate(&child);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run has its grace period"
+    );
+    let t0 = Instant::now();
+    terminate(&child);
+    wait_exit(&mut child, 5);
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+}
+
+/// With no file descriptor left, `accept` fails; the server pauses, logs at most once a
+/// second, and answers again as soon as descriptors free.
+#[test]
+fn descriptor_exhaustion_does_not_stop_the_server() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        println!("skipped descriptor_exhaustion_does_not_stop_the_server: no prlimit");
+        return;
+    }
+    let mut child = Command::new("prlimit")
+        .args([
+            "--nofile=48:48",
+            env!("CARGO_BIN_EXE_agui"),
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--delay-ms",
+            "0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "agui serve exited"
+        );
+        if let Some(rest) = line.trim().strip_prefix("agui: listening on http://") {
+            break rest.to_owned();
+        }
+    };
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for l in reader.lines().map_while(Result::ok) {
+            sink.lock().unwrap().push_str(&(l + "\n"));
+        }
+    });
+    // More connections than descriptors: the kernel queues them, accept fails.
+    let idle: Vec<TcpStream> = (0..80)
+        .filter_map(|_| TcpStream::connect(&addr).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(idle);
+    // As soon as descriptors free, a run succeeds.
+    let t0 = Instant::now();
+    let mut answered = false;
+    while t0.elapsed() < Duration::from_secs(15) {
+        let mut s = post(&addr, "/agentic_chat", INPUT);
+        let mut body = String::new();
+        if s.read_to_string(&mut body).is_ok() && body.contains("RUN_FINISHED") {
+            answered = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(answered, "the server answers again");
+    let log = log.lock().unwrap().clone();
+    let failures = log.matches("accept failed").count();
+    assert!(failures >= 1, "accept did fail: {log}");
+    assert!(failures <= 5, "logged at most once a second: {failures}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

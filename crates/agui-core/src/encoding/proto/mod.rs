@@ -37,7 +37,8 @@
 //! of the stream are a truncated frame. Values the 1.0 schema rejects (an unknown role,
 //! outcome or patch operation, a misplaced `null`) are errors, as the same values are in
 //! SSE. Strings must be valid UTF-8 (the protobuf rule). Free-form JSON nests at most
-//! 100 levels of objects and arrays.
+//! 128 levels of objects and arrays (what the JSON decoder allows, so that whatever
+//! comes in as JSON can go out as protobuf and back).
 
 mod decode;
 mod encode;

@@ -32,7 +32,7 @@ use prost::DecodeError;
 use serde_json::{Map, Number, Value as Json};
 
 /// The deepest nesting of objects and arrays a decoded free-form JSON value may have.
-pub const MAX_DEPTH: u32 = 100;
+pub const MAX_DEPTH: u32 = 128;
 
 /// `google.protobuf.Value`: a JSON value, or nothing when no `kind` is set.
 #[derive(Clone, PartialEq, Default, Debug)]

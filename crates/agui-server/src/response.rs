@@ -28,17 +28,55 @@ pub(crate) const PROTOBUF_AVAILABLE: bool = true;
 /// A chunk is handed to the body once this many bytes are encoded.
 const BATCH_BYTES: usize = 16 * 1024;
 
-/// Encodes the events waiting in `scratch` into `out`.
+/// The largest encoded event sent: what the decoders accept on input (10 MiB), so that
+/// no client of this crate (or the reference, whose limit is the same) is sent an event
+/// it refuses.
+pub(crate) const MAX_OUTPUT_EVENT: usize =
+    agui_core::encoding::DecoderLimits::DEFAULT_MAX_EVENT_SIZE;
+
+/// Encodes the events waiting in `scratch` into `out`. An event larger than
+/// [`MAX_OUTPUT_EVENT`] is not written: its type and size are returned (the caller ends
+/// the run; the events after it are not sent).
 fn encode_into(
     encoder: &EventEncoder,
     scratch: &mut Vec<Event>,
     out: &mut Vec<u8>,
     sent: &mut u64,
-) {
+) -> Option<(agui_core::EventType, usize)> {
     for e in scratch.drain(..) {
+        let before = out.len();
         encoder.encode(&e, out);
+        let size = out.len() - before;
+        if size > MAX_OUTPUT_EVENT {
+            out.truncate(before);
+            return Some((e.event_type(), size));
+        }
         *sent += 1;
     }
+    None
+}
+
+/// Encodes what the guard produced. An event too large for a client is replaced by
+/// `RUN_ERROR` (code `event_too_large`), which ends the run: `true` then.
+fn encode_scratch(
+    encoder: &EventEncoder,
+    scratch: &mut Vec<Event>,
+    out: &mut Vec<u8>,
+    sent: &mut u64,
+) -> bool {
+    let Some((ty, size)) = encode_into(encoder, scratch, out, sent) else {
+        return false;
+    };
+    scratch.clear();
+    let message = format!(
+        "the agent emitted a {ty} event of {size} bytes, over the {MAX_OUTPUT_EVENT} a client accepts"
+    );
+    tracing::warn!(%message, "event too large: ending the run");
+    let mut e = agui_core::event::RunError::new(message);
+    e.code = Some("event_too_large".into());
+    encoder.encode(&Event::from(e), out);
+    *sent += 1;
+    true
 }
 
 const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
@@ -108,12 +146,15 @@ impl RunStream {
 
     /// The bytes encoded so far, as one chunk.
     fn take_chunk(&mut self) -> Bytes {
-        encode_into(
+        if encode_scratch(
             &self.encoder,
             &mut self.scratch,
             &mut self.out,
             &mut self.sent,
-        );
+        ) {
+            self.stop_agent();
+            self.done = true;
+        }
         self.last_write = Instant::now();
         Bytes::from(std::mem::take(&mut self.out))
     }
@@ -174,12 +215,14 @@ impl Stream for RunStream {
                         if this.guard.on_event(event, &mut this.scratch) == GuardFlow::End {
                             return this.finish();
                         }
-                        encode_into(
+                        if encode_scratch(
                             &this.encoder,
                             &mut this.scratch,
                             &mut this.out,
                             &mut this.sent,
-                        );
+                        ) {
+                            return this.finish();
+                        }
                         if this.out.len() >= BATCH_BYTES {
                             break;
                         }

@@ -115,3 +115,48 @@ async fn shutdown_ends_within_the_drain_time_whatever_the_connections_do() {
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     drop((partial, slow));
 }
+
+/// An agent emitting an event larger than a client accepts (10 MiB, the decoders'
+/// limit) gets the run ended with `RUN_ERROR` code `event_too_large` instead, plain and
+/// resumable.
+#[tokio::test]
+async fn an_event_too_large_for_a_client_ends_the_run_with_run_error() {
+    use agui_core::Event;
+    let huge = agui_server::agent_fn(|_input, _ctx, tx| async move {
+        tx.emit(Event::text_message_start("m")).await?;
+        tx.emit(Event::text_message_content("m", "x".repeat(11 << 20)))
+            .await?;
+        tx.emit(Event::text_message_end("m")).await?;
+        Ok(())
+    });
+    let shutdown = Shutdown::new();
+    let router = agui_server::AgentRouter::new()
+        .agent("huge", huge)
+        .resumable(agui_server::runs::Resumable::default())
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = common::start(router, shutdown).await;
+    for headers in [
+        vec![("Content-Type", "application/json")],
+        vec![
+            ("Content-Type", "application/json"),
+            ("AGUI-Resumable", "1"),
+            ("AGUI-Resume-Token", "tok_0123456789abcdefghijklmnopqrstuv"),
+        ],
+    ] {
+        let body = serde_json::to_vec(&common::input("t", "r", "hi")).unwrap();
+        let mut c = common::Client::request(srv.addr, "POST", "/huge", &headers, &body).await;
+        let events = c.events().await;
+        assert_eq!(
+            common::types(&events),
+            ["RUN_STARTED", "TEXT_MESSAGE_START", "RUN_ERROR"],
+            "{headers:?}"
+        );
+        let (message, code) = common::run_error(events.last().unwrap());
+        assert_eq!(code, Some("event_too_large"));
+        assert!(
+            message.contains("TEXT_MESSAGE_CONTENT") && message.contains("10485760"),
+            "{message}"
+        );
+    }
+}

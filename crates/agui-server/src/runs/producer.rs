@@ -213,7 +213,8 @@ pub(crate) async fn produce(mut p: Production) {
             }
         }
         match commit(p.writer(), &mut out, &mut head).await {
-            Ok(()) => {}
+            Ok(true) => break None,
+            Ok(false) => {}
             Err(RunStoreError::Fenced) => break Some(Stop::Fenced),
             Err(e) => {
                 tracing::error!(error = %e, "the run store refused the run's events: ending it");
@@ -326,17 +327,44 @@ struct Writer<'a> {
     fence: Fence,
 }
 
-/// Stamps and appends the guard's output (one store call).
-async fn commit(p: Writer<'_>, out: &mut Vec<Event>, head: &mut u64) -> Result<(), RunStoreError> {
+/// Stamps and appends the guard's output (one store call). An event too large for a
+/// client is replaced by `RUN_ERROR` (code `event_too_large`), which ends the run:
+/// `Ok(true)` then.
+async fn commit(
+    p: Writer<'_>,
+    out: &mut Vec<Event>,
+    head: &mut u64,
+) -> Result<bool, RunStoreError> {
     if out.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    let terminal = out.iter().rev().find_map(terminal_status);
-    let batch: Vec<Bytes> = out.drain(..).map(|e| event_bytes(&e)).collect();
+    let mut terminal = out.iter().rev().find_map(terminal_status);
+    let mut batch: Vec<Bytes> = Vec::with_capacity(out.len());
+    let mut too_large = false;
+    for e in out.drain(..) {
+        let bytes = event_bytes(&e);
+        if bytes.len() > crate::response::MAX_OUTPUT_EVENT {
+            let message = format!(
+                "the agent emitted a {} event of {} bytes, over the {} a client accepts",
+                e.event_type(),
+                bytes.len(),
+                crate::response::MAX_OUTPUT_EVENT
+            );
+            tracing::warn!(%message, "event too large: ending the run");
+            let mut err = agui_core::event::RunError::new(message);
+            err.code = Some("event_too_large".into());
+            batch.push(event_bytes(&err.into()));
+            terminal = Some(RunStatus::Error);
+            too_large = true;
+            break;
+        }
+        batch.push(bytes);
+    }
+    out.clear();
     let n = batch.len() as u64;
     p.store
         .append(p.key, p.fence, *head + 1, batch, terminal)
         .await?;
     *head += n;
-    Ok(())
+    Ok(too_large)
 }

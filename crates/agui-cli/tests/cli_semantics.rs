@@ -242,3 +242,30 @@ fn a_self_copying_patch_fails_fast_instead_of_exhausting_memory() {
         }
     }
 }
+
+/// A JSON Lines line longer than an event may be (10 MiB) is refused with its line
+/// number, before the rest of it is read.
+#[test]
+fn an_over_long_json_lines_line_is_refused() {
+    let mut input = b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n".to_vec();
+    input.extend_from_slice(b"{\"type\":\"CUSTOM\",\"name\":\"x\",\"value\":\"");
+    input.extend(std::iter::repeat_n(b'a', 11 << 20));
+    input.extend_from_slice(b"\"}\n");
+    // From a file: the command stops reading early, which would break a pipe.
+    let path = std::env::temp_dir().join(format!("agui-long-line-{}.jsonl", std::process::id()));
+    std::fs::write(&path, &input).unwrap();
+    let file = path.to_str().unwrap();
+    for args in [
+        &["verify", "--from", "jsonl", file][..],
+        &["apply", "--from", "jsonl", file][..],
+    ] {
+        let out = agui(args, b"");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("line 2") && stderr.contains("10485760"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}

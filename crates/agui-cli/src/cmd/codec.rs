@@ -171,13 +171,20 @@ pub fn read_raw(
         let (mut offset, mut line_no) = (0u64, 0u64);
         loop {
             line.clear();
-            let n = input
+            // One line is one event: no longer than an event may be (plus its newline).
+            let max = agui_core::encoding::DecoderLimits::DEFAULT_MAX_EVENT_SIZE;
+            let n = std::io::Read::take(&mut *input, max as u64 + 2)
                 .read_until(b'\n', &mut line)
                 .map_err(CliError::io("reading input"))?;
             if n == 0 {
                 return Ok(());
             }
             line_no += 1;
+            if n > max + 1 && line.last() != Some(&b'\n') || trim_line(&line).len() > max {
+                return Err(CliError::Malformed(format!(
+                    "line {line_no} (byte offset {offset}) is longer than the {max} bytes an event may have"
+                )));
+            }
             let start = offset;
             offset += n as u64;
             let text = trim_line(&line);

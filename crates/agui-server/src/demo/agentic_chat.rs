@@ -16,7 +16,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
                 Some(text) if !text.trim().is_empty() => {
                     format!(
                         "You said: \"{}\". This is a deterministic demo reply.",
-                        text.trim()
+                        quote(text.trim())
                     )
                 }
                 _ => "Hello! I am a deterministic demo agent. Say something.".to_owned(),
@@ -33,4 +33,27 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         }),
         ..Default::default()
     })
+}
+
+/// The most of the user's text the reply quotes (a huge message must not become a
+/// reply of a million events).
+const MAX_QUOTE_CHARS: usize = 500;
+
+fn quote(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_messages_are_quoted_in_part() {
+        let long = "word ".repeat(100_000);
+        let q = super::quote(&long);
+        assert_eq!(q.chars().count(), super::MAX_QUOTE_CHARS + 1);
+        assert!(q.ends_with('…'));
+        assert_eq!(super::quote("short"), "short");
+    }
 }

@@ -294,12 +294,38 @@ where
                 rest: map,
                 _de: PhantomData,
             };
-            return dispatch(value.as_str(), replay);
+            // The member's decoder checks a repeated tag against this one.
+            let outer = CURRENT_TAG.with(|c| c.replace(Some(value.as_str().to_owned())));
+            let result = dispatch(value.as_str(), replay);
+            CURRENT_TAG.with(|c| *c.borrow_mut() = outer);
+            return result;
         }
         let v: Value = map.next_value()?;
         buffered.push((key.as_str().to_owned(), v));
     }
     Err(de::Error::missing_field(tag))
+}
+
+thread_local! {
+    /// The tag value of the union member being decoded (innermost).
+    static CURRENT_TAG: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// What the error of a repeated union tag with another value starts with; such input
+/// is decoded again as a JSON value, where the last occurrence wins (see
+/// [`from_json_slice`](crate::wire::from_json_slice)).
+pub const REPEATED_TAG: &str = "repeated tag";
+
+/// A union member's decoder met its tag key again: the same value is harmless; another
+/// value is an error (the caller decodes the input again with the last value winning).
+pub fn check_repeated_tag<E: de::Error>(tag: &str, value: &str) -> Result<(), E> {
+    let first = CURRENT_TAG.with(|c| c.borrow().clone());
+    match first {
+        Some(f) if f != value => Err(E::custom(format!(
+            "{REPEATED_TAG} `{tag}`: `{f}` then `{value}`"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The error for a union tag whose value names no member: says which key, which value,

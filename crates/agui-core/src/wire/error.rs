@@ -83,6 +83,16 @@ impl JsonError {
 pub fn from_json_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonError> {
     match serde_json::from_slice(bytes) {
         Ok(v) => Ok(v),
+        // A union tag repeated with another value: read as `JSON.parse` reads it, the
+        // last occurrence winning (as it does for every other key).
+        Err(first) if first.to_string().contains(super::de::REPEATED_TAG) => {
+            let value: serde_json::Value =
+                serde_json::from_slice(bytes).map_err(|e| JsonError::new(e, String::new()))?;
+            serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+                let path = render_path(e.path());
+                JsonError::new(e.into_inner(), path)
+            })
+        }
         Err(first) => {
             let mut de = serde_json::Deserializer::from_slice(bytes);
             match serde_path_to_error::deserialize::<_, T>(&mut de) {

@@ -259,7 +259,8 @@ macro_rules! wire_struct {
                             }
                         )*
                         k if k == skip => {
-                            map.next_value::<::serde::de::IgnoredAny>()?;
+                            let again: $crate::wire::de::Key<'de> = map.next_value()?;
+                            $crate::wire::de::check_repeated_tag::<A::Error>(skip, again.as_str())?;
                         }
                         _ => {
                             let v: ::serde_json::Value = map.next_value()?;

@@ -62,3 +62,16 @@ fn the_inbound_pipeline_reads_the_last_tag_too() {
         .unwrap();
     assert!(matches!(out[0], Event::RunError(_)), "{out:?}");
 }
+
+#[test]
+fn a_lone_surrogate_is_refused_with_a_message_that_says_so() {
+    let err = Event::from_json_str(r#"{"type":"CUSTOM","name":"\ud800","value":1}"#).unwrap_err();
+    assert!(err.message.contains("lone UTF-16 surrogate"), "{err}");
+    assert_eq!(err.path, "name");
+    // A surrogate pair is a character.
+    let e = Event::from_json_str(r#"{"type":"CUSTOM","name":"\ud83d\ude00","value":1}"#).unwrap();
+    match e {
+        Event::Custom(c) => assert_eq!(c.name, "\u{1f600}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -65,8 +65,16 @@ fn strip_position(e: &serde_json::Error) -> String {
 
 impl JsonError {
     pub(crate) fn new(e: serde_json::Error, path: String) -> Self {
+        let mut message = strip_position(&e);
+        // serde_json's words for `"\ud800"` (a UTF-16 surrogate with no pair), which
+        // `JSON.parse` takes but UTF-8 text cannot hold, say nothing of the cause.
+        if message.contains("hex escape") || message.contains("surrogate") {
+            message = format!(
+                "a \\u escape names a lone UTF-16 surrogate (\\ud800-\\udfff without its pair), which is not Unicode text ({message})"
+            );
+        }
         JsonError {
-            message: strip_position(&e),
+            message,
             line: e.line(),
             column: e.column(),
             syntax: matches!(

@@ -1,0 +1,195 @@
+//! A bounded soak of `agui serve` (a child process, loopback): 10,000 connections mixing
+//! normal runs, abrupt disconnects mid-stream, slowloris heads and oversized bodies.
+//! Afterwards the server's memory returns within 20 % (plus a small allowance) of its
+//! warm level, its descriptors to their baseline, and a normal run still succeeds.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve() -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--delay-ms",
+            "0",
+            "--store",
+            "off",
+        ])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "agui serve exited"
+        );
+        if let Some(rest) = line.trim().strip_prefix("agui: listening on http://") {
+            break rest.to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in reader.lines() {});
+    Server { child, addr }
+}
+
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+const INPUT: &str =
+    r#"{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"hello there"}]}"#;
+
+fn request(addr: &str, body: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let _ = write!(
+        s,
+        "POST /agentic_chat HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s
+}
+
+fn normal_run(addr: &str) -> bool {
+    let mut s = request(addr, INPUT);
+    let mut out = String::new();
+    s.read_to_string(&mut out).is_ok() && out.contains("RUN_FINISHED")
+}
+
+/// One connection of kind `i % 4`.
+fn one(addr: &str, i: usize) {
+    match i % 4 {
+        0 => {
+            normal_run(addr);
+        }
+        1 => {
+            // Abrupt disconnect mid-stream.
+            let mut s = request(addr, INPUT);
+            let mut buf = [0u8; 64];
+            let _ = s.read(&mut buf);
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        2 => {
+            // A slowloris head, abandoned.
+            if let Ok(mut s) = TcpStream::connect(addr) {
+                let _ = s.write_all(b"POST /agentic_chat HTTP/1.1\r\nHost: x\r\nX-A: ");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        _ => {
+            // A body over the limit, announced.
+            if let Ok(mut s) = TcpStream::connect(addr) {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                let _ = write!(s, "POST /agentic_chat HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n{{");
+                let mut out = String::new();
+                let _ = s.read_to_string(&mut out);
+            }
+        }
+    }
+}
+
+#[test]
+fn ten_thousand_mixed_connections_leave_the_server_as_it_was() {
+    let srv = serve();
+    let pid = srv.child.id();
+    // Warm up.
+    for _ in 0..200 {
+        assert!(normal_run(&srv.addr));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let warm_rss = status_kib(pid, "VmRSS:");
+    let warm_fds = fds(pid);
+
+    // 300 slowloris heads held open by the client for the whole soak: the server must
+    // close them itself (after its 10 s head timeout) while serving everything else.
+    let held: Vec<TcpStream> = (0..300)
+        .filter_map(|_| {
+            let mut s = TcpStream::connect(&srv.addr).ok()?;
+            s.write_all(b"POST /agentic_chat HTTP/1.1\r\nHost: x\r\nX-Slow: a")
+                .ok()?;
+            Some(s)
+        })
+        .collect();
+    assert_eq!(held.len(), 300);
+
+    let t0 = Instant::now();
+    let workers: Vec<_> = (0..16)
+        .map(|w| {
+            let addr = srv.addr.clone();
+            std::thread::spawn(move || {
+                for i in (w..10_000).step_by(16) {
+                    one(&addr, i);
+                }
+            })
+        })
+        .collect();
+    let mut peak_rss = 0;
+    while workers.iter().any(|w| !w.is_finished()) {
+        peak_rss = peak_rss.max(status_kib(pid, "VmRSS:"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for w in workers {
+        w.join().unwrap();
+    }
+    let took = t0.elapsed();
+
+    // The held heads close after the head timeout (10 s); then everything is back.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fds(pid) > warm_fds + 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let after_fds = fds(pid);
+    let after_rss = status_kib(pid, "VmRSS:");
+    println!(
+        "soak: 10,000 connections in {took:?}; RSS warm {warm_rss} KiB, peak {peak_rss} KiB, after {after_rss} KiB; fds warm {warm_fds}, after {after_fds}"
+    );
+    assert!(
+        after_fds <= warm_fds + 2,
+        "descriptors back to baseline: {warm_fds} -> {after_fds}"
+    );
+    assert!(
+        after_rss <= warm_rss + warm_rss / 5 + 4096,
+        "memory back within 20 % (+4 MiB): {warm_rss} -> {after_rss} KiB"
+    );
+    assert!(normal_run(&srv.addr), "a normal run still succeeds");
+    // The server closed the held heads: each reads end of file.
+    let mut closed = 0;
+    for mut s in held {
+        s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let mut buf = [0u8; 16];
+        if matches!(s.read(&mut buf), Ok(0) | Err(_)) {
+            closed += 1;
+        }
+    }
+    assert_eq!(closed, 300, "the server closed every held slowloris head");
+}

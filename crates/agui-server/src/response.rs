@@ -107,7 +107,7 @@ pub(crate) struct RunStream {
     out: Vec<u8>,
     sent: u64,
     /// Held while the run streams (the concurrent-run limit).
-    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    _permit: crate::router::RunPermit,
 }
 
 impl RunStream {
@@ -118,7 +118,7 @@ impl RunStream {
         shutdown: &tokio_util::sync::CancellationToken,
         settings: &StreamSettings,
         span: tracing::Span,
-        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        permit: crate::router::RunPermit,
     ) -> Self {
         // Keep-alive comments exist only in SSE.
         let keep_alive = match (settings.encoding, settings.keep_alive) {

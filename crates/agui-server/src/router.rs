@@ -71,6 +71,25 @@ pub struct ServerConfig {
     /// How the response's encoding is chosen from `Accept` (default
     /// [`Negotiation::Explicit`]).
     pub negotiation: Negotiation,
+    /// The memory runs may take together, in bytes (default 1 GiB; `None`: no limit).
+    /// Each run is counted at [`RUN_COST_FACTOR`] times its request body plus
+    /// [`RUN_COST_BASE`] (what parsing and holding a request costs, measured with
+    /// large states), from when its body is read until its stream ends; a run that does
+    /// not fit is refused with `503` and code `memory_budget`. Small requests are
+    /// cheap (about 2,000 runs of a 10 KB body fit), large ones are few at a time.
+    pub memory_budget: Option<usize>,
+}
+
+/// How many times its body a run is counted in [`ServerConfig::memory_budget`].
+pub const RUN_COST_FACTOR: usize = 32;
+/// What every run is counted in [`ServerConfig::memory_budget`] besides its body.
+pub const RUN_COST_BASE: usize = 256 * 1024;
+
+/// What a running run holds of the server's limits (released when it ends).
+#[derive(Debug, Default)]
+pub(crate) struct RunPermit {
+    _runs: Option<tokio::sync::OwnedSemaphorePermit>,
+    _memory: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// How a server picks SSE or protobuf from a request's `Accept` header.
@@ -108,6 +127,7 @@ impl Default for ServerConfig {
             max_runs: None,
             body_timeout: Duration::from_secs(30),
             negotiation: Negotiation::default(),
+            memory_budget: Some(1 << 30),
         }
     }
 }
@@ -307,8 +327,14 @@ impl AgentRouter {
                 n.min(tokio::sync::Semaphore::MAX_PERMITS),
             ))
         });
+        let memory = self.config.memory_budget.map(|bytes| {
+            Arc::new(tokio::sync::Semaphore::new(
+                (bytes / 1024).clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+            ))
+        });
         let shared = Arc::new(Shared {
             runs,
+            memory,
             agents: self.agents,
             config: self.config,
             shutdown: self.shutdown,
@@ -337,6 +363,8 @@ impl AgentRouter {
 
 struct Shared {
     runs: Option<Arc<tokio::sync::Semaphore>>,
+    /// The memory budget, in KiB permits.
+    memory: Option<Arc<tokio::sync::Semaphore>>,
     agents: Vec<(String, Arc<dyn Agent>)>,
     config: ServerConfig,
     shutdown: Shutdown,
@@ -530,6 +558,27 @@ async fn start_run(
                 ),
             )
         })??;
+    let memory = match &s.memory {
+        Some(sem) => {
+            let cost = bytes.len().saturating_mul(RUN_COST_FACTOR) + RUN_COST_BASE;
+            let kib = u32::try_from(cost / 1024).unwrap_or(u32::MAX);
+            Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "memory_budget",
+                    format!(
+                        "the server's memory budget has no room for a run of a {} byte request now; retry later",
+                        bytes.len()
+                    ),
+                )
+            })?)
+        }
+        None => None,
+    };
+    let permit = RunPermit {
+        _runs: permit,
+        _memory: memory,
+    };
     let input: RunAgentInput =
         agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
 

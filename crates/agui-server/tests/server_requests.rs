@@ -380,3 +380,58 @@ async fn the_reference_negotiation_stays_available() {
         Some("application/vnd.ag-ui.event+proto")
     );
 }
+
+/// The memory amplification attack: large request bodies, many at once. Each run is
+/// counted at 32 times its body (plus 256 KiB) against the memory budget while it
+/// streams: a large run that does not fit is refused with 503, small runs still fit.
+#[tokio::test]
+async fn large_requests_beyond_the_memory_budget_are_refused() {
+    use std::sync::Arc;
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let g = gate.clone();
+    let held = agui_server::agent_fn(move |_input, _ctx, tx| {
+        let g = g.clone();
+        async move {
+            tx.emit(agui_core::Event::step_started("s")).await?;
+            let _p = g
+                .acquire()
+                .await
+                .map_err(agui_server::AgentError::internal)?;
+            tx.emit(agui_core::Event::step_finished("s")).await?;
+            Ok(())
+        }
+    });
+    let shutdown = agui_server::Shutdown::new();
+    let mut config = agui_server::ServerConfig::default();
+    config.memory_budget = Some(10 << 20);
+    let router = agui_server::AgentRouter::new()
+        .agent("held", held)
+        .config(config)
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = common::start(router, shutdown).await;
+    let big = serde_json::json!({
+        "threadId": "t", "runId": "r", "messages": [],
+        "state": { "blob": "x".repeat(200_000) },
+    });
+    let small = common::input("t", "r2", "hi");
+    let mut first = Client::post_json(srv.addr, "/held", &big).await;
+    assert_eq!(first.status, 200);
+    first
+        .next_event_within(5)
+        .await
+        .expect("the first big run streams");
+    let mut second = Client::post_json(srv.addr, "/held", &big).await;
+    assert_eq!(second.status, 503);
+    assert_eq!(second.json().await["error"]["code"], "memory_budget");
+    let mut third = Client::post_json(srv.addr, "/held", &small).await;
+    assert_eq!(third.status, 200, "a small run still fits");
+    gate.add_permits(2);
+    assert!(!third.events().await.is_empty());
+    first.events().await;
+    // The budget is back once the runs end.
+    let mut again = Client::post_json(srv.addr, "/held", &big).await;
+    assert_eq!(again.status, 200);
+    gate.add_permits(1);
+    again.events().await;
+}

@@ -120,7 +120,7 @@ pub(crate) struct Production {
     pub ctx: RunContext,
     pub shutdown: CancellationToken,
     pub settings: ProducerSettings,
-    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    pub permit: crate::router::RunPermit,
 }
 
 /// The status a run ends with, from its terminal event.
@@ -267,7 +267,7 @@ pub(crate) async fn produce(mut p: Production) {
     }
     p.registry.remove(&p.key);
     tracing::info!(events = head, "resumable run ended");
-    drop(p.permit.take());
+    drop(std::mem::take(&mut p.permit));
 }
 
 impl Production {

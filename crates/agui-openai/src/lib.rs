@@ -584,18 +584,15 @@ async fn model_turn(
                         "upstream_error",
                     ));
                 }
-                if !done && items.iter().all(|i| !matches!(i, Item::Done)) {
-                    // Some servers end without [DONE]; a finish reason says the turn is whole.
-                    let whole = turn_finished(&items);
-                    if !whole {
-                        drain(&mut turn, &mut items, &mut out, &mut done)?;
-                        for e in out.drain(..) {
-                            tx.emit(e).await?;
-                        }
-                        break Some(fail("the model's answer was cut off", "upstream_cut"));
-                    }
-                }
                 drain(&mut turn, &mut items, &mut out, &mut done)?;
+                // Some servers end without [DONE]; a finish reason (in this read or an
+                // earlier one) says the turn is whole.
+                if !done && !turn.has_finish_reason() {
+                    for e in out.drain(..) {
+                        tx.emit(e).await?;
+                    }
+                    break Some(fail("the model's answer was cut off", "upstream_cut"));
+                }
                 break None;
             }
         }
@@ -623,14 +620,6 @@ async fn model_turn(
         Some(e) => Err(e),
         None => Ok(result),
     }
-}
-
-/// Whether the items received carry a finish reason.
-fn turn_finished(items: &[Item]) -> bool {
-    items.iter().any(|i| match i {
-        Item::Chunk(c) => c.choices.iter().any(|ch| ch.finish_reason.is_some()),
-        Item::Done => true,
-    })
 }
 
 /// Hands the items read to the turn; an error object becomes the run's failure.

@@ -88,6 +88,12 @@ impl Turn {
         }
     }
 
+    /// Whether a chunk gave the turn's finish reason (it is whole even without
+    /// `[DONE]`).
+    pub(crate) fn has_finish_reason(&self) -> bool {
+        self.result.finish_reason.is_some()
+    }
+
     /// Takes one chunk.
     pub(crate) fn push(&mut self, chunk: Chunk, out: &mut Vec<Event>) {
         if let Some(u) = chunk.usage {

@@ -247,6 +247,15 @@ async fn a_cut_stream_ends_in_run_error_with_the_partial_answer_kept() {
 }
 
 #[tokio::test]
+async fn a_stream_with_a_finish_reason_but_no_done_is_whole() {
+    let fake = fake::start().await;
+    let o = turn(&fake, "no-done", false).await;
+    o.result.expect("a finish reason makes the turn whole");
+    verify(&o.events);
+    assert_eq!(assistant(&o.conv).content.as_deref(), Some("Whole answer."));
+}
+
+#[tokio::test]
 async fn rate_limits_and_server_errors_are_retried_before_the_first_token() {
     let fake = fake::start().await;
     let o = turn(&fake, "busy", false).await;

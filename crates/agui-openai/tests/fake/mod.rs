@@ -170,6 +170,11 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
             delta(json!({ "content": "answer" })),
             json!({ "error": { "message": "upstream shard 7 at 10.0.0.3 failed", "type": "server_error" } }),
         ]),
+        "no-done" => Answer::Stream {
+            chunks: text_stream(&["Whole ", "answer."]),
+            done: false,
+            pause: Duration::ZERO,
+        },
         "cut" => Answer::Stream {
             chunks: vec![
                 delta(json!({ "role": "assistant", "content": "Cut " })),

@@ -446,3 +446,71 @@ async fn the_upstream_request_is_built_field_by_field() {
         .build()
         .is_err());
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Rename {
+    /// The new title.
+    title: String,
+}
+
+/// A server-side tool changes the shared state (a `STATE_DELTA` the client applies),
+/// and the model is shown the state, before and after.
+#[tokio::test]
+async fn a_server_side_tool_updates_the_shared_state_the_model_sees() {
+    let fake = fake::start().await;
+    let agent = OpenAiAgent::builder(fake.url(), "state-tool")
+        .expose_state(true)
+        .tool(
+            "rename",
+            "Renames the recipe.",
+            |x: Rename, ctx: ToolContext| async move {
+                assert_eq!(ctx.state["title"], "Stew", "the tool sees the state");
+                let op: agui_core::types::PatchOperation = serde_json::from_value(
+                    json!({ "op": "replace", "path": "/title", "value": x.title }),
+                )
+                .unwrap();
+                Ok(ToolOutput::text("renamed").with_state_patch(vec![op]))
+            },
+        )
+        .build()
+        .unwrap();
+    let url = serve(agent).await;
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let mut conv = Conversation::builder(HttpAgent::builder(url).build().unwrap())
+        .thread_id("t")
+        .state(json!({ "title": "Stew" }))
+        .on_event(move |e| sink.lock().unwrap().push(e.clone()))
+        .build();
+    conv.add_message(Message::user("u1", "call it soup"));
+    conv.run_agent(RunParams::new().run_id("s1"))
+        .await
+        .expect("the run succeeds");
+    verify(&events.lock().unwrap());
+    assert!(types(&events.lock().unwrap()).contains(&"STATE_DELTA"));
+    assert_eq!(conv.state(), &json!({ "title": "Soup" }));
+    let reqs = fake.requests_for("state-tool");
+    let state_msg = |r: &Value| -> String {
+        r["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| {
+                m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("The shared application state"))
+            })
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+    assert!(
+        state_msg(&reqs[0]).contains("\"Stew\""),
+        "{}",
+        state_msg(&reqs[0])
+    );
+    assert!(
+        state_msg(&reqs[1]).contains("\"Soup\""),
+        "the model sees the change: {}",
+        state_msg(&reqs[1])
+    );
+}

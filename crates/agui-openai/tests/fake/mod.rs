@@ -253,6 +253,25 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
                 ])
             }
         }
+        "state-tool" => {
+            let answered = body["messages"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+            if answered {
+                stream(text_stream(&["Renamed."]))
+            } else {
+                stream(vec![
+                    delta(json!({ "role": "assistant", "content": null })),
+                    tool_delta(
+                        0,
+                        Some("call_rename"),
+                        Some("rename"),
+                        "{\"title\":\"Soup\"}",
+                    ),
+                    finish("tool_calls"),
+                ])
+            }
+        }
         "slow" => Answer::Stream {
             chunks: (0..200)
                 .map(|i| delta(json!({ "content": format!("t{i} ") })))

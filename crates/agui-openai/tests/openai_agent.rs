@@ -514,3 +514,31 @@ async fn a_server_side_tool_updates_the_shared_state_the_model_sees() {
         state_msg(&reqs[1])
     );
 }
+
+/// A model that stalls mid-answer ends the run with `upstream_timeout` after the read
+/// timeout, the text so far kept.
+#[tokio::test]
+async fn a_stalled_stream_times_out() {
+    let fake = fake::start().await;
+    let agent = builder(&fake, "slow")
+        .read_timeout(Duration::from_millis(20))
+        .build()
+        .unwrap();
+    let url = serve(agent).await;
+    let agent = HttpAgent::builder(url).build().unwrap();
+    let input = RunAgentInput::new("t", "r", vec![Message::user("u", "go")]);
+    use futures_util::StreamExt;
+    let events: Vec<Event> = agent
+        .run(&input)
+        .filter_map(|e| async move { e.ok() })
+        .collect()
+        .await;
+    verify(&events);
+    let (message, code) = run_error(&events);
+    assert_eq!(code, "upstream_timeout");
+    assert!(message.contains("sent nothing"), "{message}");
+    assert!(
+        types(&events).contains(&"TEXT_MESSAGE_CONTENT"),
+        "what came is kept"
+    );
+}

@@ -554,8 +554,8 @@ async fn model_turn(
             Err(_) => {
                 break Some(fail(
                     format!(
-                        "the model sent nothing for {} s",
-                        config.read_timeout.as_secs()
+                        "the model sent nothing for {} ms",
+                        config.read_timeout.as_millis()
                     ),
                     "upstream_timeout",
                 ))
@@ -674,7 +674,7 @@ async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentE
             Err(_) => (
                 true,
                 None,
-                format!("no answer within {} s", config.read_timeout.as_secs()),
+                format!("no answer within {} ms", config.read_timeout.as_millis()),
             ),
             Ok(Err(e)) => (
                 e.is_connect() || e.is_timeout(),

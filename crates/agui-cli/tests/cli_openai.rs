@@ -3,33 +3,20 @@
 //! trip over two runs. The API key comes from the environment and never shows in the
 //! output.
 
+mod common;
 #[path = "../../agui-openai/tests/fake/mod.rs"]
 mod fake;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
+
+use common::{spawn_serve, Served};
 
 use serde_json::{json, Value};
 
-struct Server {
-    child: Child,
-    base: String,
-    log: std::sync::Arc<std::sync::Mutex<String>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(url: &str, model: &str) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
+fn serve(url: &str, model: &str) -> Served {
+    spawn_serve(
+        &[],
+        &[
             "--delay-ms",
             "0",
             "--openai-url",
@@ -38,36 +25,12 @@ fn serve(url: &str, model: &str) -> Server {
             model,
             "--api-key-env",
             "AGUI_TEST_MODEL_KEY",
-        ])
-        .env("AGUI_TEST_MODEL_KEY", "sk-test-secret-123")
-        .env("RUST_LOG", "debug")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let base = loop {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "agui serve exited"
-        );
-        log.lock().unwrap().push_str(&line);
-        if let Some(rest) = line.trim().strip_prefix("agui: listening on ") {
-            break rest.to_owned();
-        }
-    };
-    let sink = log.clone();
-    std::thread::spawn(move || {
-        for l in reader.lines().map_while(Result::ok) {
-            let mut s = sink.lock().unwrap();
-            s.push_str(&l);
-            s.push('\n');
-        }
-    });
-    Server { child, base, log }
+        ],
+        &[
+            ("AGUI_TEST_MODEL_KEY", "sk-test-secret-123"),
+            ("RUST_LOG", "debug"),
+        ],
+    )
 }
 
 fn agui_run(args: &[&str], stdin: Option<&str>) -> Output {

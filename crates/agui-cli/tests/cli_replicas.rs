@@ -9,9 +9,12 @@
 //! `skipped …`, except under `AGUI_REQUIRE_REDIS=1` (set by `scripts/test-all.sh`),
 //! where that is a failure.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+use common::{spawn_serve, Served};
 
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -50,24 +53,10 @@ fn ready(test: &str, addr: &str) -> bool {
     false
 }
 
-struct Replica {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn replica(store: &str, id: &str) -> Replica {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
+fn replica(store: &str, id: &str) -> Served {
+    spawn_serve(
+        &[],
+        &[
             "--delay-ms",
             "150",
             "--store",
@@ -76,25 +65,9 @@ fn replica(store: &str, id: &str) -> Replica {
             id,
             "--lease-ms",
             "1000",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let base = loop {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "agui serve ({id}) exited"
-        );
-        if let Some(rest) = line.trim().strip_prefix("agui: listening on ") {
-            break rest.to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in reader.lines() {});
-    Replica { child, base }
+        ],
+        &[],
+    )
 }
 
 /// One SSE event frame: its seq and event.

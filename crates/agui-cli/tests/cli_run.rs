@@ -1,44 +1,13 @@
 //! `agui run` and `agui demo` end to end, against `agui serve` on loopback.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve() -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--delay-ms", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let base = loop {
-        line.clear();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "agui serve exited"
-        );
-        if let Some(rest) = line.trim().strip_prefix("agui: listening on ") {
-            break rest.to_owned();
-        }
-    };
-    // Keep draining the server's log so that it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in reader.lines() {});
-    Server { child, base }
+fn serve() -> common::Served {
+    common::spawn_serve(&[], &["--delay-ms", "0"], &[])
 }
 
 fn agui(args: &[&str]) -> Output {

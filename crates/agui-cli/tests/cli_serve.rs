@@ -1,5 +1,7 @@
 //! `agui serve` end to end: the demo agents over HTTP, and graceful shutdown on SIGTERM.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -161,38 +163,8 @@ fn descriptor_exhaustion_does_not_stop_the_server() {
         println!("skipped descriptor_exhaustion_does_not_stop_the_server: no prlimit");
         return;
     }
-    let mut child = Command::new("prlimit")
-        .args([
-            "--nofile=48:48",
-            env!("CARGO_BIN_EXE_agui"),
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--delay-ms",
-            "0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let addr = loop {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "agui serve exited"
-        );
-        if let Some(rest) = line.trim().strip_prefix("agui: listening on http://") {
-            break rest.to_owned();
-        }
-    };
-    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let sink = log.clone();
-    std::thread::spawn(move || {
-        for l in reader.lines().map_while(Result::ok) {
-            sink.lock().unwrap().push_str(&(l + "\n"));
-        }
-    });
+    let srv = common::spawn_serve(&["prlimit", "--nofile=48:48"], &["--delay-ms", "0"], &[]);
+    let (addr, log) = (srv.addr.clone(), srv.log.clone());
     // More connections than descriptors: the kernel queues them, accept fails.
     let idle: Vec<TcpStream> = (0..80)
         .filter_map(|_| TcpStream::connect(&addr).ok())
@@ -216,6 +188,4 @@ fn descriptor_exhaustion_does_not_stop_the_server() {
     let failures = log.matches("accept failed").count();
     assert!(failures >= 1, "accept did fail: {log}");
     assert!(failures <= 5, "logged at most once a second: {failures}");
-    let _ = child.kill();
-    let _ = child.wait();
 }

@@ -3,52 +3,20 @@
 //! Afterwards the server's memory returns within 20 % (plus a small allowance) of its
 //! warm level, its descriptors to their baseline, and a normal run still succeeds.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Server {
-    child: Child,
-    addr: String,
-}
+use common::{spawn_serve, Served};
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve() -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--delay-ms",
-            "0",
-            "--store",
-            "off",
-        ])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let addr = loop {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "agui serve exited"
-        );
-        if let Some(rest) = line.trim().strip_prefix("agui: listening on http://") {
-            break rest.to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in reader.lines() {});
-    Server { child, addr }
+fn serve() -> Served {
+    spawn_serve(
+        &[],
+        &["--delay-ms", "0", "--store", "off"],
+        &[("RUST_LOG", "warn")],
+    )
 }
 
 fn status_kib(pid: u32, field: &str) -> u64 {

@@ -467,6 +467,8 @@ impl RedisRunStore {
         if !ready {
             let mut rx = rx;
             let _ = tokio::time::timeout(timeout, rx.changed()).await;
+        } else {
+            drop(rx);
         }
         let mut w = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
         if w.get(key.as_str())

@@ -509,3 +509,118 @@ async fn protobuf_viewers_get_the_first_seq_header_and_contiguous_frames() {
     assert_eq!(types(&got).last(), Some(&"RUN_FINISHED"));
     let _ = Value::Null;
 }
+
+/// A store that records the size of each append, around the in-memory one.
+struct Counting {
+    inner: InMemoryRunStore,
+    largest: std::sync::Mutex<usize>,
+}
+
+impl agui_server::runs::RunStore for Counting {
+    fn create(
+        &self,
+        run: agui_server::runs::NewRun,
+    ) -> agui_server::runs::RunStoreFuture<'_, agui_server::runs::Created> {
+        self.inner.create(run)
+    }
+    fn append<'a>(
+        &'a self,
+        key: &'a agui_server::runs::RunKey,
+        fence: agui_server::runs::Fence,
+        first: u64,
+        events: Vec<bytes::Bytes>,
+        terminal: Option<agui_server::runs::RunStatus>,
+    ) -> agui_server::runs::RunStoreFuture<'a, ()> {
+        let mut l = self.largest.lock().unwrap();
+        *l = (*l).max(events.len());
+        self.inner.append(key, fence, first, events, terminal)
+    }
+    fn read<'a>(
+        &'a self,
+        key: &'a agui_server::runs::RunKey,
+        after: u64,
+        limit: usize,
+    ) -> agui_server::runs::RunStoreFuture<'a, agui_server::runs::Batch> {
+        self.inner.read(key, after, limit)
+    }
+    fn wait<'a>(
+        &'a self,
+        key: &'a agui_server::runs::RunKey,
+        after: u64,
+        timeout: Duration,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        self.inner.wait(key, after, timeout)
+    }
+    fn record<'a>(
+        &'a self,
+        key: &'a agui_server::runs::RunKey,
+    ) -> agui_server::runs::RunStoreFuture<'a, Option<agui_server::runs::RunRecord>> {
+        self.inner.record(key)
+    }
+    fn heartbeat<'a>(
+        &'a self,
+        key: &'a agui_server::runs::RunKey,
+        fence: agui_server::runs::Fence,
+    ) -> agui_server::runs::RunStoreFuture<'a, agui_server::runs::Heartbeat> {
+        self.inner.heartbeat(key, fence)
+    }
+    fn request_cancel<'a>(
+        &'a self,
+        key: &'a agui_server::runs::RunKey,
+    ) -> agui_server::runs::RunStoreFuture<'a, agui_server::runs::CancelOutcome> {
+        self.inner.request_cancel(key)
+    }
+    fn expired_leases(
+        &self,
+        limit: usize,
+    ) -> agui_server::runs::RunStoreFuture<'_, Vec<agui_server::runs::RunKey>> {
+        self.inner.expired_leases(limit)
+    }
+    fn take_over<'a>(
+        &'a self,
+        key: &'a agui_server::runs::RunKey,
+        replica: &'a str,
+    ) -> agui_server::runs::RunStoreFuture<'a, Option<(agui_server::runs::Fence, u64)>> {
+        self.inner.take_over(key, replica)
+    }
+}
+
+/// An agent with 5,000 events all ready at once is committed in bounded batches (one
+/// store call must not hold a shared store for long).
+#[tokio::test]
+async fn a_run_whose_events_are_all_ready_is_committed_in_bounded_batches() {
+    let store = Arc::new(Counting {
+        inner: InMemoryRunStore::new(RunLimits::default()),
+        largest: std::sync::Mutex::new(0),
+    });
+    let ready = agui_server::agent_stream(|_input, _ctx| {
+        futures_util::stream::iter((0..2_500).flat_map(|i| {
+            [
+                Ok(Event::step_started(format!("s{i}"))),
+                Ok(Event::step_finished(format!("s{i}"))),
+            ]
+        }))
+    });
+    let shutdown = Shutdown::new();
+    let router = AgentRouter::new()
+        .agent("ready", ready)
+        .resumable(Resumable::new(store.clone()))
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = start(router, shutdown).await;
+    let mut c = Client::request(
+        srv.addr,
+        "POST",
+        "/ready",
+        &[
+            ("Content-Type", "application/json"),
+            ("AGUI-Resumable", "1"),
+            ("AGUI-Resume-Token", TOKEN),
+        ],
+        &body("r1"),
+    )
+    .await;
+    assert_eq!(frames(&mut c).await.len(), 5_002);
+    let largest = *store.largest.lock().unwrap();
+    assert!(largest <= 256, "the largest append held {largest} events");
+}

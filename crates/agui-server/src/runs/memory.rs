@@ -80,6 +80,8 @@ pub struct InMemoryRunStore {
 struct Inner {
     runs: HashMap<RunKey, Log>,
     total_bytes: usize,
+    /// When finished runs past their retention were last dropped.
+    last_sweep: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -131,6 +133,16 @@ impl InMemoryRunStore {
     fn sweep(&self, inner: &mut Inner, incoming: usize) {
         let now = Instant::now();
         let retention = self.limits.retention;
+        // The walk over every run happens at most once a second (or a tenth of the
+        // retention), unless the byte cap needs room.
+        let due = inner.last_sweep.map_or(true, |t| {
+            now.duration_since(t) >= (retention / 10).min(Duration::from_secs(1))
+        });
+        let over = inner.total_bytes + incoming > self.limits.max_total_bytes;
+        if !due && !over {
+            return;
+        }
+        inner.last_sweep = Some(now);
         let mut freed = 0;
         inner.runs.retain(|_, log| {
             let keep = log

@@ -20,6 +20,9 @@ use crate::agent::AgentStream;
 use crate::context::RunContext;
 use crate::lifecycle::{GuardFlow, LifecycleGuard};
 
+/// Most events committed in one store call.
+const MAX_BATCH: usize = 256;
+
 /// What to do when the last viewer of a resumable run goes away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -201,9 +204,10 @@ pub(crate) async fn produce(mut p: Production) {
             }
             item = AssertUnwindSafe(p.agent.next()).catch_unwind() => step(&mut p.guard, item, &mut out),
         };
-        // Everything else the agent has ready goes in the same batch.
+        // Everything else the agent has ready goes in the same batch, up to a bound (one
+        // store call must not hold a shared store for long, nor delay the first event).
         let mut flow = flow;
-        while flow == GuardFlow::Continue && !p.guard.is_ended() {
+        while flow == GuardFlow::Continue && !p.guard.is_ended() && out.len() < MAX_BATCH {
             match AssertUnwindSafe(p.agent.next())
                 .catch_unwind()
                 .now_or_never()

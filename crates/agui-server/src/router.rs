@@ -102,7 +102,7 @@ pub enum Negotiation {
     #[default]
     Explicit,
     /// The reference encoder's exact rule
-    /// ([`negotiate`](agui_core::encoding::negotiate)): any wildcard selects protobuf.
+    /// ([`negotiate`]): any wildcard selects protobuf.
     Reference,
 }
 

@@ -92,6 +92,44 @@ pub(crate) struct RunPermit {
     _memory: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
+/// The memory budget of [`ServerConfig::memory_budget`], as KiB permits.
+pub(crate) fn memory_semaphore(budget: Option<usize>) -> Option<Arc<tokio::sync::Semaphore>> {
+    budget.map(|bytes| {
+        Arc::new(tokio::sync::Semaphore::new(
+            (bytes / 1024).clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+        ))
+    })
+}
+
+/// Takes a run's permits: one of `runs` (when counted), and its cost in `memory` for a
+/// request of `body` bytes.
+pub(crate) fn run_permit(
+    runs: Option<tokio::sync::OwnedSemaphorePermit>,
+    memory: Option<&Arc<tokio::sync::Semaphore>>,
+    body: usize,
+) -> Result<RunPermit, ApiError> {
+    let memory = match memory {
+        Some(sem) => {
+            let cost = body.saturating_mul(RUN_COST_FACTOR) + RUN_COST_BASE;
+            let kib = u32::try_from(cost / 1024).unwrap_or(u32::MAX);
+            Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "memory_budget",
+                    format!(
+                        "the server's memory budget has no room for a run of a {body} byte request now; retry later"
+                    ),
+                )
+            })?)
+        }
+        None => None,
+    };
+    Ok(RunPermit {
+        _runs: runs,
+        _memory: memory,
+    })
+}
+
 /// How a server picks SSE or protobuf from a request's `Accept` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -327,11 +365,7 @@ impl AgentRouter {
                 n.min(tokio::sync::Semaphore::MAX_PERMITS),
             ))
         });
-        let memory = self.config.memory_budget.map(|bytes| {
-            Arc::new(tokio::sync::Semaphore::new(
-                (bytes / 1024).clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
-            ))
-        });
+        let memory = memory_semaphore(self.config.memory_budget);
         let shared = Arc::new(Shared {
             runs,
             memory,
@@ -558,27 +592,7 @@ async fn start_run(
                 ),
             )
         })??;
-    let memory = match &s.memory {
-        Some(sem) => {
-            let cost = bytes.len().saturating_mul(RUN_COST_FACTOR) + RUN_COST_BASE;
-            let kib = u32::try_from(cost / 1024).unwrap_or(u32::MAX);
-            Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {
-                ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "memory_budget",
-                    format!(
-                        "the server's memory budget has no room for a run of a {} byte request now; retry later",
-                        bytes.len()
-                    ),
-                )
-            })?)
-        }
-        None => None,
-    };
-    let permit = RunPermit {
-        _runs: permit,
-        _memory: memory,
-    };
+    let permit = run_permit(permit, s.memory.as_ref(), bytes.len())?;
     let input: RunAgentInput =
         agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
 

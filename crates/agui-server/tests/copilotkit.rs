@@ -829,3 +829,40 @@ async fn the_demo_app_serves_both_route_families() {
     assert_eq!(types(&events).last(), Some(&"RUN_FINISHED"));
     verify_all(&events);
 }
+
+#[tokio::test]
+async fn large_runs_beyond_the_memory_budget_are_refused() {
+    let gate = Arc::new(Semaphore::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let shutdown = Shutdown::new();
+    let mut config = agui_server::ServerConfig::default();
+    config.memory_budget = Some(10 << 20);
+    let app = axum::Router::new().nest(
+        "/copilotkit",
+        CopilotRuntime::new()
+            .agent("g", gated(gate.clone(), dropped))
+            .config(config)
+            .shutdown(shutdown.clone())
+            .into_router(),
+    );
+    let s = start(app, shutdown).await;
+    let big = |thread: &str| {
+        let mut b = body(thread, "r", json!([]));
+        b["state"] = json!({ "blob": "x".repeat(200_000) });
+        b
+    };
+    let mut first = post(s.addr, "/copilotkit/agent/g/run", &big("t1")).await;
+    first
+        .next_event_within(5)
+        .await
+        .expect("the first big run streams");
+    let mut second = post(s.addr, "/copilotkit/agent/g/run", &big("t2")).await;
+    assert_eq!(second.status, 503);
+    let b = second.json().await;
+    assert_eq!(
+        (b["error"].as_str(), b["code"].as_str()),
+        (Some("Service unavailable"), Some("memory_budget"))
+    );
+    gate.add_permits(1);
+    first.events().await;
+}

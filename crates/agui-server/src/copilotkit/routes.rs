@@ -36,6 +36,8 @@ struct Runtime {
     verifier: Option<VerifierFactory>,
     registry: Arc<Registry>,
     runs: Option<Arc<tokio::sync::Semaphore>>,
+    /// The memory budget (KiB permits).
+    memory: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 pub(super) fn router(rt: CopilotRuntime) -> Router {
@@ -45,6 +47,7 @@ pub(super) fn router(rt: CopilotRuntime) -> Router {
             n.min(tokio::sync::Semaphore::MAX_PERMITS),
         ))
     });
+    let memory = crate::router::memory_semaphore(rt.config.memory_budget);
     let shared = Arc::new(Runtime {
         agents: rt.agents,
         default_agent: rt.default_agent,
@@ -56,6 +59,7 @@ pub(super) fn router(rt: CopilotRuntime) -> Router {
         verifier: rt.verifier,
         registry: Arc::new(Registry::default()),
         runs,
+        memory,
     });
     let router = Router::new()
         .route("/", post(single_route))
@@ -123,7 +127,7 @@ impl From<ApiError> for Failure {
             "body_too_large" => "Request body too large",
             "unsupported_media_type" => "Unsupported media type",
             "body_timeout" => "Request body timeout",
-            "shutting_down" | "too_many_runs" => "Service unavailable",
+            "shutting_down" | "too_many_runs" | "memory_budget" => "Service unavailable",
             _ => "Bad request",
         };
         let details = matches!(e.code, "malformed_json" | "invalid_input").then(|| {
@@ -240,6 +244,8 @@ impl Runtime {
             })?),
             None => None,
         };
+        let permit = crate::router::run_permit(permit, self.memory.as_ref(), bytes.len())
+            .map_err(Failure::from)?;
         let thread_id = input.thread_id.clone();
         let run_id = input.run_id.clone();
         let begun = self

@@ -67,7 +67,7 @@ pub(crate) struct Job {
     pub ctx: RunContext,
     pub shutdown: CancellationToken,
     pub shutdown_grace: Duration,
-    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    pub permit: crate::router::RunPermit,
     pub span: tracing::Span,
 }
 
@@ -191,7 +191,7 @@ async fn drive(mut job: Job, stop: CancellationToken) {
     }
     job.registry.remove(&thread_id, &run_id);
     tracing::info!(events = sent, "run ended");
-    drop(job.permit.take());
+    drop(std::mem::take(&mut job.permit));
 }
 
 /// Writes the guard's output to the store, first giving an input-less `RUN_STARTED`

@@ -143,7 +143,8 @@ pub(crate) fn terminal_status(e: &Event) -> Option<RunStatus> {
 pub(crate) fn event_bytes(e: &Event) -> Bytes {
     let mut out = Vec::with_capacity(128);
     e.write_json(&mut out);
-    Bytes::from(out)
+    // Kept for the run's retention: exactly its size, not the encoder's spare capacity.
+    Bytes::copy_from_slice(&out)
 }
 
 /// Why the producer stopped reading the agent before its end.
@@ -365,6 +366,10 @@ async fn commit(
         batch.push(bytes);
     }
     out.clear();
+    // An idle producer keeps no batch buffer (an event is 312 bytes).
+    if out.capacity() > 16 {
+        out.shrink_to(16);
+    }
     let n = batch.len() as u64;
     p.store
         .append(p.key, p.fence, *head + 1, batch, terminal)

@@ -347,3 +347,51 @@ async fn a_redis_restart_mid_run_is_a_clear_error_and_service_resumes() {
     let _ = redis.kill();
     let _ = redis.wait();
 }
+
+/// A server restart with the Redis store: what the run committed before the old
+/// process died is all there for the client that re-attaches to the new process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_resumes_across_a_server_restart() {
+    let url = redis_url();
+    let addr = url
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .to_owned();
+    if !ready("a_client_resumes_across_a_server_restart", &addr) {
+        return;
+    }
+    // The run is produced at once (no delay): it is whole in Redis when the client,
+    // reading slowly, has only its first frames.
+    let old = spawn_serve(
+        &[],
+        &["--delay-ms", "0", "--store", &url, "--replica-id", "old"],
+        &[],
+    );
+    let run = run_id("restart-server");
+    let mut frames = start(&old.base, &run).await;
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        seen.push(frames.next().await.expect("a frame"));
+    }
+    drop(frames);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(old); // killed
+    let new = spawn_serve(
+        &[],
+        &["--delay-ms", "0", "--store", &url, "--replica-id", "new"],
+        &[],
+    );
+    let res = attach(&new.base, &run, 2).await;
+    assert_eq!(res.status(), 200);
+    let mut rest = Frames {
+        body: res.bytes_stream().boxed(),
+        buf: Vec::new(),
+    };
+    while let Some(f) = rest.next().await {
+        seen.push(f);
+    }
+    let seqs: Vec<u64> = seen.iter().map(|f| f.seq).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    assert_eq!(seen.last().unwrap().event["type"], "RUN_FINISHED");
+    assert!(seen.len() > 8, "the whole reply");
+}

@@ -548,19 +548,26 @@ async fn model_turn(
     let mut out = Vec::new();
     let mut bytes = response.bytes_stream();
     let mut done = false;
+    // One timer for the whole answer, pushed back at each read (cheaper than a timer
+    // per read).
+    let idle = tokio::time::sleep(config.read_timeout);
+    tokio::pin!(idle);
     let failure: Option<AgentError> = loop {
-        let next = match tokio::time::timeout(config.read_timeout, bytes.next()).await {
-            Ok(n) => n,
-            Err(_) => {
+        let next = tokio::select! {
+            biased;
+            n = bytes.next() => n,
+            () = &mut idle => {
                 break Some(fail(
                     format!(
                         "the model sent nothing for {} ms",
                         config.read_timeout.as_millis()
                     ),
                     "upstream_timeout",
-                ))
+                ));
             }
         };
+        idle.as_mut()
+            .reset(tokio::time::Instant::now() + config.read_timeout);
         match next {
             Some(Ok(chunk)) => {
                 if let Err(e) = reader.push(&chunk, &mut items) {

@@ -97,6 +97,9 @@ pub(crate) enum WireError {
 #[derive(Debug)]
 pub(crate) struct SseReader {
     buf: Vec<u8>,
+    /// Where in `buf` the search for the next line end resumes (bytes before it hold no
+    /// newline), so that a line arriving in many reads is scanned once.
+    scanned: usize,
     data: Vec<u8>,
     max_event: usize,
 }
@@ -105,6 +108,7 @@ impl SseReader {
     pub(crate) fn new(max_event: usize) -> Self {
         SseReader {
             buf: Vec::new(),
+            scanned: 0,
             data: Vec::new(),
             max_event,
         }
@@ -114,8 +118,9 @@ impl SseReader {
     pub(crate) fn push(&mut self, bytes: &[u8], out: &mut Vec<Item>) -> Result<(), WireError> {
         self.buf.extend_from_slice(bytes);
         let mut start = 0;
-        while let Some(nl) = self.buf[start..].iter().position(|&b| b == b'\n') {
-            let end = start + nl;
+        let mut from = self.scanned;
+        while let Some(nl) = memchr::memchr(b'\n', &self.buf[from..]) {
+            let end = from + nl;
             let mut line = &self.buf[start..end];
             if line.last() == Some(&b'\r') {
                 line = &line[..line.len() - 1];
@@ -137,8 +142,10 @@ impl SseReader {
                 }
             }
             start = end + 1;
+            from = start;
         }
         self.buf.drain(..start);
+        self.scanned = self.buf.len();
         if self.buf.len() > self.max_event {
             return Err(WireError::TooLarge(self.max_event));
         }
@@ -149,6 +156,7 @@ impl SseReader {
     pub(crate) fn finish(&mut self, out: &mut Vec<Item>) -> Result<(), WireError> {
         if !self.buf.is_empty() {
             let rest = std::mem::take(&mut self.buf);
+            self.scanned = 0;
             self.push(&rest, out)?;
             self.push(b"\n", out)?;
         }

@@ -25,6 +25,10 @@ use crate::lifecycle::{GuardFlow, LifecycleGuard};
 /// Whether the protobuf encoding is served.
 pub(crate) const PROTOBUF_AVAILABLE: bool = true;
 
+/// Chunks up to this size are copied out of the output buffer, which keeps its
+/// capacity; larger ones take the buffer with them.
+const SMALL_CHUNK: usize = 4096;
+
 /// A chunk is handed to the body once this many bytes are encoded.
 const BATCH_BYTES: usize = 16 * 1024;
 
@@ -156,7 +160,16 @@ impl RunStream {
             self.done = true;
         }
         self.last_write = Instant::now();
-        Bytes::from(std::mem::take(&mut self.out))
+        // A small chunk is copied out so that the buffer keeps its capacity (handing the
+        // buffer itself over would make the next chunk regrow it from nothing); a large
+        // one is handed over as it is.
+        if self.out.len() <= SMALL_CHUNK {
+            let chunk = Bytes::copy_from_slice(&self.out);
+            self.out.clear();
+            chunk
+        } else {
+            Bytes::from(std::mem::take(&mut self.out))
+        }
     }
 
     /// Stops reading the agent: drops it and cancels its context.
@@ -258,8 +271,8 @@ impl Stream for RunStream {
                 let _ = timer.as_mut().poll(cx);
             }
         }
-        // An idle stream keeps no event buffer (an event is several hundred bytes).
-        if this.scratch.capacity() > 0 {
+        // An idle stream keeps a small event buffer only (an event is 312 bytes).
+        if this.scratch.capacity() > 4 {
             this.scratch = Vec::new();
         }
         Poll::Pending

@@ -473,3 +473,30 @@ async fn a_2xx_that_is_not_an_event_stream_is_refused_by_its_type() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A hostile resumable server announcing the largest sequence number cannot make the
+/// client overflow: the stream ends with an error, no panic.
+#[tokio::test]
+async fn a_hostile_first_seq_does_not_overflow() {
+    use tokio::io::AsyncWriteExt;
+    let base = raw_server(|mut sock| async move {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nAGUI-First-Seq: 18446744073709551615\r\nConnection: close\r\n\r\n";
+        let _ = sock.write_all(head.as_bytes()).await;
+        let _ = sock.write_all(STARTED.as_bytes()).await;
+        let _ = sock
+            .write_all(b"data: {\"type\":\"STEP_STARTED\",\"stepName\":\"s\"}\n\n")
+            .await;
+    })
+    .await;
+    let agent = HttpAgent::builder(&base)
+        .resumable(
+            agui_client::ResumeOptions::default()
+                .max_retries(1)
+                .backoff(Duration::from_millis(1), Duration::from_millis(2)),
+        )
+        .build()
+        .unwrap();
+    let (events, err) = collect(&base, agent).await;
+    assert_eq!(events.len(), 1);
+    assert!(matches!(err, Some(ClientError::Resume { .. })), "{err:?}");
+}

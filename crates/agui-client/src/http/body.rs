@@ -86,14 +86,14 @@ impl BodyStream {
             if let Some(r) = self.resume.as_deref_mut() {
                 // The frame's sequence number: the SSE id, or the protobuf frame count.
                 let seq = if raw.last_event_id.is_empty() {
-                    r.body_first_seq + r.body_frames
+                    r.body_first_seq.saturating_add(r.body_frames)
                 } else {
                     match raw.last_event_id.rsplit_once(':') {
                         Some((run, seq)) if run == r.run_id => match seq.parse::<u64>() {
                             Ok(n) => n,
-                            Err(_) => r.last_seq + 1,
+                            Err(_) => r.last_seq.saturating_add(1),
                         },
-                        _ => r.last_seq + 1,
+                        _ => r.last_seq.saturating_add(1),
                     }
                 };
                 r.body_frames += 1;
@@ -101,7 +101,8 @@ impl BodyStream {
                     // Already delivered before the connection dropped.
                     continue;
                 }
-                if seq != r.last_seq + 1 {
+                // A hostile sequence number cannot overflow: the next one is checked, not added.
+                if r.last_seq.checked_add(1) != Some(seq) {
                     self.done = true;
                     return Some(Err(ClientError::Resume {
                         after_seq: r.last_seq,

@@ -165,7 +165,7 @@ impl HttpAgent {
                 } else {
                     Encoding::Sse
                 };
-                let first = first_seq(response.headers()).unwrap_or(after_seq + 1);
+                let first = first_seq(response.headers()).unwrap_or(after_seq.saturating_add(1));
                 let body = response
                     .bytes_stream()
                     .map(|r| r.map_err(ClientError::from))

@@ -81,6 +81,8 @@ impl Writer {
                         }));
                         self.write(fin.into(), out);
                     }
+                    // Nothing to rewrite: encoded from the stored event, no copy.
+                    _ if !self.downgrade.is_active() => self.encoder.encode(e, out),
                     _ => self.write(e.clone(), out),
                 }
             }

@@ -38,13 +38,17 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Start the demo agents and run a scripted conversation through each of them.
     Demo(cmd::demo::DemoArgs),
+    /// Open the web inspector: run any agent from a page (through a relay in this
+    /// process) and see its timeline, messages, state diffs and findings; record and
+    /// replay runs; with --proxy, watch a real front end's runs live.
+    Inspect(cmd::inspect::InspectArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A server logs its runs by default; the other commands only warnings.
     let default_level = match cli.command {
-        Command::Serve(_) => "info",
+        Command::Serve(_) | Command::Inspect(_) => "info",
         _ => "warn",
     };
     tracing_subscriber::fmt()
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::serve(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Demo(args) => cmd::demo::demo(args),
+        Command::Inspect(args) => cmd::inspect::inspect(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

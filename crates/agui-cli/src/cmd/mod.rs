@@ -2,6 +2,7 @@
 
 pub mod codec;
 pub mod demo;
+pub mod inspect;
 pub mod run;
 pub mod semantics;
 pub mod serve;

@@ -140,3 +140,83 @@ async fn a_finished_run_expires_after_its_retention_and_a_second_store_sees_the_
     let ttl = a.log_ttl(&key).await.unwrap().expect("a TTL on the log");
     assert!(ttl > 0 && ttl <= 120, "{ttl}");
 }
+
+/// Wake-ups go only where a viewer waits: a replica whose viewers wait on one run
+/// receives none of another run's, and is woken at once by its own.
+#[tokio::test]
+async fn a_replica_receives_only_the_wake_ups_of_the_runs_it_waits_on() {
+    let Some((a, prefix)) = store("targeted_wake_ups", RedisLimits::default()).await else {
+        return;
+    };
+    let b = Arc::new(
+        RedisRunStore::connect(&url(), &prefix, RedisLimits::default())
+            .await
+            .unwrap(),
+    );
+    let mut fences = Vec::new();
+    for run in ["watched", "other"] {
+        let key = RunKey::derive("owner", "agent", run);
+        let created = a
+            .create(NewRun {
+                key: key.clone(),
+                run_id: run.into(),
+                thread_id: "t".into(),
+                agent: "agent".into(),
+                body_hash: "h".into(),
+                replica: "a".into(),
+                lease: Duration::from_secs(10),
+            })
+            .await
+            .unwrap();
+        let Created::New(fence) = created else {
+            panic!("fresh key")
+        };
+        fences.push((key, fence));
+    }
+    let (watched, watched_fence) = fences[0].clone();
+    let (other, other_fence) = fences[1].clone();
+    let waiter = {
+        let (b, key) = (b.clone(), watched.clone());
+        tokio::spawn(async move {
+            let t0 = tokio::time::Instant::now();
+            b.wait(&key, 0, Duration::from_secs(10)).await;
+            t0.elapsed()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A hundred appends to a run nobody on B waits on: B hears none of them.
+    for seq in 1..=100u64 {
+        a.append(
+            &other,
+            other_fence,
+            seq,
+            vec![Bytes::from(format!(
+                "{{\"type\":\"CUSTOM\",\"name\":\"n\",\"value\":{seq}}}"
+            ))],
+            None,
+        )
+        .await
+        .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(b.wakeups_received(), 0, "B received other runs' wake-ups");
+    assert!(!waiter.is_finished());
+    let t_append = tokio::time::Instant::now();
+    a.append(
+        &watched,
+        watched_fence,
+        1,
+        vec![Bytes::from_static(
+            b"{\"type\":\"CUSTOM\",\"name\":\"n\",\"value\":0}",
+        )],
+        None,
+    )
+    .await
+    .unwrap();
+    let waited = waiter.await.unwrap();
+    assert!(
+        t_append.elapsed() < Duration::from_millis(900),
+        "woken by its wake-up, not by polling ({waited:?} in all)"
+    );
+    assert_eq!(b.wakeups_received(), 1);
+}

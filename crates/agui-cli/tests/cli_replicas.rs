@@ -98,8 +98,12 @@ impl Frames {
                         data = Some(serde_json::from_str(d).unwrap());
                     }
                 }
-                if let (Some(seq), Some(event)) = (seq, data) {
-                    return Some(Frame { seq, event });
+                // Frames without an id (a CopilotKit history replay) count as seq 0.
+                if let Some(event) = data {
+                    return Some(Frame {
+                        seq: seq.unwrap_or(0),
+                        event,
+                    });
                 }
                 continue;
             }
@@ -394,4 +398,114 @@ async fn a_client_resumes_across_a_server_restart() {
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
     assert_eq!(seen.last().unwrap().event["type"], "RUN_FINISHED");
     assert!(seen.len() > 8, "the whole reply");
+}
+
+/// A CopilotKit runtime request to `base`, answered as a stream of frames.
+async fn copilot(base: &str, path: &str, body: &Value) -> Frames {
+    let res = reqwest::Client::new()
+        .post(format!("{base}/copilotkit/agent/agentic_chat/{path}"))
+        .header("Accept", "text/event-stream")
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "{path}");
+    Frames {
+        body: res.bytes_stream().boxed(),
+        buf: Vec::new(),
+    }
+}
+
+/// Reads frames until the stream ends; the events.
+async fn rest(frames: &mut Frames) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Some(f) = frames.next().await {
+        out.push(f.event);
+    }
+    out
+}
+
+/// The CopilotKit runtime's threads in Redis: a run started on replica A is followed
+/// through B's `connect`, stopped through B, and, when A dies mid-run, ended as lost by
+/// B (`RUN_ERROR` code `run_lost`) and kept in the thread's history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilotkit_threads_are_shared_by_replicas_and_survive_one_dying() {
+    let url = redis_url();
+    let addr = url
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .to_owned();
+    if !ready("copilotkit_threads_are_shared_by_replicas", &addr) {
+        return;
+    }
+    let mut a = replica(&url, "A");
+    let b = replica(&url, "B");
+    let input = |thread: &str, run: &str| {
+        serde_json::json!({
+            "threadId": thread, "runId": run, "state": {}, "tools": [], "context": [],
+            "forwardedProps": {},
+            "messages": [{"id": format!("{run}-u"), "role": "user", "content": "a long question for a slow agent"}],
+        })
+    };
+
+    // Started on A, followed and stopped through B.
+    let thread = run_id("ck-stop");
+    let mut on_a = copilot(&a.base, "run", &input(&thread, "r1")).await;
+    assert_eq!(on_a.next().await.unwrap().event["type"], "RUN_STARTED");
+    let mut on_b = copilot(&b.base, "connect", &input(&thread, "r-connect")).await;
+    let first = on_b.next().await.expect("B streams A's live run");
+    assert_eq!(first.event["type"], "RUN_STARTED");
+    let stopped: Value = reqwest::Client::new()
+        .post(format!(
+            "{}/copilotkit/agent/agentic_chat/stop/{thread}",
+            b.base
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        stopped["stopped"], true,
+        "B finds the run A runs: {stopped}"
+    );
+    let events = tokio::time::timeout(Duration::from_secs(10), rest(&mut on_b))
+        .await
+        .expect("the stop reaches A within its keep-alive");
+    let last = events.last().expect("events after the stop");
+    assert_eq!(last["type"], "RUN_FINISHED", "{events:?}");
+    assert_eq!(last["outcome"]["type"], "cancelled");
+    let on_a_events = rest(&mut on_a).await;
+    assert_eq!(on_a_events.last().unwrap()["type"], "RUN_FINISHED");
+
+    // A dies mid-run: B ends the run as lost, and the thread keeps it.
+    let thread = run_id("ck-lost");
+    let mut on_a = copilot(&a.base, "run", &input(&thread, "r1")).await;
+    for _ in 0..3 {
+        on_a.next().await.expect("a frame from A");
+    }
+    let mut on_b = copilot(&b.base, "connect", &input(&thread, "r-connect")).await;
+    on_b.next().await.expect("B streams A's live run");
+    a.child.kill().unwrap(); // SIGKILL
+    let _ = a.child.wait();
+    let events = tokio::time::timeout(Duration::from_secs(15), rest(&mut on_b))
+        .await
+        .expect("B ends the lost run once its lease expires");
+    let last = events.last().expect("the end of the lost run");
+    assert_eq!(last["type"], "RUN_ERROR", "{events:?}");
+    assert_eq!(last["code"], "run_lost");
+    // Restored through B: the history holds the run and its end.
+    let mut again = copilot(&b.base, "connect", &input(&thread, "r-connect-2")).await;
+    let history = rest(&mut again).await;
+    assert!(
+        history
+            .iter()
+            .any(|e| e["type"] == "RUN_ERROR" && e["code"] == "run_lost"),
+        "{history:?}"
+    );
+    // And the thread takes a new run on B.
+    let mut next = copilot(&b.base, "run", &input(&thread, "r2")).await;
+    let events = rest(&mut next).await;
+    assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
 }

@@ -37,7 +37,6 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agui_server::runs::{
@@ -45,10 +44,14 @@ use agui_server::runs::{
     RunStore, RunStoreError, RunStoreFuture,
 };
 use bytes::Bytes;
-use futures_util::StreamExt;
 use redis::aio::ConnectionManager;
+
+mod threads;
+mod wake;
+
 use redis::{Script, Value};
-use tokio::sync::watch;
+pub use threads::{RedisThreadLimits, RedisThreadStore};
+use wake::Wakeups;
 
 /// Bounds of a [`RedisRunStore`]. Every field has a documented default.
 #[derive(Debug, Clone)]
@@ -201,37 +204,13 @@ struct Scripts {
     take_over: Script,
 }
 
-/// The runs this replica's viewers wait on, by wake-up channel.
-struct Waiter {
-    /// The head the last wake-up announced.
-    head: watch::Sender<u64>,
-    /// Whether the channel's subscription is in place.
-    subscribed: watch::Sender<bool>,
-    /// Since when no viewer waits (the subscription is kept a while: a viewer waits
-    /// again right after each read).
-    idle_since: Option<std::time::Instant>,
-}
-
-/// How long a channel nobody waits on stays subscribed.
-const IDLE_SUBSCRIPTION: Duration = Duration::from_secs(5);
-
-type Waiters = Arc<Mutex<HashMap<String, Waiter>>>;
-
-/// What the wake-up listener is asked to do, in the order the waiters changed.
-enum Command {
-    Subscribe(String),
-}
-
 /// Run logs in Redis Streams, shared by every replica. See the [crate docs](crate).
 pub struct RedisRunStore {
     con: ConnectionManager,
     prefix: String,
     limits: RedisLimits,
     scripts: Scripts,
-    waiters: Waiters,
-    commands: tokio::sync::mpsc::UnboundedSender<Command>,
-    wakeups: Arc<std::sync::atomic::AtomicU64>,
-    listener: tokio::task::JoinHandle<()>,
+    wakeups: Wakeups,
 }
 
 impl std::fmt::Debug for RedisRunStore {
@@ -243,10 +222,17 @@ impl std::fmt::Debug for RedisRunStore {
     }
 }
 
-impl Drop for RedisRunStore {
-    fn drop(&mut self) {
-        self.listener.abort();
-    }
+/// A client for `url` and a managed connection (reconnecting, with time bounds).
+pub(crate) async fn open(url: &str) -> Result<(redis::Client, ConnectionManager), RunStoreError> {
+    let client = redis::Client::open(url).map_err(unavailable)?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(5)))
+        .set_response_timeout(Some(Duration::from_secs(5)))
+        .set_number_of_retries(2);
+    let con = ConnectionManager::new_with_config(client.clone(), config)
+        .await
+        .map_err(unavailable)?;
+    Ok((client, con))
 }
 
 fn unavailable(e: impl std::error::Error + Send + Sync + 'static) -> RunStoreError {
@@ -257,7 +243,7 @@ fn protocol(what: &str) -> RunStoreError {
     RunStoreError::Unavailable(format!("unexpected reply from Redis: {what}").into())
 }
 
-fn int(v: &Value) -> Option<i64> {
+pub(crate) fn int(v: &Value) -> Option<i64> {
     match v {
         Value::Int(i) => Some(*i),
         Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
@@ -266,7 +252,7 @@ fn int(v: &Value) -> Option<i64> {
     }
 }
 
-fn text(v: &Value) -> Option<String> {
+pub(crate) fn text(v: &Value) -> Option<String> {
     match v {
         Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
         Value::SimpleString(s) => Some(s.clone()),
@@ -309,18 +295,8 @@ impl RedisRunStore {
         prefix: &str,
         limits: RedisLimits,
     ) -> Result<Self, RunStoreError> {
-        let client = redis::Client::open(url).map_err(unavailable)?;
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(5)))
-            .set_response_timeout(Some(Duration::from_secs(5)))
-            .set_number_of_retries(2);
-        let con = ConnectionManager::new_with_config(client.clone(), config)
-            .await
-            .map_err(unavailable)?;
-        let waiters: Waiters = Arc::default();
-        let wakeups = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let (commands, rx) = tokio::sync::mpsc::unbounded_channel();
-        let listener = tokio::spawn(listen(client, rx, waiters.clone(), wakeups.clone()));
+        let (client, con) = open(url).await?;
+        let wakeups = Wakeups::start(client);
         Ok(RedisRunStore {
             con,
             prefix: prefix.to_owned(),
@@ -334,10 +310,7 @@ impl RedisRunStore {
                 expired: Script::new(EXPIRED),
                 take_over: Script::new(TAKE_OVER),
             },
-            waiters,
-            commands,
             wakeups,
-            listener,
         })
     }
 
@@ -479,151 +452,19 @@ impl RedisRunStore {
     }
 
     async fn do_wait(&self, key: &RunKey, after: u64, timeout: Duration) {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let channel = self.wake(key);
-        let (rx, mut subscribed) = {
-            let mut w = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
-            let waiter = w.entry(channel.clone()).or_insert_with(|| {
-                // Sent under the lock: the listener sees subscriptions and
-                // unsubscriptions in the order the map changed.
-                let _ = self.commands.send(Command::Subscribe(channel.clone()));
-                Waiter {
-                    head: watch::Sender::new(0),
-                    subscribed: watch::Sender::new(false),
-                    idle_since: None,
-                }
-            });
-            waiter.idle_since = None;
-            (waiter.head.subscribe(), waiter.subscribed.subscribe())
-        };
-        // Subscribed first (or given up on: the wait then polls), then checked: an
-        // append in between is not missed.
-        let _ = tokio::time::timeout_at(deadline, subscribed.wait_for(|s| *s)).await;
-        let ready = match self.do_read(key, after, 1).await {
-            Ok(b) => !b.events.is_empty() || b.status.is_terminal(),
-            Err(_) => true,
-        };
-        if !ready {
-            let mut rx = rx;
-            let _ = tokio::time::timeout_at(deadline, rx.changed()).await;
-        } else {
-            drop(rx);
-        }
-        drop(subscribed);
-        let mut w = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(waiter) = w.get_mut(&channel) {
-            if waiter.head.receiver_count() == 0 {
-                // The listener unsubscribes once it has stayed idle a while.
-                waiter.idle_since = Some(std::time::Instant::now());
+        let ready = async {
+            match self.do_read(key, after, 1).await {
+                Ok(b) => !b.events.is_empty() || b.status.is_terminal(),
+                Err(_) => true,
             }
-        }
+        };
+        self.wakeups.wait(&self.wake(key), timeout, ready).await;
     }
 
     /// Wake-ups this store's listener has received: only those of runs its viewers
     /// wait on (each replica subscribes to the channels it needs, not to every run's).
     pub fn wakeups_received(&self) -> u64 {
-        self.wakeups.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-/// Marks a channel's subscription as in place (or given up on), for its waiters.
-fn mark_subscribed(waiters: &Waiters, channel: &str) {
-    let w = waiters.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(waiter) = w.get(channel) {
-        waiter.subscribed.send_replace(true);
-    }
-}
-
-/// The wake-up listener: subscribes to the channels of the runs this replica's viewers
-/// wait on, as they come and go, and passes each wake-up to their waiters. When the
-/// connection drops it reconnects after a pause and subscribes again to every channel
-/// still waited on (waiters poll meanwhile).
-async fn listen(
-    client: redis::Client,
-    mut commands: tokio::sync::mpsc::UnboundedReceiver<Command>,
-    waiters: Waiters,
-    wakeups: Arc<std::sync::atomic::AtomicU64>,
-) {
-    loop {
-        match client.get_async_pubsub().await {
-            Ok(pubsub) => {
-                let (mut sink, mut messages) = pubsub.split();
-                // Everything waited on now; later changes come as commands (a channel
-                // both here and in a queued command is subscribed twice: harmless).
-                let current: Vec<String> = waiters
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .keys()
-                    .cloned()
-                    .collect();
-                for channel in &current {
-                    if let Err(e) = sink.subscribe(channel).await {
-                        tracing::warn!(error = %e, "run store: cannot subscribe to wake-ups");
-                    }
-                    mark_subscribed(&waiters, channel);
-                }
-                let mut sweep = tokio::time::interval(IDLE_SUBSCRIPTION);
-                loop {
-                    tokio::select! {
-                        _ = sweep.tick() => {
-                            // Removed under the lock, unsubscribed here before any later
-                            // command: a viewer that comes back after the removal sends a
-                            // new Subscribe, handled after this.
-                            let idle: Vec<String> = {
-                                let mut w = waiters.lock().unwrap_or_else(|p| p.into_inner());
-                                let idle: Vec<String> = w
-                                    .iter()
-                                    .filter(|(_, v)| {
-                                        v.head.receiver_count() == 0
-                                            && v.idle_since.is_some_and(|t| t.elapsed() >= IDLE_SUBSCRIPTION)
-                                    })
-                                    .map(|(k, _)| k.clone())
-                                    .collect();
-                                for k in &idle {
-                                    w.remove(k);
-                                }
-                                idle
-                            };
-                            for channel in idle {
-                                let _ = sink.unsubscribe(&channel).await;
-                            }
-                        }
-                        command = commands.recv() => match command {
-                            Some(Command::Subscribe(channel)) => {
-                                if let Err(e) = sink.subscribe(&channel).await {
-                                    tracing::warn!(error = %e, "run store: cannot subscribe to wake-ups");
-                                }
-                                mark_subscribed(&waiters, &channel);
-                            }
-                            // The store is gone.
-                            None => return,
-                        },
-                        msg = messages.next() => {
-                            let Some(msg) = msg else { break };
-                            wakeups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let channel = msg.get_channel_name();
-                            let head: u64 = msg
-                                .get_payload::<String>()
-                                .ok()
-                                .and_then(|s| s.parse().ok())
-                                .unwrap_or(0);
-                            let w = waiters.lock().unwrap_or_else(|p| p.into_inner());
-                            if let Some(waiter) = w.get(channel) {
-                                waiter.head.send_replace(head);
-                            }
-                        }
-                    }
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "run store: wake-up connection failed"),
-        }
-        // Lost: waiters poll until the subscriptions are back.
-        for waiter in waiters.lock().unwrap_or_else(|p| p.into_inner()).values() {
-            waiter.subscribed.send_replace(false);
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        // Commands queued meanwhile are covered by the resubscription above.
-        while commands.try_recv().is_ok() {}
+        self.wakeups.received()
     }
 }
 

@@ -11,14 +11,14 @@ use agui_server::runs::contract::{check, ContractSetup};
 use agui_server::runs::{Created, NewRun, RunKey, RunStatus, RunStore};
 use bytes::Bytes;
 
-fn url() -> String {
-    std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
-}
+mod common;
 
-/// A store under a fresh prefix, or `None` (after printing why) when Redis is not
+use common::url;
+
+/// A store under a fresh prefix, or `None` (after saying why) when Redis is not
 /// reachable and not required.
 async fn store(test: &str, limits: RedisLimits) -> Option<(RedisRunStore, String)> {
-    let prefix = format!("agui-test-{}-{}", std::process::id(), uuid_like());
+    let prefix = common::prefix();
     match tokio::time::timeout(
         Duration::from_secs(10),
         RedisRunStore::connect(&url(), &prefix, limits),
@@ -26,35 +26,15 @@ async fn store(test: &str, limits: RedisLimits) -> Option<(RedisRunStore, String
     .await
     {
         Ok(Ok(s)) => Some((s, prefix)),
-        other => {
-            let why = match other {
-                Ok(Err(e)) => e.to_string(),
-                Err(_) => "connecting timed out".into(),
-                Ok(Ok(_)) => unreachable!(),
-            };
-            let required =
-                std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0");
-            assert!(
-                !required,
-                "{test}: Redis at {} is required (AGUI_REQUIRE_REDIS is set): {why}",
-                url()
-            );
-            println!(
-                "skipped {test}: no Redis at {} ({why}); start one, or set AGUI_TEST_REDIS_URL",
-                url()
-            );
+        Ok(Err(e)) => {
+            common::unavailable(test, &e.to_string());
+            None
+        }
+        Err(_) => {
+            common::unavailable(test, "connecting timed out");
             None
         }
     }
-}
-
-fn uuid_like() -> String {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let n = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{n:x}")
 }
 
 #[tokio::test]

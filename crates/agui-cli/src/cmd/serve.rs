@@ -22,14 +22,15 @@ pub struct ServeArgs {
     pub grace_secs: u64,
     /// Where resumable runs (requests with `AGUI-Resumable: 1`) are kept: `memory`
     /// (this process), `redis://HOST:PORT[/DB]` (shared by every replica using it), or
-    /// `off`.
+    /// `off`. With Redis, the CopilotKit runtime's threads are kept there too.
     #[arg(long, default_value = "memory")]
     pub store: String,
     /// This replica's name in a shared store (default: random).
     #[arg(long)]
     pub replica_id: Option<String>,
-    /// Lease of a run's producer, in milliseconds: a replica that dies holding runs has
-    /// them closed (`RUN_ERROR` code `run_lost`) by another once it expires.
+    /// Lease of a run's producer, in milliseconds: a replica that dies holding runs
+    /// (resumable runs, CopilotKit runtime runs) has them closed (`RUN_ERROR` code
+    /// `run_lost`) by another once it expires.
     #[arg(long, default_value_t = 10_000)]
     pub lease_ms: u64,
     /// An OpenAI-compatible chat-completions endpoint (`https://api.openai.com/v1`,
@@ -78,6 +79,23 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_server::FnAgent>, CliError
         .map_err(|e| CliError::Usage(format!("--openai-url: {e}")))
 }
 
+/// The CopilotKit runtime's thread store `--store` names: Redis, shared by every
+/// replica using it, or (`None`) this process's memory.
+async fn threads(
+    args: &ServeArgs,
+) -> Result<Option<std::sync::Arc<dyn agui_server::threads::ThreadStore>>, CliError> {
+    let url = args.store.as_str();
+    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+        return Ok(None);
+    }
+    let lease = Duration::from_millis(args.lease_ms.max(100));
+    let limits = agui_redis::RedisThreadLimits::default().lease(lease);
+    let store = agui_redis::RedisThreadStore::connect(url, "agui", limits)
+        .await
+        .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?;
+    Ok(Some(std::sync::Arc::new(store)))
+}
+
 /// The resumable-run configuration `--store` names.
 async fn resumable(args: &ServeArgs) -> Result<Option<agui_server::runs::Resumable>, CliError> {
     use agui_server::runs::Resumable;
@@ -119,6 +137,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS
         // open to pages served from loopback).
         let resumable = resumable(&args).await?;
+        let threads = threads(&args).await?;
         let chat = chat_agent(&args)?;
         let app = agui_server::demo::app_with(
             Duration::from_millis(args.delay_ms),
@@ -131,6 +150,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
                     std::sync::Arc::new(a) as std::sync::Arc<dyn agui_server::Agent>,
                 )
             }),
+            threads,
         );
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await

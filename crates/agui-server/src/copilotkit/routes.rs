@@ -373,10 +373,21 @@ impl Runtime {
         ))
     }
 
-    fn stop(&self, agent_id: &str, thread_id: &str) -> Result<Response, Failure> {
+    async fn stop(&self, agent_id: &str, thread_id: &str) -> Result<Response, Failure> {
         self.find(agent_id)
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
-        let body = match self.registry.stop(thread_id) {
+        let mut stopped = self.registry.stop(thread_id);
+        if stopped.is_none() {
+            // Not running here: in a shared store, another process may run it.
+            stopped = match self.store.request_stop(thread_id).await {
+                Ok(run) => run,
+                Err(e) => {
+                    tracing::warn!(%thread_id, error = %e, "could not ask the store to stop the run");
+                    None
+                }
+            };
+        }
+        let body = match stopped {
             Some(run_id) => {
                 tracing::info!(%thread_id, %run_id, "stop requested");
                 json!({
@@ -457,7 +468,7 @@ async fn stop(
     State(rt): State<Arc<Runtime>>,
     Path((agent_id, thread_id)): Path<(String, String)>,
 ) -> Result<Response, Failure> {
-    rt.stop(&agent_id, &thread_id)
+    rt.stop(&agent_id, &thread_id).await
 }
 
 async fn transcribe() -> Failure {
@@ -560,7 +571,7 @@ async fn single_route(
         "agent/stop" => {
             let agent_id = param("agentId")?;
             let thread_id = param("threadId")?;
-            rt.stop(&agent_id, &thread_id)
+            rt.stop(&agent_id, &thread_id).await
         }
         "transcribe" => Err(transcribe().await),
         other => Err(Failure::invalid_request(

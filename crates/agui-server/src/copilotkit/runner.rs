@@ -106,11 +106,26 @@ async fn drive(mut job: Job, stop: CancellationToken) {
     };
     tokio::pin!(grace);
     tracing::info!("run started");
+    let mut keep_alive = tokio::time::interval(crate::threads::KEEP_ALIVE_INTERVAL);
+    keep_alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    keep_alive.reset();
 
     let ending = loop {
         let flow = tokio::select! {
             biased;
             () = stop.cancelled() => break Ending::Stopped,
+            _ = keep_alive.tick() => {
+                // A shared store: the lease goes on, and a stop asked on another
+                // process arrives here.
+                match job.store.keep_alive(&thread_id, &run_id).await {
+                    Ok(true) => break Ending::Stopped,
+                    Ok(false) => continue,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not renew the run's lease");
+                        continue;
+                    }
+                }
+            }
             () = &mut grace => {
                 tracing::warn!("shutdown: grace period over, ending the run");
                 job.guard.on_shutdown(&mut out);

@@ -124,17 +124,19 @@ pub fn app(
     shutdown: Shutdown,
     resumable: Option<Resumable>,
 ) -> axum::Router {
-    app_with(delay, config, shutdown, resumable, None)
+    app_with(delay, config, shutdown, resumable, None, None)
 }
 
 /// As [`app`], with one more agent served beside the demo agents (both at `/{name}`
-/// and through the runtime).
+/// and through the runtime), and the runtime's threads in `threads` (default: in this
+/// process's memory).
 pub fn app_with(
     delay: Duration,
     config: ServerConfig,
     shutdown: Shutdown,
     resumable: Option<Resumable>,
     extra: Option<(&str, Arc<dyn Agent>)>,
+    threads: Option<Arc<dyn crate::threads::ThreadStore>>,
 ) -> axum::Router {
     let mut agents: Vec<(&str, Arc<dyn Agent>)> = agents(delay);
     if let Some(extra) = extra {
@@ -150,7 +152,7 @@ pub fn app_with(
     if let Some(r) = resumable {
         plain = plain.resumable(r);
     }
-    let runtime = agents
+    let mut runtime = agents
         .into_iter()
         .fold(CopilotRuntime::new(), |r, (name, agent)| {
             r.shared_agent(name, agent)
@@ -158,6 +160,9 @@ pub fn app_with(
         .default_agent("agentic_chat")
         .config(config)
         .shutdown(shutdown);
+    if let Some(store) = threads {
+        runtime = runtime.store(store);
+    }
     plain
         .into_router()
         .nest("/copilotkit", runtime.into_router())

@@ -9,7 +9,9 @@ use agui_core::semantics::Compactor;
 use agui_core::Event;
 use tokio::sync::watch;
 
-use super::{RunBegun, RunPage, StoreError, StoreFuture, ThreadSnapshot, ThreadStore};
+use super::{
+    recorded_message_ids, RunBegun, RunPage, StoreError, StoreFuture, ThreadSnapshot, ThreadStore,
+};
 
 /// Bounds of an [`InMemoryThreadStore`]. Every field has a documented default.
 #[derive(Debug, Clone)]
@@ -144,35 +146,6 @@ impl Thread {
                 thread_id: thread_id.to_owned(),
                 run_id: run_id.to_owned(),
             }),
-        }
-    }
-}
-
-/// The ids of the messages `events` record (message events and `RUN_STARTED` input).
-fn message_ids(events: &[Event], out: &mut HashSet<String>) {
-    for e in events {
-        match e {
-            Event::RunStarted(s) => {
-                if let Some(input) = &s.input {
-                    out.extend(input.messages.iter().map(|m| m.id().to_owned()));
-                }
-            }
-            Event::TextMessageStart(m) => {
-                out.insert(m.message_id.clone());
-            }
-            Event::ToolCallResult(r) => {
-                out.insert(r.message_id.clone());
-            }
-            Event::ToolCallStart(t) => {
-                if let Some(p) = &t.parent_message_id {
-                    out.insert(p.clone());
-                }
-            }
-            Event::ReasoningMessageStart(m) => {
-                out.insert(m.message_id.clone());
-            }
-            Event::MessagesSnapshot(s) => out.extend(s.messages.iter().map(|m| m.id().to_owned())),
-            _ => {}
         }
     }
 }
@@ -314,7 +287,7 @@ impl InMemoryThreadStore {
         let run = t.live_mut(thread_id, run_id)?;
         run.ended = true;
         let compacted: Arc<[Event]> = Compactor::compact_all(run.events.iter().cloned()).into();
-        message_ids(&compacted, &mut t.known_ids);
+        recorded_message_ids(&compacted, &mut t.known_ids);
         t.history_events += compacted.len();
         t.history.push_back(compacted);
         let mut forgot = false;
@@ -327,7 +300,7 @@ impl InMemoryThreadStore {
         if forgot {
             t.known_ids.clear();
             for run in &t.history {
-                message_ids(run, &mut t.known_ids);
+                recorded_message_ids(run, &mut t.known_ids);
             }
         }
         t.last_active = Instant::now();

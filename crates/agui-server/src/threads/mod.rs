@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use agui_core::Event;
 
+pub mod contract;
 mod memory;
 
 pub use memory::{InMemoryThreadStore, ThreadLimits};
@@ -140,4 +141,57 @@ pub trait ThreadStore: Send + Sync + 'static {
         run_id: &'a str,
         from: usize,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+    /// Called by the process running `run_id` every [`KEEP_ALIVE_INTERVAL`] while it
+    /// runs: a store shared by several processes extends the run's lease (a run whose
+    /// process stops calling is ended by the next reader as lost). Returns whether a
+    /// stop was requested through [`request_stop`](Self::request_stop). The default
+    /// (a store in one process) does nothing and returns `false`.
+    fn keep_alive<'a>(&'a self, thread_id: &'a str, run_id: &'a str) -> StoreFuture<'a, bool> {
+        let _ = (thread_id, run_id);
+        Box::pin(std::future::ready(Ok(false)))
+    }
+
+    /// Asks whichever process runs the thread's live run to stop it (it sees the
+    /// request at its next [`keep_alive`](Self::keep_alive)); the id of that run, or
+    /// `None` when nothing runs. The default (a store in one process, where the run is
+    /// stopped directly) returns `None`.
+    fn request_stop<'a>(&'a self, thread_id: &'a str) -> StoreFuture<'a, Option<String>> {
+        let _ = thread_id;
+        Box::pin(std::future::ready(Ok(None)))
+    }
+}
+
+/// How often a running run calls [`ThreadStore::keep_alive`]: also the longest a stop
+/// requested on another process waits to be seen.
+pub const KEEP_ALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Adds to `out` the ids of the messages `events` record (message events and
+/// `RUN_STARTED` input): what [`RunBegun::known_message_ids`] holds for a history.
+pub fn recorded_message_ids(events: &[Event], out: &mut HashSet<String>) {
+    for e in events {
+        match e {
+            Event::RunStarted(s) => {
+                if let Some(input) = &s.input {
+                    out.extend(input.messages.iter().map(|m| m.id().to_owned()));
+                }
+            }
+            Event::TextMessageStart(m) => {
+                out.insert(m.message_id.clone());
+            }
+            Event::ToolCallResult(r) => {
+                out.insert(r.message_id.clone());
+            }
+            Event::ToolCallStart(t) => {
+                if let Some(p) = &t.parent_message_id {
+                    out.insert(p.clone());
+                }
+            }
+            Event::ReasoningMessageStart(m) => {
+                out.insert(m.message_id.clone());
+            }
+            Event::MessagesSnapshot(s) => out.extend(s.messages.iter().map(|m| m.id().to_owned())),
+            _ => {}
+        }
+    }
 }

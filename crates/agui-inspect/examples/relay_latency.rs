@@ -80,13 +80,22 @@ async fn main() {
         .unwrap_or(2000);
     let sent: Sent = Arc::default();
     let url = upstream(sent.clone(), n).await;
-    let client = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
+    let client = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .unwrap();
     let input = serde_json::json!({"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}});
 
     // Directly.
     let mut received = Vec::new();
     let mut decoder = SseDecoder::new();
-    let mut body = client.post(&url).json(&input).send().await.unwrap().bytes_stream();
+    let mut body = client
+        .post(&url)
+        .json(&input)
+        .send()
+        .await
+        .unwrap()
+        .bytes_stream();
     while let Some(chunk) = body.next().await {
         decoder.push(&chunk.unwrap());
         while let Some(e) = decoder.next() {
@@ -103,7 +112,11 @@ async fn main() {
     let router = inspector.router();
     // As `agui inspect` serves it (TCP_NODELAY on every accepted socket).
     let shutdown = agui_server::Shutdown::new();
-    tokio::spawn(async move { agui_server::serve(listener, router, shutdown).await.unwrap() });
+    tokio::spawn(async move {
+        agui_server::serve(listener, router, shutdown)
+            .await
+            .unwrap()
+    });
     let started: serde_json::Value = client
         .post(format!("http://{addr}/api/runs"))
         .header("x-agui-token", "t")
@@ -140,7 +153,10 @@ async fn main() {
     let relayed = delays(&sent, &received);
     assert_eq!(direct.len(), n + 2);
     assert_eq!(relayed.len(), n + 2);
-    println!("{} events, one each 2 ms; delay from sent to received, ms:", n + 2);
+    println!(
+        "{} events, one each 2 ms; delay from sent to received, ms:",
+        n + 2
+    );
     println!("{:<22} {:>8} {:>8} {:>8}", "", "p50", "p90", "p99");
     for (name, d) in [("direct", &direct), ("relay + page feed", &relayed)] {
         println!(

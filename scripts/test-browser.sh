@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the real-browser test of the CopilotKit example against `agui serve`:
-# sets up Chromium and the page (scripts/setup-browser.sh), builds the agui binary
-# unless AGUI_BIN names one, then runs examples/copilotkit-chat/e2e/browser.test.mjs.
+# Runs the real-browser tests: the CopilotKit example against `agui serve`, then the
+# `agui inspect` page. Sets up Chromium and the pages (scripts/setup-browser.sh),
+# builds the agui binary unless AGUI_BIN names one, then runs
+# examples/copilotkit-chat/e2e/browser.test.mjs and crates/agui-inspect/e2e/inspect.test.mjs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-browser.sh
@@ -9,5 +10,5 @@ if [ -z "${AGUI_BIN:-}" ]; then
   cargo build --quiet --bin agui
   export AGUI_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/agui"
 fi
-cd examples/copilotkit-chat
-node --test --test-reporter=spec e2e/browser.test.mjs
+(cd examples/copilotkit-chat && node --test --test-reporter=spec e2e/browser.test.mjs)
+node --test --test-reporter=spec crates/agui-inspect/e2e/inspect.test.mjs

@@ -46,7 +46,7 @@ impl From<InspectError> for Response {
 }
 
 impl Inspector {
-    /// The page (`/`, `/app.js`, `/app.css`) and its API under `/api`. Every API
+    /// The page (`/` and its files, `/{file}`) and its API under `/api`. Every API
     /// request needs the `X-Agui-Token` header; any request whose `Origin` is not the
     /// inspector's own is refused.
     pub fn router(&self) -> Router {
@@ -65,9 +65,8 @@ impl Inspector {
             .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", "no such route") });
         Router::new()
             .route("/", get(assets::index))
-            .route("/app.js", get(assets::script))
-            .route("/app.css", get(assets::style))
             .nest("/api", api)
+            .route("/{file}", get(assets::file))
             .layer(middleware::from_fn(same_origin))
             .with_state(self.clone())
     }

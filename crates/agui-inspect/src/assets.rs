@@ -1,19 +1,22 @@
-//! The page's files, embedded in the binary: nothing is fetched from elsewhere.
+//! The page's files, embedded in the binary (every file of `assets/`, by `build.rs`):
+//! nothing is fetched from elsewhere.
 
-use axum::http::header;
-use axum::response::IntoResponse;
+use axum::extract::Path;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 
-const INDEX: &str = include_str!("../assets/index.html");
-const SCRIPT: &str = include_str!("../assets/app.js");
-const STYLE: &str = include_str!("../assets/app.css");
+include!(concat!(env!("OUT_DIR"), "/assets.rs"));
 
-/// What every asset response carries: its type, no caching across restarts (the
-/// token changes; the page must not be stale), and a policy that lets the page load
-/// only its own files.
-fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
+/// What every asset response carries: its type, no caching across restarts (the page
+/// must not be stale after an upgrade), and a policy that lets the page load only its
+/// own files.
+fn asset(name: &str) -> Response {
+    let Some((_, content_type, body)) = FILES.iter().find(|(n, _, _)| *n == name) else {
+        return (StatusCode::NOT_FOUND, "no such file").into_response();
+    };
     (
         [
-            (header::CONTENT_TYPE, content_type),
+            (header::CONTENT_TYPE, *content_type),
             (header::CACHE_CONTROL, "no-cache"),
             (
                 header::CONTENT_SECURITY_POLICY,
@@ -22,18 +25,15 @@ fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
             (header::REFERRER_POLICY, "no-referrer"),
         ],
-        body,
+        *body,
     )
+        .into_response()
 }
 
-pub(crate) async fn index() -> impl IntoResponse {
-    asset("text/html; charset=utf-8", INDEX)
+pub(crate) async fn index() -> Response {
+    asset("index.html")
 }
 
-pub(crate) async fn script() -> impl IntoResponse {
-    asset("text/javascript; charset=utf-8", SCRIPT)
-}
-
-pub(crate) async fn style() -> impl IntoResponse {
-    asset("text/css; charset=utf-8", STYLE)
+pub(crate) async fn file(Path(name): Path<String>) -> Response {
+    asset(&name)
 }

@@ -320,6 +320,28 @@ async fn security_rules() {
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
     assert!(res.text().await.unwrap().contains("<html"));
+    // Its files are embedded, each with its type; nothing else is served.
+    for (file, ty) in [("app.js", "text/javascript"), ("app.css", "text/css")] {
+        let res = client()
+            .get(format!("http://{addr}/{file}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{file}");
+        assert!(res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with(ty));
+        assert!(res.headers().contains_key("content-security-policy"));
+    }
+    for missing in ["/nope.js", "/..%2FCargo.toml", "/src/lib.rs"] {
+        let res = client()
+            .get(format!("http://{addr}{missing}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{missing}");
+    }
     // Only http and https upstreams, for the relay and the proxy.
     for bad in [
         "file:///etc/passwd",

@@ -87,6 +87,19 @@ async fn feed(addr: SocketAddr, id: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Starts a relay run of `input` at `url`; its id.
+async fn start(addr: SocketAddr, url: String, input: Value) -> String {
+    let (status, started) = api(
+        addr,
+        reqwest::Method::POST,
+        "/runs",
+        Some(json!({ "url": url, "input": input })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{started}");
+    started["id"].as_str().unwrap().to_owned()
+}
+
 fn rows(lines: &[Value]) -> Vec<Value> {
     lines
         .iter()
@@ -154,14 +167,12 @@ async fn the_relay_records_a_demo_run_in_both_encodings() {
 async fn state_diffs_and_the_state_at_an_event() {
     let agent = demo(0).await;
     let (_, addr) = inspector(Limits::default()).await;
-    let (_, started) = api(
+    let id = start(
         addr,
-        reqwest::Method::POST,
-        "/runs",
-        Some(json!({"url": format!("http://{agent}/shared_state"), "input": input("add eggs")})),
+        format!("http://{agent}/shared_state"),
+        input("add eggs"),
     )
     .await;
-    let id = started["id"].as_str().unwrap().to_owned();
     let lines = feed(addr, &id).await;
     let rows = rows(&lines);
     let delta = rows
@@ -192,14 +203,8 @@ async fn state_diffs_and_the_state_at_an_event() {
 async fn an_interrupt_and_its_answer() {
     let agent = demo(0).await;
     let (_, addr) = inspector(Limits::default()).await;
-    let (_, started) = api(
-        addr,
-        reqwest::Method::POST,
-        "/runs",
-        Some(json!({"url": format!("http://{agent}/interrupt"), "input": input("send it")})),
-    )
-    .await;
-    let lines = feed(addr, started["id"].as_str().unwrap()).await;
+    let id = start(addr, format!("http://{agent}/interrupt"), input("send it")).await;
+    let lines = feed(addr, &id).await;
     let end = lines.last().unwrap();
     assert_eq!(end["summary"]["status"], "interrupted");
     let view = lines.iter().rev().find(|l| l["kind"] == "view").unwrap();
@@ -208,14 +213,8 @@ async fn an_interrupt_and_its_answer() {
     resume["runId"] = json!("run-2");
     resume["messages"] = view["messages"].clone();
     resume["resume"] = json!([{"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": true}}]);
-    let (_, started) = api(
-        addr,
-        reqwest::Method::POST,
-        "/runs",
-        Some(json!({"url": format!("http://{agent}/interrupt"), "input": resume})),
-    )
-    .await;
-    let lines = feed(addr, started["id"].as_str().unwrap()).await;
+    let id = start(addr, format!("http://{agent}/interrupt"), resume).await;
+    let lines = feed(addr, &id).await;
     assert_eq!(
         lines.last().unwrap()["summary"]["status"],
         "finished",
@@ -227,14 +226,12 @@ async fn an_interrupt_and_its_answer() {
 async fn stop_closes_the_agents_connection() {
     let agent = demo(200).await;
     let (_, addr) = inspector(Limits::default()).await;
-    let (_, started) = api(
+    let id = start(
         addr,
-        reqwest::Method::POST,
-        "/runs",
-        Some(json!({"url": format!("http://{agent}/agentic_chat"), "input": input("a long answer please")})),
+        format!("http://{agent}/agentic_chat"),
+        input("a long answer please"),
     )
     .await;
-    let id = started["id"].as_str().unwrap().to_owned();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (status, _) = api(
         addr,
@@ -262,14 +259,8 @@ async fn agent_failures_are_errors_with_their_cause() {
         ("http://127.0.0.1:9/x".to_owned(), "the request failed"),
     ];
     for (url, expected) in cases {
-        let (_, started) = api(
-            addr,
-            reqwest::Method::POST,
-            "/runs",
-            Some(json!({"url": url, "input": input("x")})),
-        )
-        .await;
-        let lines = feed(addr, started["id"].as_str().unwrap()).await;
+        let id = start(addr, url, input("x")).await;
+        let lines = feed(addr, &id).await;
         let summary = &lines.last().unwrap()["summary"];
         assert_eq!(summary["status"], "error");
         assert!(

@@ -22,6 +22,7 @@
 pub mod agent;
 pub mod context;
 pub mod copilotkit;
+mod cost;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;

@@ -72,17 +72,18 @@ pub struct ServerConfig {
     /// [`Negotiation::Explicit`]).
     pub negotiation: Negotiation,
     /// The memory runs may take together, in bytes (default 1 GiB; `None`: no limit).
-    /// Each run is counted at [`RUN_COST_FACTOR`] times its request body plus
-    /// [`RUN_COST_BASE`] (what parsing and holding a request costs, measured with
-    /// large states), from when its body is read until its stream ends; a run that does
-    /// not fit is refused with `503` and code `memory_budget`. Small requests are
-    /// cheap (about 2,000 runs of a 10 KB body fit), large ones are few at a time.
+    /// Each run is counted at what its request costs once parsed, estimated from the
+    /// body's JSON before it is parsed (values, containers, keys and string bytes: one
+    /// long string costs about its length, `[0,0,0,…]` some 50 times it), plus
+    /// [`RUN_COST_BASE`] for the stream, from when its body is read until its stream
+    /// ends; a run that does not fit is refused with `503` and code `memory_budget`.
+    /// Small requests are cheap (about 3,500 runs of a typical 10 KB body fit), large
+    /// or fragmented ones are few at a time.
     pub memory_budget: Option<usize>,
 }
 
-/// How many times its body a run is counted in [`ServerConfig::memory_budget`].
-pub const RUN_COST_FACTOR: usize = 32;
-/// What every run is counted in [`ServerConfig::memory_budget`] besides its body.
+/// What every run is counted in [`ServerConfig::memory_budget`] besides its parsed
+/// request: the stream's buffers and tasks.
 pub const RUN_COST_BASE: usize = 256 * 1024;
 
 /// What a running run holds of the server's limits (released when it ends).
@@ -102,15 +103,16 @@ pub(crate) fn memory_semaphore(budget: Option<usize>) -> Option<Arc<tokio::sync:
 }
 
 /// Takes a run's permits: one of `runs` (when counted), and its cost in `memory` for a
-/// request of `body` bytes.
+/// request of this `body` (see [`ServerConfig::memory_budget`]).
 pub(crate) fn run_permit(
     runs: Option<tokio::sync::OwnedSemaphorePermit>,
     memory: Option<&Arc<tokio::sync::Semaphore>>,
-    body: usize,
+    body: &[u8],
 ) -> Result<RunPermit, ApiError> {
     let memory = match memory {
         Some(sem) => {
-            let cost = body.saturating_mul(RUN_COST_FACTOR) + RUN_COST_BASE;
+            let cost = crate::cost::parsed_cost(body).saturating_add(RUN_COST_BASE);
+            let body = body.len();
             let kib = u32::try_from(cost / 1024).unwrap_or(u32::MAX);
             Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {
                 ApiError::new(
@@ -592,7 +594,7 @@ async fn start_run(
                 ),
             )
         })??;
-    let permit = run_permit(permit, s.memory.as_ref(), bytes.len())?;
+    let permit = run_permit(permit, s.memory.as_ref(), &bytes)?;
     let input: RunAgentInput =
         agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
 

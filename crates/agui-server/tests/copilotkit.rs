@@ -836,7 +836,7 @@ async fn large_runs_beyond_the_memory_budget_are_refused() {
     let dropped = Arc::new(AtomicBool::new(false));
     let shutdown = Shutdown::new();
     let mut config = agui_server::ServerConfig::default();
-    config.memory_budget = Some(10 << 20);
+    config.memory_budget = Some(8 << 20);
     let app = axum::Router::new().nest(
         "/copilotkit",
         CopilotRuntime::new()
@@ -848,7 +848,8 @@ async fn large_runs_beyond_the_memory_budget_are_refused() {
     let s = start(app, shutdown).await;
     let big = |thread: &str| {
         let mut b = body(thread, "r", json!([]));
-        b["state"] = json!({ "blob": "x".repeat(200_000) });
+        // 80 KB of JSON that parses into 40,000 values (some 4.6 MB counted).
+        b["state"] = json!(vec![0; 40_000]);
         b
     };
     let mut first = post(s.addr, "/copilotkit/agent/g/run", &big("t1")).await;

@@ -382,8 +382,10 @@ async fn the_reference_negotiation_stays_available() {
 }
 
 /// The memory amplification attack: large request bodies, many at once. Each run is
-/// counted at 32 times its body (plus 256 KiB) against the memory budget while it
-/// streams: a large run that does not fit is refused with 503, small runs still fit.
+/// counted at what its request costs once parsed (estimated from its JSON's shape, plus
+/// 256 KiB) against the memory budget while it streams: a run that does not fit is
+/// refused with 503, small runs still fit, and a fragmented body (an array of zeros)
+/// counts far more than a string of the same length.
 #[tokio::test]
 async fn large_requests_beyond_the_memory_budget_are_refused() {
     use std::sync::Arc;
@@ -403,16 +405,22 @@ async fn large_requests_beyond_the_memory_budget_are_refused() {
     });
     let shutdown = agui_server::Shutdown::new();
     let mut config = agui_server::ServerConfig::default();
-    config.memory_budget = Some(10 << 20);
+    config.memory_budget = Some(8 << 20);
     let router = agui_server::AgentRouter::new()
         .agent("held", held)
         .config(config)
         .shutdown(shutdown.clone())
         .into_router();
     let srv = common::start(router, shutdown).await;
+    // 80 KB of JSON that parses into 40,000 values (some 4.6 MB counted).
     let big = serde_json::json!({
         "threadId": "t", "runId": "r", "messages": [],
-        "state": { "blob": "x".repeat(200_000) },
+        "state": vec![0; 40_000],
+    });
+    // A longer body that is one string: counted at about 2.5 times its length.
+    let long = serde_json::json!({
+        "threadId": "t", "runId": "r3", "messages": [],
+        "state": { "blob": "x".repeat(1_000_000) },
     });
     let small = common::input("t", "r2", "hi");
     let mut first = Client::post_json(srv.addr, "/held", &big).await;
@@ -426,8 +434,11 @@ async fn large_requests_beyond_the_memory_budget_are_refused() {
     assert_eq!(second.json().await["error"]["code"], "memory_budget");
     let mut third = Client::post_json(srv.addr, "/held", &small).await;
     assert_eq!(third.status, 200, "a small run still fits");
-    gate.add_permits(2);
+    let mut fourth = Client::post_json(srv.addr, "/held", &long).await;
+    assert_eq!(fourth.status, 200, "a long string is cheap to hold");
+    gate.add_permits(3);
     assert!(!third.events().await.is_empty());
+    fourth.events().await;
     first.events().await;
     // The budget is back once the runs end.
     let mut again = Client::post_json(srv.addr, "/held", &big).await;

@@ -1,0 +1,153 @@
+//! What a request costs in memory once parsed, estimated from its JSON text before it
+//! is parsed, for [`ServerConfig::memory_budget`](crate::ServerConfig::memory_budget).
+//!
+//! A request's free-form JSON (`state`, `forwardedProps`, tool parameters, metadata) is
+//! parsed into `serde_json::Value` trees whose size depends on the JSON's shape, not
+//! its length: one long string costs about its length, while `[0,0,0,…]` costs some 36
+//! times its length (each element is a 72-byte value, and vectors grow by doubling).
+//! The estimate counts what the tree will hold (values, containers, object keys and
+//! string bytes) with the sizes of this build, then adds half again for the slack of
+//! growing vectors and maps, and the body itself (held while it is parsed). Measured
+//! against the resident memory of `agui serve` parsing 3.6–3.7 MB bodies, it stays above
+//! the real cost (by 10–50 %) for every shape tried: one string, `[0,0,…]`, an object
+//! of small objects.
+
+use memchr::memchr2;
+
+/// A `serde_json::Value` (an enum as large as its largest variant, the ordered map).
+const VALUE: usize = std::mem::size_of::<serde_json::Value>();
+/// A heap block's bookkeeping, and the smallest allocation.
+const ALLOC: usize = 16;
+/// An object entry besides its value: the key's `String`, its hash and its index slot.
+const ENTRY: usize = std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
+/// A container's own allocations (its entries' vector and, for objects, its index).
+const CONTAINER: usize = 4 * ALLOC;
+
+/// The estimated bytes a request of this JSON text takes while it is parsed and held:
+/// an upper bound for the shapes measured (see the module docs). Invalid JSON is
+/// estimated as far as it goes (the parser refuses it anyway).
+pub(crate) fn parsed_cost(json: &[u8]) -> usize {
+    let mut values = 0usize;
+    let mut containers = 0usize;
+    let mut keys = 0usize;
+    let mut text = 0usize;
+    let mut strings = 0usize;
+    // The last significant byte outside strings, and a string just closed whose role
+    // (key or value) the next significant byte tells.
+    let mut prev = b',';
+    let mut pending: Option<usize> = None;
+    let mut i = 0;
+    while i < json.len() {
+        let b = json[i];
+        if b.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if let Some(len) = pending.take() {
+            if b == b':' {
+                keys += 1;
+            } else {
+                values += 1;
+                strings += 1;
+            }
+            text += len;
+        }
+        match b {
+            b'"' => {
+                // To the closing quote, over escapes.
+                let start = i + 1;
+                let mut j = start;
+                loop {
+                    if j >= json.len() {
+                        j = json.len();
+                        break;
+                    }
+                    match memchr2(b'"', b'\\', &json[j..]) {
+                        Some(k) if json[j + k] == b'\\' => j += k + 2,
+                        Some(k) => {
+                            j += k;
+                            break;
+                        }
+                        None => {
+                            j = json.len();
+                            break;
+                        }
+                    }
+                }
+                pending = Some(j.saturating_sub(start));
+                i = j + 1;
+                prev = b'"';
+                continue;
+            }
+            b'{' | b'[' => {
+                values += 1;
+                containers += 1;
+            }
+            b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+                // A number or literal starts after a separator; its other bytes do not.
+                if matches!(prev, b',' | b':' | b'[') {
+                    values += 1;
+                }
+            }
+            _ => {}
+        }
+        prev = b;
+        i += 1;
+    }
+    if let Some(len) = pending {
+        values += 1;
+        strings += 1;
+        text += len;
+    }
+    let tree = values * VALUE
+        + containers * CONTAINER
+        + keys * (ENTRY + ALLOC)
+        + (keys + strings) * ALLOC
+        + text;
+    json.len() + tree + tree / 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree_of(json: &str) -> usize {
+        parsed_cost(json.as_bytes()) - json.len()
+    }
+
+    #[test]
+    fn counts_values_keys_and_strings() {
+        // One value: an empty object.
+        assert_eq!(tree_of("{}"), (VALUE + CONTAINER) * 3 / 2);
+        // Three numbers in an array: four values, one container.
+        assert_eq!(tree_of("[1, -2, 30]"), (4 * VALUE + CONTAINER) * 3 / 2);
+        // A key and a string value: the key is not a value.
+        let one = tree_of(r#"{"ab":"cde"}"#);
+        assert_eq!(
+            one,
+            (2 * VALUE + CONTAINER + ENTRY + ALLOC + 2 * ALLOC + 5) * 3 / 2
+        );
+        // Escapes and structural bytes inside strings count as text.
+        assert_eq!(tree_of(r#"["a\"b,[{"]"#), tree_of(r#"["abcdefg"]"#));
+        // Literals are one value each.
+        assert_eq!(
+            tree_of("[true,false,null]"),
+            (4 * VALUE + CONTAINER) * 3 / 2
+        );
+    }
+
+    #[test]
+    fn fragmented_json_costs_more_than_its_length_and_strings_about_their_length() {
+        let zeros = format!("[{}]", vec!["0"; 100_000].join(","));
+        assert!(parsed_cost(zeros.as_bytes()) > 30 * zeros.len());
+        let string = format!("[\"{}\"]", "x".repeat(200_000));
+        assert!(parsed_cost(string.as_bytes()) < 3 * string.len());
+    }
+
+    #[test]
+    fn broken_json_is_estimated_without_panicking() {
+        for text in ["", "\"", "\"\\", "[", "{\"a\":", "\\\\\"", "[1,", "}}}]]]"] {
+            let _ = parsed_cost(text.as_bytes());
+        }
+    }
+}

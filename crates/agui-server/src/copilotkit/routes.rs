@@ -244,7 +244,7 @@ impl Runtime {
             })?),
             None => None,
         };
-        let permit = crate::router::run_permit(permit, self.memory.as_ref(), &bytes)
+        let permit = crate::router::run_permit(permit, self.memory.as_ref(), bytes)
             .map_err(Failure::from)?;
         let thread_id = input.thread_id.clone();
         let run_id = input.run_id.clone();

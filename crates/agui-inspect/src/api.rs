@@ -13,7 +13,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::record::{replay_at, Format};
+use crate::record::{Format, Replay};
 use crate::relay::{self, RelayRequest};
 use crate::{assets, InspectError, Inspector, RunEntry};
 
@@ -347,37 +347,43 @@ async fn event_detail(
         Ok(r) => r,
         Err(r) => return *r,
     };
-    // Copy what the replay needs, then replay without holding the lock.
-    let (row, raw, findings, seed) = {
+    // Copy what the replay needs (the events from where the kept replay stands), then
+    // replay without holding the lock.
+    let i = index as usize;
+    let (row, pending, findings, mut replay) = {
         let r = run.recording();
-        let Some(row) = r.rows().get(index as usize).cloned() else {
+        let Some(row) = r.rows().get(i).cloned() else {
             return error(
                 StatusCode::NOT_FOUND,
                 "unknown_event",
                 format!("run {id} has {} events, no event {index}", r.rows().len()),
             );
         };
-        let raw: Vec<Box<[u8]>> = r.raw_events()[..=index as usize].to_vec();
+        let replay = run
+            .take_replay(i)
+            .unwrap_or_else(|| Replay::new(r.seed_input()));
+        let pending: Vec<Box<[u8]>> = r.raw_events()[replay.next_index()..=i].to_vec();
         let findings: Vec<_> = r
             .findings()
             .iter()
             .filter(|f| f.index == index)
             .cloned()
             .collect();
-        (row, raw, findings, r.seed_input().cloned())
+        (row, pending, findings, replay)
     };
     let result = tokio::task::spawn_blocking(move || {
-        let last = raw.len() - 1;
-        let event = serde_json::from_slice::<Value>(&raw[last])
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw[last]).into_owned()));
-        let (before, after, messages) = replay_at(&raw, last, seed.as_ref());
+        let (last, earlier) = pending.split_last().expect("at least the event itself");
+        replay.advance(earlier);
+        let event = serde_json::from_slice::<Value>(last)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(last).into_owned()));
+        let (before, after, messages) = replay.step(last);
         let patch = if row.event_type == "STATE_DELTA" {
             event.get("delta").cloned().unwrap_or(Value::Null)
         } else {
             Value::Null
         };
         let diff = serde_json::to_value(json_patch::diff(&before, &after)).unwrap_or(Value::Null);
-        json!({
+        let detail = json!({
             "index": row.index,
             "type": row.event_type,
             "t": row.t,
@@ -389,9 +395,14 @@ async fn event_detail(
             "state": after,
             "messages": messages,
             "findings": findings,
-        })
+        });
+        (detail, replay)
     })
     .await;
+    let result = result.map(|(detail, replay)| {
+        run.keep_replay(replay);
+        detail
+    });
     match result {
         Ok(v) => Json(v).into_response(),
         Err(e) => error(

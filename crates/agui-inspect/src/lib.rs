@@ -146,6 +146,7 @@ pub struct RunEntry {
     recording: Mutex<Recording>,
     version: watch::Sender<u64>,
     cancel: CancellationToken,
+    replay: Mutex<Option<record::Replay>>,
 }
 
 impl RunEntry {
@@ -202,6 +203,19 @@ impl RunEntry {
 
     fn touch(&self) {
         self.version.send_modify(|v| *v += 1);
+    }
+
+    /// The replay the last event-detail request left, when it stands at or before
+    /// `index` (taking it: a concurrent request starts its own).
+    pub(crate) fn take_replay(&self, index: usize) -> Option<record::Replay> {
+        lock(&self.replay)
+            .take()
+            .filter(|r| r.next_index() <= index)
+    }
+
+    /// Keeps a replay for the next event-detail request.
+    pub(crate) fn keep_replay(&self, replay: record::Replay) {
+        *lock(&self.replay) = Some(replay);
     }
 
     /// Waits for the next change.
@@ -393,6 +407,7 @@ impl Inspector {
             recording: Mutex::new(recording),
             version: watch::channel(0).0,
             cancel: CancellationToken::new(),
+            replay: Mutex::new(None),
         });
         runs.insert(id, entry.clone());
         tracing::debug!(run = id, source = ?entry.source, "inspector: new run");

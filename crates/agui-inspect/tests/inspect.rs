@@ -193,6 +193,31 @@ async fn state_diffs_and_the_state_at_an_event() {
     let diff: json_patch::Patch = serde_json::from_value(detail["diff"].clone()).unwrap();
     json_patch::patch(&mut state, &diff).unwrap();
     assert_eq!(state, detail["state"]);
+    // Walking the timeline forward (the kept replay steps) and back (it starts over)
+    // gives the same details.
+    let mut forward = Vec::new();
+    for i in 0..rows.len() {
+        forward.push(
+            api(
+                addr,
+                reqwest::Method::GET,
+                &format!("/runs/{id}/events/{i}"),
+                None,
+            )
+            .await
+            .1,
+        );
+    }
+    for i in (0..rows.len()).rev() {
+        let (_, back) = api(
+            addr,
+            reqwest::Method::GET,
+            &format!("/runs/{id}/events/{i}"),
+            None,
+        )
+        .await;
+        assert_eq!(back, forward[i], "event {i}");
+    }
     let view = lines.iter().rev().find(|l| l["kind"] == "view").unwrap();
     assert!(view["stateChange"]["diff"]
         .as_array()

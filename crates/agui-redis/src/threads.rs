@@ -1,23 +1,4 @@
-//! [`RedisThreadStore`]: the CopilotKit runtime's threads in Redis, shared by every
-//! replica, so a thread's history survives the process that ran it, a client can
-//! connect to a run through any replica, and a stop reaches the replica running it.
-//!
-//! For a thread `T` under the prefix `P`, with `H` the first 16 bytes of SHA-256(`T`)
-//! in hex (so no thread id can reach another's keys):
-//!
-//! | key | type | holds |
-//! |---|---|---|
-//! | `P:t:{H}:meta` | hash | thread id, live run, whether it ended, its lease (ms, Redis's clock), stop request, history size |
-//! | `P:t:{H}:run` | list | the live (or last) run's events, as JSON |
-//! | `P:t:{H}:hist` | list | each finished run compacted: `count\n[events as JSON]`, oldest first |
-//! | `P:t:{H}:ids` | set | the ids of the messages the history records |
-//! | `P:t:{H}:wake` | pub/sub channel | a wake-up after each append and end |
-//!
-//! Every write is one Lua script. The process running a run renews its lease each
-//! second ([`ThreadStore::keep_alive`]); when it dies, the next reader of the thread
-//! (a `connect`, a new run, any replica) finds the lease expired and ends the run as
-//! lost: its log gets a `RUN_ERROR` with code `run_lost`, and it joins the history.
-//! Idle threads expire after [`RedisThreadLimits::idle_ttl`].
+//! [`RedisThreadStore`]: the CopilotKit runtime's threads in Redis.
 
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -241,7 +222,26 @@ struct Keys {
     wake: String,
 }
 
-/// CopilotKit runtime threads in Redis. See the [module docs](self).
+/// CopilotKit runtime threads in Redis, shared by every replica, so a thread's history
+/// survives the process that ran it, a client can connect to a run through any replica,
+/// and a stop reaches the replica running it.
+///
+/// For a thread `T` under the prefix `P`, with `H` the first 16 bytes of SHA-256(`T`)
+/// in hex (so no thread id can reach another's keys):
+///
+/// | key | type | holds |
+/// |---|---|---|
+/// | `P:t:{H}:meta` | hash | thread id, live run, whether it ended, its lease (ms, Redis's clock), stop request, history size |
+/// | `P:t:{H}:run` | list | the live (or last) run's events, as JSON |
+/// | `P:t:{H}:hist` | list | each finished run compacted: `count\n[events as JSON]`, oldest first |
+/// | `P:t:{H}:ids` | set | the ids of the messages the history records |
+/// | `P:t:{H}:wake` | pub/sub channel | a wake-up after each append and end |
+///
+/// Every write is one Lua script. The process running a run renews its lease each
+/// second ([`ThreadStore::keep_alive`]); when it dies, the next reader of the thread
+/// (a `connect`, a new run, any replica) finds the lease expired and ends the run as
+/// lost: what it left open is closed, then a `RUN_ERROR` with code `run_lost`, and it
+/// joins the history. Idle threads expire after [`RedisThreadLimits::idle_ttl`].
 pub struct RedisThreadStore {
     con: ConnectionManager,
     prefix: String,

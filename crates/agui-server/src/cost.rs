@@ -149,5 +149,20 @@ mod tests {
         for text in ["", "\"", "\"\\", "[", "{\"a\":", "\\\\\"", "[1,", "}}}]]]"] {
             let _ = parsed_cost(text.as_bytes());
         }
+        // Any bytes, drawn mostly from JSON's own (a fixed generator: repeatable).
+        let alphabet = b"{}[]\",:\\ 0-9tfnxe\x00\xff";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut bytes = Vec::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            for k in 0..(seed % 40) {
+                let pick = (seed >> (k % 48)) as usize;
+                bytes.push(alphabet[pick % alphabet.len()]);
+            }
+            let cost = parsed_cost(&bytes);
+            assert!(cost >= bytes.len());
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -13,8 +13,9 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::record::{Format, Replay};
+use crate::record::Format;
 use crate::relay::{self, RelayRequest};
+use crate::replay::Replay;
 use crate::{assets, InspectError, Inspector, RunEntry};
 
 /// The header that carries the per-start token.
@@ -372,7 +373,10 @@ async fn event_detail(
         (row, pending, findings, replay)
     };
     let result = tokio::task::spawn_blocking(move || {
-        let (last, earlier) = pending.split_last().expect("at least the event itself");
+        // `pending` ends with the event itself (the replay stands at or before it).
+        let Some((last, earlier)) = pending.split_last() else {
+            return (Value::Null, replay);
+        };
         replay.advance(earlier);
         let event = serde_json::from_slice::<Value>(last)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(last).into_owned()));
@@ -459,7 +463,7 @@ async fn download(
         ("application/x-ndjson", "jsonl")
     };
     let mut headers = HeaderMap::new();
-    headers.insert(header::CONTENT_TYPE, ty.parse().expect("a valid header"));
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(ty));
     if let Ok(v) = format!("attachment; filename=\"run-{id}.{ext}\"").parse() {
         headers.insert(header::CONTENT_DISPOSITION, v);
     }

@@ -5,6 +5,7 @@
 //!
 //! - [`record`]: one run analysed with no I/O (bytes in; rows, findings and the
 //!   conversation out), through the same inbound pipeline as every consumer;
+//! - [`replay`]: the conversation at any one event of a recorded run;
 //! - [`Inspector`]: the runs kept in memory, within [`Limits`];
 //! - [`Inspector::router`]: the page and its JSON API (see `API.md`), guarded by a
 //!   per-start token and an `Origin` check;
@@ -36,6 +37,7 @@ mod assets;
 pub mod proxy;
 pub mod record;
 mod relay;
+pub mod replay;
 
 pub use record::{End, EventRow, Finding, Format, Recording, Severity, Stage, Status};
 
@@ -146,7 +148,7 @@ pub struct RunEntry {
     recording: Mutex<Recording>,
     version: watch::Sender<u64>,
     cancel: CancellationToken,
-    replay: Mutex<Option<record::Replay>>,
+    replay: Mutex<Option<replay::Replay>>,
 }
 
 impl RunEntry {
@@ -207,14 +209,14 @@ impl RunEntry {
 
     /// The replay the last event-detail request left, when it stands at or before
     /// `index` (taking it: a concurrent request starts its own).
-    pub(crate) fn take_replay(&self, index: usize) -> Option<record::Replay> {
+    pub(crate) fn take_replay(&self, index: usize) -> Option<replay::Replay> {
         lock(&self.replay)
             .take()
             .filter(|r| r.next_index() <= index)
     }
 
     /// Keeps a replay for the next event-detail request.
-    pub(crate) fn keep_replay(&self, replay: record::Replay) {
+    pub(crate) fn keep_replay(&self, replay: replay::Replay) {
         *lock(&self.replay) = Some(replay);
     }
 

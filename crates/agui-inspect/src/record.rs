@@ -668,10 +668,11 @@ pub fn type_of(data: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn lines(events: &[&str]) -> Vec<u8> {
+    /// Events as JSON Lines.
+    pub(crate) fn lines(events: &[&str]) -> Vec<u8> {
         let mut out = Vec::new();
         for e in events {
             out.extend_from_slice(e.as_bytes());

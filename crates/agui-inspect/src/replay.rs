@@ -37,22 +37,26 @@ impl Replay {
     /// Applies the next raw events, in order.
     pub fn advance(&mut self, raw: &[Box<[u8]>]) {
         for data in raw {
-            self.out.clear();
-            let _ = self
-                .intake
-                .push_json(data, &mut self.out, &mut self.warnings);
-            self.warnings.clear();
-            for e in &self.out {
-                let _ = self.reducer.apply(e);
-            }
-            self.next += 1;
+            self.apply(data);
         }
+    }
+
+    fn apply(&mut self, data: &[u8]) {
+        self.out.clear();
+        let _ = self
+            .intake
+            .push_json(data, &mut self.out, &mut self.warnings);
+        self.warnings.clear();
+        for e in &self.out {
+            let _ = self.reducer.apply(e);
+        }
+        self.next += 1;
     }
 
     /// Applies the next raw event: `(state before, state after, messages after)`.
     pub fn step(&mut self, data: &[u8]) -> (Value, Value, Value) {
         let before = self.reducer.state().cloned().unwrap_or(Value::Null);
-        self.advance(std::slice::from_ref(&data.to_vec().into_boxed_slice()));
+        self.apply(data);
         let after = self.reducer.state().cloned().unwrap_or(Value::Null);
         let messages = serde_json::to_value(self.reducer.messages()).unwrap_or(Value::Null);
         (before, after, messages)
@@ -74,17 +78,9 @@ pub fn replay_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::tests::lines;
     use crate::record::{End, Format, Recording};
     use crate::Limits;
-
-    fn lines(events: &[&str]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for e in events {
-            out.extend_from_slice(e.as_bytes());
-            out.push(b'\n');
-        }
-        out
-    }
 
     #[test]
     fn a_kept_replay_steps_as_a_fresh_one_replays() {

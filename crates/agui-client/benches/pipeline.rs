@@ -216,11 +216,11 @@ fn bench(c: &mut Criterion) {
             .expect("the recorded run succeeds");
         (agent, r)
     };
-    let (agent, result) = run_agent();
+    let (agent, _) = run_agent();
     eprintln!(
         "after the run: {} messages, state {}",
         agent.messages().len(),
-        result.state
+        agent.state()
     );
 
     let mut g = c.benchmark_group("client-pipeline");

@@ -17,7 +17,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut chat = Conversation::new(http);
     chat.add_message(Message::user("u1", text.as_str()));
     let result = chat.run_agent(RunParams::new()).await?;
-    for m in &result.new_messages {
+    for m in chat.new_messages(&result) {
         println!("{}", serde_json::to_string(m)?);
     }
     if let RunOutcome::Interrupt { interrupts } = &result.outcome {

@@ -15,7 +15,7 @@ async fn main() {
     let mut chat = Conversation::new(http);
     chat.add_user_message("Hello!");
     match chat.run_agent(RunParams::new()).await {
-        Ok(r) => println!("done: {} new messages", r.new_messages.len()),
+        Ok(r) => println!("done: {} new messages", r.new_message_ids.len()),
         Err(e) if e.is_connect() => eprintln!("the agent is not reachable: {e}"),
         Err(e) if e.is_timeout() => eprintln!("the agent is too slow: {e}"),
         Err(e) if e.status().is_some() => eprintln!(

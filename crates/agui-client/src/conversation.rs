@@ -114,14 +114,15 @@ impl RunParams {
     }
 }
 
-/// What a run produced.
+/// What a run produced. It copies nothing the conversation holds: the new messages
+/// are named by id and read with [`Conversation::new_messages`], the state with
+/// [`Conversation::state`], so a run's peak memory is the conversation's own.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RunResult {
-    /// Messages whose ids were not in the conversation before the run, in order.
-    pub new_messages: Vec<Message>,
-    /// The state after the run.
-    pub state: Value,
+    /// Ids of the messages that were not in the conversation before the run, in the
+    /// conversation's order.
+    pub new_message_ids: Vec<String>,
     /// How the run ended.
     pub outcome: RunOutcome,
     /// Token usage reported by `RUN_FINISHED`.
@@ -362,6 +363,14 @@ impl Conversation {
         &self.messages
     }
 
+    /// The messages a run added, in the conversation's order: those of `result`'s
+    /// [`RunResult::new_message_ids`] the conversation still holds (a later run's
+    /// `MESSAGES_SNAPSHOT` may have removed some).
+    pub fn new_messages<'a>(&'a self, result: &'a RunResult) -> impl Iterator<Item = &'a Message> {
+        let ids: HashSet<&str> = result.new_message_ids.iter().map(String::as_str).collect();
+        self.messages.iter().filter(move |m| ids.contains(m.id()))
+    }
+
     /// Adds a message to the conversation (typically the user's next message).
     pub fn add_message(&mut self, m: Message) {
         self.messages.push(m);
@@ -456,15 +465,15 @@ impl Conversation {
                 _ => Vec::new(),
             };
             if answerable.is_empty() || runs > self.max_tool_rounds {
-                let new_messages = self
+                let new_message_ids = self
                     .messages
                     .iter()
-                    .filter(|m| !before.contains(m.id()))
-                    .cloned()
+                    .map(Message::id)
+                    .filter(|id| !before.contains(*id))
+                    .map(str::to_owned)
                     .collect();
                 return Ok(RunResult {
-                    new_messages,
-                    state: self.state.clone(),
+                    new_message_ids,
                     outcome,
                     usage,
                     runs,

@@ -79,13 +79,16 @@ async fn input_carries_the_conversation_and_new_messages_are_reported() {
         )
         .await
         .unwrap();
-    assert_eq!(r.new_messages.len(), 1);
-    assert_eq!(r.new_messages[0].id(), "a1");
+    assert_eq!(r.new_message_ids, ["a1"]);
+    assert_eq!(
+        agent.new_messages(&r).map(|m| m.id()).collect::<Vec<_>>(),
+        ["a1"]
+    );
     assert!(matches!(r.outcome, RunOutcome::Success { .. }));
     agent.add_message(Message::user("u2", "more"));
     let r = agent.run_agent(RunParams::new()).await.unwrap();
     assert_eq!(
-        r.new_messages.iter().map(|m| m.id()).collect::<Vec<_>>(),
+        agent.new_messages(&r).map(|m| m.id()).collect::<Vec<_>>(),
         ["a2"]
     );
 
@@ -229,7 +232,7 @@ async fn chunks_are_expanded_before_they_are_applied() {
     ];
     let mut agent = Conversation::with_transport(Script::new(vec![run]));
     let r = agent.run_agent(RunParams::new()).await.unwrap();
-    match &r.new_messages[..] {
+    match &agent.new_messages(&r).collect::<Vec<_>>()[..] {
         [Message::Assistant(a)] => assert_eq!(a.content.as_deref(), Some("Hello")),
         other => panic!("{other:?}"),
     }
@@ -297,7 +300,7 @@ async fn frontend_tools_are_answered_on_the_next_run() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(r.new_messages.last().map(|m| m.id()), Some("a1"));
+    assert_eq!(r.new_message_ids.last().map(String::as_str), Some("a1"));
 }
 
 fn interrupt_run(expires_at: Option<&str>) -> Vec<Event> {

@@ -288,7 +288,22 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     }
 }
 
+/// The `--json` summary line, written straight from the conversation (no copy of it).
 fn print_final(agent: &Conversation, outcome: Value) {
-    let line = json!({"messages": agent.messages(), "state": agent.state(), "outcome": outcome});
-    println!("{}", agui_core::wire::to_canonical_string(&line));
+    #[derive(serde::Serialize)]
+    struct Final<'a> {
+        messages: &'a [Message],
+        state: &'a Value,
+        outcome: Value,
+    }
+    let line = Final {
+        messages: agent.messages(),
+        state: agent.state(),
+        outcome,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // A closed stdout is the reader's choice; there is nothing left to report it to.
+    let _ = agui_core::wire::write_canonical_to(&line, &mut out)
+        .and_then(|()| std::io::Write::write_all(&mut out, b"\n"))
+        .and_then(|()| std::io::Write::flush(&mut out));
 }

@@ -21,6 +21,19 @@ pub fn write_canonical<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8
     let _ = value.serialize(&mut ser);
 }
 
+/// [`write_canonical`] into any writer, as it serializes: nothing is built in memory
+/// first, so writing a large value costs no copy of it.
+///
+/// # Errors
+/// What `out` returns.
+pub fn write_canonical_to<T: serde::Serialize + ?Sized, W: std::io::Write>(
+    value: &T,
+    out: W,
+) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, js_number::JsFormatter);
+    value.serialize(&mut ser).map_err(std::io::Error::from)
+}
+
 /// [`write_canonical`] into a `String`.
 pub fn to_canonical_string<T: serde::Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(128);

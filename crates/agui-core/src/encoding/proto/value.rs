@@ -104,7 +104,7 @@ fn struct_body_len(o: &Map<String, Json>) -> usize {
         .sum()
 }
 
-fn encode_value_body(v: &Json, buf: &mut impl BufMut) {
+pub(super) fn encode_value_body(v: &Json, buf: &mut impl BufMut) {
     match v {
         Json::Null => {
             encode_key(NULL_VALUE, WireType::Varint, buf);
@@ -144,7 +144,7 @@ fn encode_list_body(a: &[Json], buf: &mut impl BufMut) {
     }
 }
 
-fn encode_struct_body(o: &Map<String, Json>, buf: &mut impl BufMut) {
+pub(super) fn encode_struct_body(o: &Map<String, Json>, buf: &mut impl BufMut) {
     for (k, v) in o {
         encode_key(1, WireType::LengthDelimited, buf);
         encode_varint(entry_body_len(k, v) as u64, buf);

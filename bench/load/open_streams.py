@@ -5,7 +5,8 @@ its first events), and reports the growth of the server's resident memory per st
     agui serve --addr 127.0.0.1:8000 --delay-ms 60000 &
     python3 bench/load/open_streams.py 2000 8000 $(pgrep -f 'agui serve')
 
-Raise the open-file limit first (ulimit -n 20000) for thousands of streams."""
+Raise the open-file limit first (ulimit -n 20000) for thousands of streams. `agui serve`'s
+default memory budget (1 GiB, 256 KiB per run at least) admits 4,096 runs at once."""
 import asyncio, sys, json, os, re
 N = int(sys.argv[1]); PORT = int(sys.argv[2]); PID = int(sys.argv[3])
 def rss():
@@ -18,7 +19,11 @@ async def one(i, conns, ready):
     await w.drain()
     got = b""
     while b"TEXT_MESSAGE_START" not in got:
-        got += await r.read(65536)
+        more = await r.read(65536)
+        if not more:
+            # Refused (a server at its limit answers 503 and closes): say so, not hang.
+            sys.exit(f"stream {i} closed before TEXT_MESSAGE_START: {got[:200]!r}")
+        got += more
     conns.append((r, w)); ready.append(i)
 async def main():
     await asyncio.sleep(0.5)

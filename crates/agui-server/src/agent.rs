@@ -272,8 +272,20 @@ impl Emitter {
         pieces: impl IntoIterator<Item = S>,
         pace: Duration,
     ) -> Result<(), AgentError> {
-        self.emit_paced(helpers::text_message(message_id, pieces), pace)
-            .await
+        // The events are made as they go out, so a paced message holds its text pieces
+        // only, not an event (312 bytes) per piece for its whole length.
+        let pieces: Vec<String> = pieces
+            .into_iter()
+            .map(Into::into)
+            .filter(|p| !p.is_empty())
+            .collect();
+        let content = pieces
+            .into_iter()
+            .map(|p| Event::text_message_content(message_id, p));
+        let events = std::iter::once_with(|| Event::text_message_start(message_id))
+            .chain(content)
+            .chain(std::iter::once_with(|| Event::text_message_end(message_id)));
+        self.emit_paced(events, pace).await
     }
 
     /// Emits a tool call: `TOOL_CALL_START` (with `parent_message_id` when given), one
@@ -286,11 +298,19 @@ impl Emitter {
         arg_pieces: impl IntoIterator<Item = S>,
         pace: Duration,
     ) -> Result<(), AgentError> {
-        self.emit_paced(
-            helpers::tool_call(tool_call_id, tool_name, parent_message_id, arg_pieces),
-            pace,
-        )
-        .await
+        // As in `text_message`: events made as they go out.
+        let pieces: Vec<String> = arg_pieces.into_iter().map(Into::into).collect();
+        let args = pieces
+            .into_iter()
+            .map(|p| Event::tool_call_args(tool_call_id, p));
+        let events = std::iter::once_with(|| {
+            let mut start = agui_core::event::ToolCallStart::new(tool_call_id, tool_name);
+            start.parent_message_id = parent_message_id.map(str::to_owned);
+            Event::from(start)
+        })
+        .chain(args)
+        .chain(std::iter::once_with(|| Event::tool_call_end(tool_call_id)));
+        self.emit_paced(events, pace).await
     }
 
     /// Publishes `state` as a `STATE_SNAPSHOT` and remembers it in `tracker`.

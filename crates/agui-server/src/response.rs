@@ -271,9 +271,13 @@ impl Stream for RunStream {
                 let _ = timer.as_mut().poll(cx);
             }
         }
-        // An idle stream keeps a small event buffer only (an event is 312 bytes).
-        if this.scratch.capacity() > 4 {
+        // An idle stream (waiting for its agent, perhaps for minutes) keeps no buffers:
+        // the next burst allocates them again, once.
+        if this.scratch.is_empty() && this.scratch.capacity() > 0 {
             this.scratch = Vec::new();
+        }
+        if this.out.is_empty() && this.out.capacity() > 0 {
+            this.out = Vec::new();
         }
         Poll::Pending
     }

@@ -595,8 +595,11 @@ async fn start_run(
             )
         })??;
     let permit = run_permit(permit, s.memory.as_ref(), &bytes)?;
-    let input: RunAgentInput =
+    let mut input: RunAgentInput =
         agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
+    // The agent may hold its input for the whole run: no spare capacity (a `Message` is
+    // several hundred bytes, and a decoded list holds room for four).
+    input.messages.shrink_to_fit();
 
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let encoding = s.config.negotiation.pick(accept);

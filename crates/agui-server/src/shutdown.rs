@@ -135,15 +135,17 @@ pub async fn serve_with(
     shutdown: Shutdown,
     limits: ServeLimits,
 ) -> io::Result<()> {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-    use hyper_util::server::conn::auto::Builder;
+    use hyper::server::conn::http1::Builder;
+    use hyper_util::rt::{TokioIo, TokioTimer};
 
     // HTTP/1.1 only: detecting cleartext HTTP/2 would wait for a preface with no time
     // bound (a silent or one-byte connection would stay open); TLS and HTTP/2 belong
     // to the proxy in front.
-    let mut builder = Builder::new(TokioExecutor::new()).http1_only();
+    // hyper's HTTP/1 connection itself, not the auto-detecting one: it holds less per
+    // connection (bench/load/stream_memory.sh: 11 KiB per open stream for hyper alone,
+    // 20 KiB under `axum::serve`).
+    let mut builder = Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true);
@@ -185,8 +187,8 @@ pub async fn serve_with(
                 let watcher = graceful.watcher();
                 let first_head = limits.header_read_timeout;
                 connections.spawn(async move {
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
-                    let conn = watcher.watch(conn.into_owned());
+                    let conn = builder.serve_connection(TokioIo::new(tcp), service);
+                    let conn = watcher.watch(conn);
                     tokio::pin!(conn);
                     let result = tokio::select! {
                         r = &mut conn => Some(r),

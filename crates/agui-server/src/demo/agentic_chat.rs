@@ -22,8 +22,10 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
                 _ => "Hello! I am a deterministic demo agent. Say something.".to_owned(),
             },
         };
-        tx.text_message(&id(&input, "reply"), words(&reply), delay)
-            .await?;
+        let message_id = id(&input, "reply");
+        // Nothing below reads the input: free it before streaming, which may take long.
+        drop(input);
+        tx.text_message(&message_id, words(&reply), delay).await?;
         Ok(())
     })
     .with_capabilities(AgentCapabilities {

@@ -144,9 +144,19 @@ pub struct Emitter {
 
 impl Emitter {
     /// Sends one event.
-    pub async fn emit(&self, event: impl Into<Event>) -> Result<(), AgentError> {
+    ///
+    /// The event is boxed before the returned future is first polled, so an agent
+    /// waiting on a full channel holds a pointer to it, not the event itself.
+    pub fn emit(
+        &self,
+        event: impl Into<Event>,
+    ) -> impl std::future::Future<Output = Result<(), AgentError>> + Send + '_ {
+        self.send_boxed(Box::new(event.into()))
+    }
+
+    async fn send_boxed(&self, event: Box<Event>) -> Result<(), AgentError> {
         self.tx
-            .send(Box::new(event.into()))
+            .send(event)
             .await
             .map_err(|_| AgentError::public("client disconnected").with_code("disconnected"))
     }
@@ -255,11 +265,14 @@ impl Emitter {
         events: impl IntoIterator<Item = Event>,
         pace: Duration,
     ) -> Result<(), AgentError> {
+        // Each event is boxed before the pause: a paced agent, which spends nearly all
+        // its life in that pause, holds a pointer there rather than the event.
         for (i, e) in events.into_iter().enumerate() {
+            let e = Box::new(e);
             if i > 0 && !pace.is_zero() {
                 tokio::time::sleep(pace).await;
             }
-            self.emit(e).await?;
+            self.send_boxed(e).await?;
         }
         Ok(())
     }

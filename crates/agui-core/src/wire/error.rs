@@ -89,7 +89,20 @@ impl JsonError {
 /// Decodes a protocol object from JSON bytes. The fast path is a plain `serde_json`
 /// decode; only when it fails is the input decoded again to find the failing field.
 pub fn from_json_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonError> {
-    match serde_json::from_slice(bytes) {
+    decode(bytes, true)
+}
+
+/// [`from_json_slice`]; with `utf8_once`, valid UTF-8 (nearly always) is checked once for
+/// the whole text, in one fast pass, and then parsed as a `str`, which serde_json does
+/// not check again string by string: the same parser, so the same result and the same
+/// errors (a test holds the two ways to that). Anything else is parsed as bytes, which
+/// reports the bad byte where it is.
+fn decode<T: DeserializeOwned>(bytes: &[u8], utf8_once: bool) -> Result<T, JsonError> {
+    let fast = match std::str::from_utf8(bytes) {
+        Ok(text) if utf8_once => serde_json::from_str(text),
+        _ => serde_json::from_slice(bytes),
+    };
+    match fast {
         Ok(v) => Ok(v),
         // A union tag repeated with another value: read as `JSON.parse` reads it, the
         // last occurrence winning (as it does for every other key).
@@ -126,6 +139,104 @@ pub fn from_json_value<T: DeserializeOwned>(v: &Value) -> Result<T, JsonError> {
         Err(e) => {
             let path = render_path(e.path());
             Err(JsonError::new(e.into_inner(), path))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use crate::Event;
+
+    /// Events whose JSON exercises escapes, non-ASCII text, nesting, numbers and every
+    /// kind of value, to be mutated.
+    const SEEDS: &[&str] = &[
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"h\u00e9llo \"w\" \ud83d\ude00 ünï 😀\n"}"#,
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","input":{"threadId":"t","runId":"r","state":{"a":[1,2.5,-3e2,true,null,{"b":"c"}]},"messages":[{"id":"u","role":"user","content":[{"type":"text","text":"x"}]}],"tools":[{"name":"f","description":"d","parameters":{"type":"object"}}],"context":[],"forwardedProps":{}}}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/a/-","value":{"k":[1,{"z":null}]}},{"op":"move","from":"/a/0","path":"/b"}],"timestamp":1700000000000}"#,
+        r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"a","role":"assistant","content":"hi","toolCalls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]},{"id":"t","role":"tool","toolCallId":"c","content":"ok"}]}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[{"id":"i","reason":"approve","metadata":{"n":18446744073709551615}}]},"rawEvent":{"x":[[[]]]},"extra":"kept"}"#,
+    ];
+
+    /// A mutation: overwrite, insert or delete bytes at a position, or cut the input.
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Set(usize, u8),
+        Insert(usize, Vec<u8>),
+        Delete(usize, usize),
+        Cut(usize),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        let byte = prop_oneof![
+            4 => prop::sample::select(b"{}[]\":,\\0123456789.eE+-tfnu ".to_vec()),
+            1 => any::<u8>(),
+        ];
+        prop_oneof![
+            (any::<usize>(), byte).prop_map(|(i, b)| Edit::Set(i, b)),
+            (any::<usize>(), prop::collection::vec(any::<u8>(), 1..4))
+                .prop_map(|(i, b)| Edit::Insert(i, b)),
+            (any::<usize>(), 1usize..8).prop_map(|(i, n)| Edit::Delete(i, n)),
+            any::<usize>().prop_map(Edit::Cut),
+        ]
+    }
+
+    fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+        for e in edits {
+            let at = |i: usize, len: usize| if len == 0 { 0 } else { i % len };
+            match e {
+                Edit::Set(i, b) if !bytes.is_empty() => {
+                    let i = at(*i, bytes.len());
+                    bytes[i] = *b;
+                }
+                Edit::Insert(i, b) => {
+                    let i = at(*i, bytes.len() + 1);
+                    bytes.splice(i..i, b.iter().copied());
+                }
+                Edit::Delete(i, n) if !bytes.is_empty() => {
+                    let i = at(*i, bytes.len());
+                    let end = (i + n).min(bytes.len());
+                    bytes.drain(i..end);
+                }
+                Edit::Cut(i) => {
+                    let i = at(*i, bytes.len() + 1);
+                    bytes.truncate(i);
+                }
+                _ => {}
+            }
+        }
+        bytes
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// The UTF-8-once path and the byte path agree on every input: the same event,
+        /// or the same error (message, field path, line and column).
+        #[test]
+        fn utf8_once_reads_exactly_as_bytes(
+            seed in 0..SEEDS.len(),
+            edits in prop::collection::vec(edit(), 0..4),
+        ) {
+            let bytes = apply(SEEDS[seed].as_bytes().to_vec(), &edits);
+            let fast = super::decode::<Event>(&bytes, true);
+            let exact = super::decode::<Event>(&bytes, false);
+            match (&fast, &exact) {
+                (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                (Err(a), Err(b)) => {
+                    prop_assert_eq!(a.to_string(), b.to_string());
+                    prop_assert_eq!((a.line, a.column), (b.line, b.column));
+                }
+                _ => prop_assert!(false, "{:?} vs {:?} on {:?}", fast, exact, String::from_utf8_lossy(&bytes)),
+            }
+        }
+    }
+
+    #[test]
+    fn the_seeds_decode() {
+        for s in SEEDS {
+            super::decode::<Event>(s.as_bytes(), true).unwrap();
         }
     }
 }

@@ -140,10 +140,9 @@ pub async fn serve_with(
 
     // HTTP/1.1 only: detecting cleartext HTTP/2 would wait for a preface with no time
     // bound (a silent or one-byte connection would stay open); TLS and HTTP/2 belong
-    // to the proxy in front.
-    // hyper's HTTP/1 connection itself, not the auto-detecting one: it holds less per
-    // connection (bench/load/stream_memory.sh: 11 KiB per open stream for hyper alone,
-    // 20 KiB under `axum::serve`).
+    // to the proxy in front. So hyper's HTTP/1 connection is driven directly, not
+    // hyper-util's auto-detecting one, under which the read buffer of a connection
+    // streaming a run grew to 16 KiB (bench/load/stream_memory.sh).
     let mut builder = Builder::new();
     builder
         .timer(TokioTimer::new())

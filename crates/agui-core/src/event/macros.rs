@@ -9,9 +9,9 @@ macro_rules! event_struct {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).
                 opt timestamp: i64 = "timestamp" via $crate::wire::de::Timestamp,
                 /// The provider-native event this one was translated from (any JSON but `null`).
-                opt raw_event: ::serde_json::Value = "rawEvent" via $crate::wire::de::NotNullValue,
+                opt raw_event: Box<::serde_json::Value> = "rawEvent" via $crate::wire::de::NotNullValue,
                 /// Extra information.
-                opt metadata: $crate::JsonObject = "metadata",
+                opt metadata: Box<$crate::JsonObject> = "metadata",
                 /// The subagent invocation that produced the event (absent: the parent agent).
                 opt subagent_run_id: String = "subagentRunId",
                 $($body)*
@@ -25,9 +25,9 @@ macro_rules! event_struct {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).
                 opt timestamp: i64 = "timestamp" via $crate::wire::de::Timestamp,
                 /// The provider-native event this one was translated from (any JSON but `null`).
-                opt raw_event: ::serde_json::Value = "rawEvent" via $crate::wire::de::NotNullValue,
+                opt raw_event: Box<::serde_json::Value> = "rawEvent" via $crate::wire::de::NotNullValue,
                 /// Extra information.
-                opt metadata: $crate::JsonObject = "metadata",
+                opt metadata: Box<$crate::JsonObject> = "metadata",
                 $($body)*
             }
         }
@@ -39,9 +39,9 @@ macro_rules! event_struct {
                 /// When the event was produced (milliseconds since the Unix epoch by convention).
                 opt timestamp: i64 = "timestamp" via $crate::wire::de::Timestamp,
                 /// The provider-native event this one was translated from (any JSON but `null`).
-                opt raw_event: ::serde_json::Value = "rawEvent" via $crate::wire::de::NotNullValue,
+                opt raw_event: Box<::serde_json::Value> = "rawEvent" via $crate::wire::de::NotNullValue,
                 /// Extra information.
-                opt metadata: $crate::JsonObject = "metadata",
+                opt metadata: Box<$crate::JsonObject> = "metadata",
                 /// Identity of this subagent invocation.
                 req subagent_run_id: String = "subagentRunId",
                 $($body)*

@@ -6,9 +6,12 @@
 //! fields; each keeps the keys it does not know in `extra`. The large, rare events
 //! (`RUN_STARTED`, `RUN_FINISHED`, the `SUBAGENT_*` starts and finishes, tool call starts,
 //! results and chunks, snapshots, `RAW`, `CUSTOM`, …) are boxed inside [`Event`], so an
-//! `Event` is the size of a `TEXT_MESSAGE_START` (312 bytes, not 480): match them as
+//! `Event` is the size of a `TEXT_MESSAGE_START` (184 bytes, not 480): match them as
 //! `Event::RunFinished(e)` and use `e` as usual (it dereferences), build them with
-//! `Event::from(..)` or the short constructors. Build the structs with `new` (the
+//! `Event::from(..)` or the short constructors. Every event's `rawEvent` and `metadata`,
+//! rare on the wire, are boxed in their structs for the same reason
+//! (`raw_event: Option<Box<Value>>`, `metadata: Option<Box<JsonObject>>`). Build the
+//! structs with `new` (the
 //! required fields) and struct update syntax from it (the optional ones), or with the
 //! short constructors on [`Event`]. Only an event whose fields are all optional (the
 //! three `*_CHUNK` events) has `Default`; an empty `TEXT_MESSAGE_CONTENT` would not be
@@ -132,12 +135,13 @@ macro_rules! events {
             /// The event's `metadata`.
             pub fn metadata(&self) -> Option<&JsonObject> {
                 match self {
-                    $( Event::$variant(e) => e.metadata.as_ref(), )*
+                    $( Event::$variant(e) => e.metadata.as_deref(), )*
                 }
             }
 
-            /// The event's `metadata`, mutably.
-            pub fn metadata_mut(&mut self) -> &mut Option<JsonObject> {
+            /// The event's `metadata`, mutably (boxed: a rare field, kept out of the
+            /// event's own size).
+            pub fn metadata_mut(&mut self) -> &mut Option<Box<JsonObject>> {
                 match self {
                     $( Event::$variant(e) => &mut e.metadata, )*
                 }
@@ -146,12 +150,12 @@ macro_rules! events {
             /// The event's `rawEvent`.
             pub fn raw_event(&self) -> Option<&Value> {
                 match self {
-                    $( Event::$variant(e) => e.raw_event.as_ref(), )*
+                    $( Event::$variant(e) => e.raw_event.as_deref(), )*
                 }
             }
 
-            /// The event's `rawEvent`, mutably.
-            pub fn raw_event_mut(&mut self) -> &mut Option<Value> {
+            /// The event's `rawEvent`, mutably (boxed, as `metadata`).
+            pub fn raw_event_mut(&mut self) -> &mut Option<Box<Value>> {
                 match self {
                     $( Event::$variant(e) => &mut e.raw_event, )*
                 }

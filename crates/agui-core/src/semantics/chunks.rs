@@ -265,8 +265,8 @@ impl ChunkExpander {
                     id: e.message_id,
                     tag: e.subagent_run_id,
                     delta: e.delta,
-                    metadata: e.metadata,
-                    raw_event: e.raw_event,
+                    metadata: e.metadata.map(|b| *b),
+                    raw_event: e.raw_event.map(|b| *b),
                     extra: e.extra,
                 };
                 self.expand(c, ChunkOpener::Text { role, name }, out)
@@ -277,8 +277,8 @@ impl ChunkExpander {
                     id: e.tool_call_id,
                     tag: e.subagent_run_id,
                     delta: e.delta,
-                    metadata: e.metadata,
-                    raw_event: e.raw_event,
+                    metadata: e.metadata.map(|b| *b),
+                    raw_event: e.raw_event.map(|b| *b),
                     extra: e.extra,
                 };
                 self.expand(
@@ -296,8 +296,8 @@ impl ChunkExpander {
                     id: e.message_id,
                     tag: e.subagent_run_id,
                     delta: e.delta,
-                    metadata: e.metadata,
-                    raw_event: e.raw_event,
+                    metadata: e.metadata.map(|b| *b),
+                    raw_event: e.raw_event.map(|b| *b),
                     extra: e.extra,
                 };
                 self.expand(c, ChunkOpener::Reasoning, out)
@@ -419,7 +419,7 @@ impl ChunkExpander {
                             role: Some(role),
                             name,
                             subagent_run_id: c.tag.clone(),
-                            metadata: c.metadata.clone(),
+                            metadata: c.metadata.clone().map(Box::new),
                             ..TextMessageStart::wire_blank()
                         }),
                     )
@@ -443,7 +443,7 @@ impl ChunkExpander {
                             tool_call_name: name,
                             parent_message_id: parent,
                             subagent_run_id: c.tag.clone(),
-                            metadata: c.metadata.clone(),
+                            metadata: c.metadata.clone().map(Box::new),
                             ..ToolCallStart::wire_blank()
                         }),
                     )
@@ -456,7 +456,7 @@ impl ChunkExpander {
                     Event::ReasoningMessageStart(ReasoningMessageStart {
                         message_id: id.clone(),
                         subagent_run_id: c.tag.clone(),
-                        metadata: c.metadata.clone(),
+                        metadata: c.metadata.clone().map(Box::new),
                         ..ReasoningMessageStart::wire_blank()
                     }),
                 ),
@@ -556,8 +556,8 @@ fn content_event(
             message_id: id,
             delta,
             subagent_run_id: owner,
-            metadata,
-            raw_event,
+            metadata: metadata.map(Box::new),
+            raw_event: raw_event.map(Box::new),
             extra,
             ..TextMessageContent::wire_blank()
         }),
@@ -565,8 +565,8 @@ fn content_event(
             tool_call_id: id,
             delta,
             subagent_run_id: owner,
-            metadata,
-            raw_event,
+            metadata: metadata.map(Box::new),
+            raw_event: raw_event.map(Box::new),
             extra,
             ..ToolCallArgs::wire_blank()
         }),
@@ -574,8 +574,8 @@ fn content_event(
             message_id: id,
             delta,
             subagent_run_id: owner,
-            metadata,
-            raw_event,
+            metadata: metadata.map(Box::new),
+            raw_event: raw_event.map(Box::new),
             extra,
             ..ReasoningMessageContent::wire_blank()
         }),

@@ -41,7 +41,7 @@ impl Stream {
             // the merged metadata of both.
             if let Some(prev) = self.start.take() {
                 if let Some(m) = merge(prev.metadata().cloned(), next.metadata()) {
-                    *next.metadata_mut() = Some(m);
+                    *next.metadata_mut() = Some(Box::new(m));
                 }
             }
             self.start = Some(next);
@@ -50,7 +50,7 @@ impl Stream {
             // the collapsed content.
             self.post_start_metadata = merge(self.post_start_metadata.take(), next.metadata());
             let carried = self.start.as_ref().and_then(|p| p.metadata().cloned());
-            *next.metadata_mut() = carried;
+            *next.metadata_mut() = carried.map(Box::new);
             self.start = Some(next);
         }
     }
@@ -70,14 +70,14 @@ impl Stream {
                 Event::TextMessageContent(TextMessageContent {
                     message_id: id,
                     delta: self.delta,
-                    metadata: self.post_start_metadata,
+                    metadata: self.post_start_metadata.map(Box::new),
                     ..TextMessageContent::wire_blank()
                 })
             } else {
                 Event::ToolCallArgs(ToolCallArgs {
                     tool_call_id: id,
                     delta: self.delta,
-                    metadata: self.post_start_metadata,
+                    metadata: self.post_start_metadata.map(Box::new),
                     ..ToolCallArgs::wire_blank()
                 })
             });
@@ -116,7 +116,7 @@ impl Compactor {
                 self.texts
                     .entry(e.message_id)
                     .or_default()
-                    .content(&e.delta, e.metadata.as_ref());
+                    .content(&e.delta, e.metadata.as_deref());
             }
             Event::TextMessageEnd(ref e) => {
                 let id = e.message_id.clone();
@@ -131,7 +131,7 @@ impl Compactor {
                 self.tools
                     .entry(e.tool_call_id)
                     .or_default()
-                    .content(&e.delta, e.metadata.as_ref());
+                    .content(&e.delta, e.metadata.as_deref());
             }
             Event::ToolCallEnd(ref e) => {
                 let id = e.tool_call_id.clone();
@@ -199,7 +199,7 @@ impl Compactor {
         }
         out.push(Event::from(StateSnapshot {
             snapshot: state,
-            metadata,
+            metadata: metadata.map(Box::new),
             ..StateSnapshot::wire_blank()
         }));
     }

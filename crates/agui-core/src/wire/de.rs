@@ -226,6 +226,12 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for AtLeastOne<T> {
 #[derive(Debug)]
 pub struct NotNullValue(pub Value);
 
+impl From<NotNullValue> for Box<Value> {
+    fn from(v: NotNullValue) -> Box<Value> {
+        Box::new(v.0)
+    }
+}
+
 impl From<NotNullValue> for Value {
     fn from(v: NotNullValue) -> Value {
         v.0

@@ -445,14 +445,14 @@ pub fn base() -> impl Strategy<Value = Base> {
 macro_rules! ev {
     ($b:expr, $ty:ident { $($f:ident : $v:expr),* $(,)? }) => {{
         let (timestamp, raw_event, metadata, subagent_run_id, extra) = $b;
-        Event::from($ty { timestamp, raw_event, metadata, subagent_run_id, extra, $($f: $v),* })
+        Event::from($ty { timestamp, raw_event: raw_event.map(Box::new), metadata: metadata.map(Box::new), subagent_run_id, extra, $($f: $v),* })
     }};
 }
 
 macro_rules! ev_run {
     ($b:expr, $ty:ident { $($f:ident : $v:expr),* $(,)? }) => {{
         let (timestamp, raw_event, metadata, _s, extra) = $b;
-        Event::from($ty { timestamp, raw_event, metadata, extra, $($f: $v),* })
+        Event::from($ty { timestamp, raw_event: raw_event.map(Box::new), metadata: metadata.map(Box::new), extra, $($f: $v),* })
     }};
 }
 
@@ -682,8 +682,8 @@ pub fn event() -> impl Strategy<Value = Event> {
             .prop_map(|((t, r, m, _, x), s, n, d, ps, pt, pm)| Event::from(
                 SubagentStarted {
                     timestamp: t,
-                    raw_event: r,
-                    metadata: m,
+                    raw_event: r.map(Box::new),
+                    metadata: m.map(Box::new),
                     extra: x,
                     subagent_run_id: s,
                     name: n,
@@ -702,8 +702,8 @@ pub fn event() -> impl Strategy<Value = Event> {
             .prop_map(
                 |((t, r, m, _, x), s, res, o)| Event::from(SubagentFinished {
                     timestamp: t,
-                    raw_event: r,
-                    metadata: m,
+                    raw_event: r.map(Box::new),
+                    metadata: m.map(Box::new),
                     extra: x,
                     subagent_run_id: s,
                     result: res,
@@ -713,8 +713,8 @@ pub fn event() -> impl Strategy<Value = Event> {
         (base(), id(), text(), option::of(id())).prop_map(|((t, r, m, _, x), s, msg, c)| {
             Event::SubagentError(SubagentError {
                 timestamp: t,
-                raw_event: r,
-                metadata: m,
+                raw_event: r.map(Box::new),
+                metadata: m.map(Box::new),
                 extra: x,
                 subagent_run_id: s,
                 message: msg,

@@ -51,7 +51,12 @@ fn base(
 macro_rules! arm {
     ($pb:ident, $e:ident, $ty:expr, { $($field:ident : $value:expr),* $(,)? }) => {
         pb::$pb {
-            base_event: base($ty, $e.timestamp, &$e.raw_event, &$e.metadata),
+            base_event: base(
+                $ty,
+                $e.timestamp,
+                &$e.raw_event.as_deref().cloned(),
+                &$e.metadata.as_deref().cloned(),
+            ),
             $($field: $value,)*
         }
     };

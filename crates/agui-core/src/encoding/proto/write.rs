@@ -379,8 +379,8 @@ impl W<'_> {
                     $w.base(
                         $ty,
                         $e.timestamp,
-                        $e.raw_event.as_ref(),
-                        $e.metadata.as_ref(),
+                        $e.raw_event.as_deref(),
+                        $e.metadata.as_deref(),
                     );
                     $body
                 })

@@ -51,7 +51,7 @@ impl Reducer {
         match self.find(&e.message_id) {
             None => {
                 let mut m = fresh(&e);
-                merge_metadata(&mut m.metadata, e.metadata);
+                merge_metadata(&mut m.metadata, e.metadata.map(|b| *b));
                 out.new_message_ids.push(e.message_id);
                 self.push_message(Message::Activity(m));
             }
@@ -66,12 +66,12 @@ impl Reducer {
                             a.content = e.content;
                             a.subagent_run_id = e.subagent_run_id;
                         }
-                        merge_metadata(&mut a.metadata, e.metadata);
+                        merge_metadata(&mut a.metadata, e.metadata.map(|b| *b));
                         out.updated = Some(i);
                     }
                     _ if replace => {
                         let mut m = fresh(&e);
-                        merge_metadata(&mut m.metadata, e.metadata);
+                        merge_metadata(&mut m.metadata, e.metadata.map(|b| *b));
                         *existing = Message::Activity(m);
                         out.new_message_ids.push(e.message_id);
                         out.structure_changed = true;
@@ -100,7 +100,7 @@ impl Reducer {
             );
             return;
         };
-        if merge_metadata(&mut a.metadata, e.metadata) {
+        if merge_metadata(&mut a.metadata, e.metadata.map(|b| *b)) {
             out.messages_changed = true;
             out.updated = Some(i);
         }

@@ -264,7 +264,7 @@ impl Reducer {
                     "TEXT_MESSAGE_START",
                     "text",
                     e.message_id,
-                    e.metadata,
+                    e.metadata.map(|b| *b),
                     |id, sub| {
                         let mut name = e.name;
                         match role {
@@ -305,7 +305,7 @@ impl Reducer {
                     "REASONING_MESSAGE_START",
                     "reasoning",
                     e.message_id,
-                    e.metadata,
+                    e.metadata.map(|b| *b),
                     |id, sub| {
                         Message::Reasoning(ReasoningMessage {
                             id,
@@ -322,7 +322,7 @@ impl Reducer {
                 "text",
                 &e.message_id,
                 Some(&e.delta),
-                e.metadata,
+                e.metadata.map(|b| *b),
             ),
             Event::ReasoningMessageContent(e) => self.content(
                 &mut out,
@@ -330,7 +330,7 @@ impl Reducer {
                 "reasoning",
                 &e.message_id,
                 Some(&e.delta),
-                e.metadata,
+                e.metadata.map(|b| *b),
             ),
             Event::TextMessageEnd(e) => self.content(
                 &mut out,
@@ -338,7 +338,7 @@ impl Reducer {
                 "text",
                 &e.message_id,
                 None,
-                e.metadata,
+                e.metadata.map(|b| *b),
             ),
             Event::ReasoningMessageEnd(e) => self.content(
                 &mut out,
@@ -346,7 +346,7 @@ impl Reducer {
                 "reasoning",
                 &e.message_id,
                 None,
-                e.metadata,
+                e.metadata.map(|b| *b),
             ),
             Event::ToolCallStart(e) => self.tool_call_start(&mut out, *e),
             Event::ToolCallArgs(e) => match self.tool_call_mut(&e.tool_call_id) {
@@ -359,7 +359,7 @@ impl Reducer {
                 ),
                 Some((i, tc)) => {
                     tc.function.arguments.push_str(&e.delta);
-                    merge_metadata(&mut tc.metadata, e.metadata);
+                    merge_metadata(&mut tc.metadata, e.metadata.map(|b| *b));
                     out.messages_changed = true;
                     out.updated = Some(i);
                 }
@@ -373,7 +373,7 @@ impl Reducer {
                     ),
                 ),
                 Some((i, tc)) => {
-                    if merge_metadata(&mut tc.metadata, e.metadata) {
+                    if merge_metadata(&mut tc.metadata, e.metadata.map(|b| *b)) {
                         out.messages_changed = true;
                         out.updated = Some(i);
                     }
@@ -559,7 +559,7 @@ impl Reducer {
                 tc.function.name = e.tool_call_name;
                 out.warning = Some(w);
             }
-            if merge_metadata(&mut tc.metadata, e.metadata) || renamed {
+            if merge_metadata(&mut tc.metadata, e.metadata.map(|b| *b)) || renamed {
                 out.messages_changed = true;
                 out.updated = Some(i);
             }
@@ -600,7 +600,7 @@ impl Reducer {
             }
         };
         let mut tc = ToolCall::new(e.tool_call_id.clone(), e.tool_call_name, "");
-        merge_metadata(&mut tc.metadata, e.metadata);
+        merge_metadata(&mut tc.metadata, e.metadata.map(|b| *b));
         if let Some(Message::Assistant(a)) = self.messages.get_mut(i) {
             let calls = a.tool_calls.get_or_insert_with(Vec::new);
             calls.push(tc);
@@ -627,7 +627,7 @@ impl Reducer {
             subagent_run_id: e.subagent_run_id,
             ..ToolMessage::wire_blank()
         };
-        merge_metadata(&mut m.metadata, e.metadata);
+        merge_metadata(&mut m.metadata, e.metadata.map(|b| *b));
         out.new_message_ids.push(e.message_id);
         out.messages_changed = true;
         match self.tool_calls.get(&e.tool_call_id) {
@@ -651,7 +651,7 @@ impl Reducer {
     }
 
     fn messages_snapshot(&mut self, out: &mut Applied, e: MessagesSnapshot) {
-        let ownership = authoritative_activity_types(e.metadata.as_ref());
+        let ownership = authoritative_activity_types(e.metadata.as_deref());
         let snapshot = e.messages;
         let has_activity = snapshot.iter().any(|m| matches!(m, Message::Activity(_)));
         let has_reasoning = snapshot.iter().any(|m| matches!(m, Message::Reasoning(_)));

@@ -64,8 +64,8 @@ macro_rules! event {
         let b = $base;
         Event::from($ty {
             timestamp: b.timestamp,
-            raw_event: b.raw_event,
-            metadata: b.metadata,
+            raw_event: b.raw_event.map(Box::new),
+            metadata: b.metadata.map(Box::new),
             $($field: $value,)*
             ..$ty::wire_blank()
         })

@@ -6,10 +6,12 @@ pub mod wire;
 pub mod compat;
 pub mod encoding;
 pub mod event;
+mod extra;
 pub mod semantics;
 pub mod types;
 
 pub use event::{Event, EventType};
+pub use extra::Extra;
 pub use types::*;
 pub use wire::JsonError;
 

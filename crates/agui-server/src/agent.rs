@@ -286,7 +286,7 @@ impl Emitter {
         pace: Duration,
     ) -> Result<(), AgentError> {
         // The events are made as they go out, so a paced message holds its text pieces
-        // only, not an event (184 bytes) per piece for its whole length.
+        // only, not an event (120 bytes) per piece for its whole length.
         let pieces: Vec<String> = pieces
             .into_iter()
             .map(Into::into)

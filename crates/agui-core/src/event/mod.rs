@@ -6,11 +6,12 @@
 //! fields; each keeps the keys it does not know in `extra`. The large, rare events
 //! (`RUN_STARTED`, `RUN_FINISHED`, the `SUBAGENT_*` starts and finishes, tool call starts,
 //! results and chunks, snapshots, `RAW`, `CUSTOM`, …) are boxed inside [`Event`], so an
-//! `Event` is the size of a `TEXT_MESSAGE_START` (184 bytes, not 480): match them as
+//! `Event` is the size of a `TEXT_MESSAGE_START` (120 bytes, not 480): match them as
 //! `Event::RunFinished(e)` and use `e` as usual (it dereferences), build them with
-//! `Event::from(..)` or the short constructors. Every event's `rawEvent` and `metadata`,
-//! rare on the wire, are boxed in their structs for the same reason
-//! (`raw_event: Option<Box<Value>>`, `metadata: Option<Box<JsonObject>>`). Build the
+//! `Event::from(..)` or the short constructors. Every event's `rawEvent`, `metadata` and
+//! unknown keys, rare on the wire, are boxed in their structs for the same reason
+//! (`raw_event: Option<Box<Value>>`, `metadata: Option<Box<JsonObject>>`, `extra`:
+//! [`Extra`](crate::Extra), one pointer when empty). Build the
 //! structs with `new` (the
 //! required fields) and struct update syntax from it (the optional ones), or with the
 //! short constructors on [`Event`]. Only an event whose fields are all optional (the

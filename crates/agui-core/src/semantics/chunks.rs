@@ -267,7 +267,7 @@ impl ChunkExpander {
                     delta: e.delta,
                     metadata: e.metadata.map(|b| *b),
                     raw_event: e.raw_event.map(|b| *b),
-                    extra: e.extra,
+                    extra: e.extra.into_map(),
                 };
                 self.expand(c, ChunkOpener::Text { role, name }, out)
             }
@@ -279,7 +279,7 @@ impl ChunkExpander {
                     delta: e.delta,
                     metadata: e.metadata.map(|b| *b),
                     raw_event: e.raw_event.map(|b| *b),
-                    extra: e.extra,
+                    extra: e.extra.into_map(),
                 };
                 self.expand(
                     c,
@@ -298,7 +298,7 @@ impl ChunkExpander {
                     delta: e.delta,
                     metadata: e.metadata.map(|b| *b),
                     raw_event: e.raw_event.map(|b| *b),
-                    extra: e.extra,
+                    extra: e.extra.into_map(),
                 };
                 self.expand(c, ChunkOpener::Reasoning, out)
             }
@@ -558,7 +558,7 @@ fn content_event(
             subagent_run_id: owner,
             metadata: metadata.map(Box::new),
             raw_event: raw_event.map(Box::new),
-            extra,
+            extra: extra.into(),
             ..TextMessageContent::wire_blank()
         }),
         Kind::Tool => Event::ToolCallArgs(ToolCallArgs {
@@ -567,7 +567,7 @@ fn content_event(
             subagent_run_id: owner,
             metadata: metadata.map(Box::new),
             raw_event: raw_event.map(Box::new),
-            extra,
+            extra: extra.into(),
             ..ToolCallArgs::wire_blank()
         }),
         Kind::Reasoning => Event::ReasoningMessageContent(ReasoningMessageContent {
@@ -576,7 +576,7 @@ fn content_event(
             subagent_run_id: owner,
             metadata: metadata.map(Box::new),
             raw_event: raw_event.map(Box::new),
-            extra,
+            extra: extra.into(),
             ..ReasoningMessageContent::wire_blank()
         }),
     }

@@ -236,7 +236,7 @@ macro_rules! wire_struct {
             )*
             /// Keys this version of the protocol does not define, kept verbatim and in
             /// order, as the reference parser keeps them (`looseObject`).
-            pub extra: $crate::JsonObject,
+            pub extra: $crate::Extra,
         }
 
         impl $name {
@@ -271,7 +271,7 @@ macro_rules! wire_struct {
                 }
                 Ok($name {
                     $( $field: wire_finish!($kind, $field, $key), )*
-                    extra,
+                    extra: extra.into(),
                 })
             }
 

@@ -68,14 +68,14 @@ pub fn source() -> impl Strategy<Value = PartSource> {
             DataSource {
                 value,
                 mime_type,
-                extra
+                extra: extra.into()
             }
         )),
         (text(), option::of(text()), extra()).prop_map(
             |(value, mime_type, extra)| PartSource::Url(UrlSource {
                 value,
                 mime_type,
-                extra
+                extra: extra.into()
             })
         ),
         (text(), option::of(id()), option::of(text()), extra()).prop_map(
@@ -83,7 +83,7 @@ pub fn source() -> impl Strategy<Value = PartSource> {
                 value,
                 provider,
                 mime_type,
-                extra
+                extra: extra.into()
             })
         ),
     ]
@@ -100,7 +100,7 @@ pub fn media() -> impl Strategy<Value = MediaPart> {
             id,
             source,
             metadata,
-            extra,
+            extra: extra.into(),
         })
 }
 
@@ -116,7 +116,7 @@ pub fn part() -> impl Strategy<Value = ContentPart> {
                 id,
                 text,
                 metadata,
-                extra
+                extra: extra.into()
             })),
         media().prop_map(ContentPart::Image),
         media().prop_map(ContentPart::Audio),
@@ -155,7 +155,7 @@ pub fn tool_call() -> impl Strategy<Value = ToolCall> {
                     encrypted_value,
                     encrypted_value_type,
                     metadata,
-                    extra,
+                    extra: extra.into(),
                 }
             },
         )
@@ -182,7 +182,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 encrypted_value_type: evt,
                 metadata: md,
                 content,
-                extra,
+                extra: extra.into(),
             })
         }),
         (common(), text(), extra()).prop_map(|((s, id, name, ev, md, evt), content, extra)| {
@@ -194,7 +194,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 encrypted_value_type: evt,
                 metadata: md,
                 content,
-                extra,
+                extra: extra.into(),
             })
         }),
         (
@@ -213,7 +213,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                     metadata: md,
                     content,
                     tool_calls,
-                    extra,
+                    extra: extra.into(),
                 })
             }),
         (common(), content(), extra()).prop_map(|((s, id, name, ev, md, evt), content, extra)| {
@@ -225,7 +225,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 encrypted_value_type: evt,
                 metadata: md,
                 content,
-                extra,
+                extra: extra.into(),
             })
         }),
         (common(), content(), id(), option::of(text()), extra()).prop_map(
@@ -239,7 +239,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                     encrypted_value: ev,
                     encrypted_value_type: evt,
                     metadata: md,
-                    extra
+                    extra: extra.into()
                 }
             )
         ),
@@ -251,7 +251,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                     activity_type,
                     content,
                     metadata: md,
-                    extra
+                    extra: extra.into()
                 }
             )
         ),
@@ -263,7 +263,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 encrypted_value: ev,
                 encrypted_value_type: evt,
                 metadata: md,
-                extra,
+                extra: extra.into(),
             })
         }),
     ]
@@ -312,7 +312,7 @@ pub fn interrupt() -> impl Strategy<Value = Interrupt> {
                 response_schema,
                 expires_at,
                 metadata,
-                extra,
+                extra: extra.into(),
             },
         )
 }
@@ -445,14 +445,14 @@ pub fn base() -> impl Strategy<Value = Base> {
 macro_rules! ev {
     ($b:expr, $ty:ident { $($f:ident : $v:expr),* $(,)? }) => {{
         let (timestamp, raw_event, metadata, subagent_run_id, extra) = $b;
-        Event::from($ty { timestamp, raw_event: raw_event.map(Box::new), metadata: metadata.map(Box::new), subagent_run_id, extra, $($f: $v),* })
+        Event::from($ty { timestamp, raw_event: raw_event.map(Box::new), metadata: metadata.map(Box::new), subagent_run_id, extra: extra.into(), $($f: $v),* })
     }};
 }
 
 macro_rules! ev_run {
     ($b:expr, $ty:ident { $($f:ident : $v:expr),* $(,)? }) => {{
         let (timestamp, raw_event, metadata, _s, extra) = $b;
-        Event::from($ty { timestamp, raw_event: raw_event.map(Box::new), metadata: metadata.map(Box::new), extra, $($f: $v),* })
+        Event::from($ty { timestamp, raw_event: raw_event.map(Box::new), metadata: metadata.map(Box::new), extra: extra.into(), $($f: $v),* })
     }};
 }
 
@@ -684,7 +684,7 @@ pub fn event() -> impl Strategy<Value = Event> {
                     timestamp: t,
                     raw_event: r.map(Box::new),
                     metadata: m.map(Box::new),
-                    extra: x,
+                    extra: x.into(),
                     subagent_run_id: s,
                     name: n,
                     description: d,
@@ -704,7 +704,7 @@ pub fn event() -> impl Strategy<Value = Event> {
                     timestamp: t,
                     raw_event: r.map(Box::new),
                     metadata: m.map(Box::new),
-                    extra: x,
+                    extra: x.into(),
                     subagent_run_id: s,
                     result: res,
                     outcome: o
@@ -715,7 +715,7 @@ pub fn event() -> impl Strategy<Value = Event> {
                 timestamp: t,
                 raw_event: r.map(Box::new),
                 metadata: m.map(Box::new),
-                extra: x,
+                extra: x.into(),
                 subagent_run_id: s,
                 message: msg,
                 code: c,

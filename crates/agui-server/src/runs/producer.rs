@@ -366,7 +366,7 @@ async fn commit(
         batch.push(bytes);
     }
     out.clear();
-    // An idle producer keeps no batch buffer (an event is 184 bytes).
+    // An idle producer keeps no batch buffer (an event is 120 bytes).
     if out.capacity() > 16 {
         out.shrink_to(16);
     }

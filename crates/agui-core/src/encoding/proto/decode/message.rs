@@ -195,7 +195,7 @@ fn message(m: pb::Message) -> R<Message> {
             encrypted_value_type,
             metadata,
             content: content.ok_or_else(|| missing("content"))?,
-            extra,
+            extra: extra.into(),
         }),
         "system" => Message::System(SystemMessage {
             subagent_run_id,
@@ -205,7 +205,7 @@ fn message(m: pb::Message) -> R<Message> {
             encrypted_value_type,
             metadata,
             content: content.ok_or_else(|| missing("content"))?,
-            extra,
+            extra: extra.into(),
         }),
         "assistant" => Message::Assistant(AssistantMessage {
             subagent_run_id,
@@ -216,7 +216,7 @@ fn message(m: pb::Message) -> R<Message> {
             metadata,
             content,
             tool_calls,
-            extra,
+            extra: extra.into(),
         }),
         "user" => Message::User(UserMessage {
             subagent_run_id,
@@ -229,7 +229,7 @@ fn message(m: pb::Message) -> R<Message> {
                 Some(s) => Content::Text(s),
                 None => Content::Parts(parts(content_parts)?),
             },
-            extra,
+            extra: extra.into(),
         }),
         "tool" => Message::Tool(ToolMessage {
             subagent_run_id,
@@ -243,7 +243,7 @@ fn message(m: pb::Message) -> R<Message> {
             encrypted_value,
             encrypted_value_type,
             metadata,
-            extra,
+            extra: extra.into(),
         }),
         "activity" => Message::Activity(ActivityMessage {
             subagent_run_id,
@@ -251,7 +251,7 @@ fn message(m: pb::Message) -> R<Message> {
             activity_type: activity_type.ok_or_else(|| missing("activityType"))?,
             content: strukt(m.activity_content).ok_or_else(|| missing("content"))?,
             metadata,
-            extra,
+            extra: extra.into(),
         }),
         _ => Message::Reasoning(ReasoningMessage {
             subagent_run_id,
@@ -260,7 +260,7 @@ fn message(m: pb::Message) -> R<Message> {
             encrypted_value,
             encrypted_value_type,
             metadata,
-            extra,
+            extra: extra.into(),
         }),
     })
 }

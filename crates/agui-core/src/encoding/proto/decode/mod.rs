@@ -200,7 +200,7 @@ fn run_finished_outcome(
             }
             RunFinishedOutcome::Success(SuccessOutcome {
                 pending_tool_call_ids: (!pending.is_empty()).then_some(pending),
-                extra,
+                extra: extra.into(),
             })
         }
         "interrupt" => {
@@ -210,7 +210,10 @@ fn run_finished_outcome(
             if !pending.is_empty() {
                 extra.insert("pendingToolCallIds".into(), string_array(pending));
             }
-            RunFinishedOutcome::Interrupt(InterruptOutcome { interrupts, extra })
+            RunFinishedOutcome::Interrupt(InterruptOutcome {
+                interrupts,
+                extra: extra.into(),
+            })
         }
         "cancelled" => {
             if !pending.is_empty() {
@@ -219,7 +222,9 @@ fn run_finished_outcome(
             if !interrupts.is_empty() {
                 extra.insert("interrupts".into(), interrupts_json(&interrupts));
             }
-            RunFinishedOutcome::Cancelled(CancelledOutcome { extra })
+            RunFinishedOutcome::Cancelled(CancelledOutcome {
+                extra: extra.into(),
+            })
         }
         other => {
             return Err(format!(
@@ -248,7 +253,9 @@ fn subagent_outcome(
             if let Some(ids) = ids {
                 extra.insert("interruptIds".into(), string_array(ids));
             }
-            SubagentFinishedOutcome::Success(SubagentSuccessOutcome { extra })
+            SubagentFinishedOutcome::Success(SubagentSuccessOutcome {
+                extra: extra.into(),
+            })
         }
         "suspended" => SubagentFinishedOutcome::Suspended(SubagentSuspendedOutcome {
             interrupt_ids: ids,
@@ -283,9 +290,21 @@ fn patch(ops: Vec<pb::JsonPatchOperation>) -> R<JsonPatch> {
                         extra.insert("from".into(), Json::String(from));
                     }
                     match o.op {
-                        0 => PatchOperation::Add(AddOperation { path, value, extra }),
-                        2 => PatchOperation::Replace(ReplaceOperation { path, value, extra }),
-                        _ => PatchOperation::Test(TestOperation { path, value, extra }),
+                        0 => PatchOperation::Add(AddOperation {
+                            path,
+                            value,
+                            extra: extra.into(),
+                        }),
+                        2 => PatchOperation::Replace(ReplaceOperation {
+                            path,
+                            value,
+                            extra: extra.into(),
+                        }),
+                        _ => PatchOperation::Test(TestOperation {
+                            path,
+                            value,
+                            extra: extra.into(),
+                        }),
                     }
                 }
                 1 => {
@@ -295,7 +314,10 @@ fn patch(ops: Vec<pb::JsonPatchOperation>) -> R<JsonPatch> {
                     if let Some(v) = value {
                         extra.insert("value".into(), v);
                     }
-                    PatchOperation::Remove(RemoveOperation { path, extra })
+                    PatchOperation::Remove(RemoveOperation {
+                        path,
+                        extra: extra.into(),
+                    })
                 }
                 3 | 4 => {
                     let from = pointer(
@@ -306,9 +328,17 @@ fn patch(ops: Vec<pb::JsonPatchOperation>) -> R<JsonPatch> {
                         extra.insert("value".into(), v);
                     }
                     if o.op == 3 {
-                        PatchOperation::Move(MoveOperation { from, path, extra })
+                        PatchOperation::Move(MoveOperation {
+                            from,
+                            path,
+                            extra: extra.into(),
+                        })
                     } else {
-                        PatchOperation::Copy(CopyOperation { from, path, extra })
+                        PatchOperation::Copy(CopyOperation {
+                            from,
+                            path,
+                            extra: extra.into(),
+                        })
                     }
                 }
                 n => return Err(format!("patch operation {n} is not a JSON Patch op")),

@@ -92,17 +92,9 @@ fn interrupt(i: &Interrupt) -> pb::Interrupt {
 }
 
 fn patch(ops: &JsonPatch) -> Vec<pb::JsonPatchOperation> {
-    use pb::JsonPatchOperationType as Op;
     ops.iter()
         .map(|o| {
-            let (op, path, from, v) = match o {
-                PatchOperation::Add(o) => (Op::Add, &o.path, None, Some(&o.value)),
-                PatchOperation::Remove(o) => (Op::Remove, &o.path, None, None),
-                PatchOperation::Replace(o) => (Op::Replace, &o.path, None, Some(&o.value)),
-                PatchOperation::Move(o) => (Op::Move, &o.path, Some(&o.from), None),
-                PatchOperation::Copy(o) => (Op::Copy, &o.path, Some(&o.from), None),
-                PatchOperation::Test(o) => (Op::Test, &o.path, None, Some(&o.value)),
-            };
+            let (op, path, from, v) = super::write::patch_parts(o);
             pb::JsonPatchOperation {
                 op: op as i32,
                 path: path.clone(),

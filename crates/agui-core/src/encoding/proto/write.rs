@@ -24,6 +24,18 @@ pub(super) fn event(ev: &Event, buf: &mut Vec<u8>) {
     W(buf).event(ev);
 }
 
+/// A patch operation as the wire carries it: `(op, path, from, value)`.
+pub(super) fn patch_parts(o: &PatchOperation) -> (Op, &String, Option<&String>, Option<&Json>) {
+    match o {
+        PatchOperation::Add(o) => (Op::Add, &o.path, None, Some(&o.value)),
+        PatchOperation::Remove(o) => (Op::Remove, &o.path, None, None),
+        PatchOperation::Replace(o) => (Op::Replace, &o.path, None, Some(&o.value)),
+        PatchOperation::Move(o) => (Op::Move, &o.path, Some(&o.from), None),
+        PatchOperation::Copy(o) => (Op::Copy, &o.path, Some(&o.from), None),
+        PatchOperation::Test(o) => (Op::Test, &o.path, None, Some(&o.value)),
+    }
+}
+
 /// A message's content as the wire carries it: `(content, content_parts)`.
 fn split(c: &Content) -> (Option<&str>, &[ContentPart]) {
     match c {
@@ -173,14 +185,7 @@ impl W<'_> {
 
     fn patch(&mut self, tag: u32, ops: &JsonPatch) {
         for o in ops.iter() {
-            let (op, path, from, v) = match o {
-                PatchOperation::Add(o) => (Op::Add, &o.path, None, Some(&o.value)),
-                PatchOperation::Remove(o) => (Op::Remove, &o.path, None, None),
-                PatchOperation::Replace(o) => (Op::Replace, &o.path, None, Some(&o.value)),
-                PatchOperation::Move(o) => (Op::Move, &o.path, Some(&o.from), None),
-                PatchOperation::Copy(o) => (Op::Copy, &o.path, Some(&o.from), None),
-                PatchOperation::Test(o) => (Op::Test, &o.path, None, Some(&o.value)),
-            };
+            let (op, path, from, v) = patch_parts(o);
             self.msg(tag, |w| {
                 w.enumeration(1, op as i32);
                 w.str(2, path);

@@ -1,5 +1,6 @@
 //! What a request costs in memory once parsed, estimated from its JSON text before it
-//! is parsed, for [`ServerConfig::memory_budget`](crate::ServerConfig::memory_budget).
+//! is parsed, for [`ServerConfig::memory_budget`](crate::ServerConfig::memory_budget),
+//! and the permits a run takes from that budget (and from the run count) while it runs.
 //!
 //! A request's free-form JSON (`state`, `forwardedProps`, tool parameters, metadata) is
 //! parsed into `serde_json::Value` trees whose size depends on the JSON's shape, not
@@ -12,7 +13,12 @@
 //! the real cost (by 10–50 %) for every shape tried: one string, `[0,0,…]`, an object
 //! of small objects.
 
+use std::sync::Arc;
+
+use axum::http::StatusCode;
 use memchr::memchr2;
+
+use crate::error::ApiError;
 
 /// A `serde_json::Value` (an enum as large as its largest variant, the ordered map).
 const VALUE: usize = std::mem::size_of::<serde_json::Value>();
@@ -105,6 +111,52 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
         + (keys + strings) * ALLOC
         + text;
     json.len() + tree + tree / 2
+}
+
+/// What a running run holds of the server's limits (released when it ends).
+#[derive(Debug, Default)]
+pub(crate) struct RunPermit {
+    _runs: Option<tokio::sync::OwnedSemaphorePermit>,
+    _memory: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+/// The memory budget of [`ServerConfig::memory_budget`], as KiB permits.
+pub(crate) fn memory_semaphore(budget: Option<usize>) -> Option<Arc<tokio::sync::Semaphore>> {
+    budget.map(|bytes| {
+        Arc::new(tokio::sync::Semaphore::new(
+            (bytes / 1024).clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+        ))
+    })
+}
+
+/// Takes a run's permits: one of `runs` (when counted), and its cost in `memory` for a
+/// request of this `body` (see [`ServerConfig::memory_budget`]).
+pub(crate) fn run_permit(
+    runs: Option<tokio::sync::OwnedSemaphorePermit>,
+    memory: Option<&Arc<tokio::sync::Semaphore>>,
+    body: &[u8],
+) -> Result<RunPermit, ApiError> {
+    let memory = match memory {
+        Some(sem) => {
+            let cost = parsed_cost(body).saturating_add(crate::router::RUN_COST_BASE);
+            let body = body.len();
+            let kib = u32::try_from(cost / 1024).unwrap_or(u32::MAX);
+            Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "memory_budget",
+                    format!(
+                        "the server's memory budget has no room for a run of a {body} byte request now; retry later"
+                    ),
+                )
+            })?)
+        }
+        None => None,
+    };
+    Ok(RunPermit {
+        _runs: runs,
+        _memory: memory,
+    })
 }
 
 #[cfg(test)]

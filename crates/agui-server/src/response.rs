@@ -111,7 +111,7 @@ pub(crate) struct RunStream {
     out: Vec<u8>,
     sent: u64,
     /// Held while the run streams (the concurrent-run limit).
-    _permit: crate::router::RunPermit,
+    _permit: crate::cost::RunPermit,
 }
 
 impl RunStream {
@@ -122,7 +122,7 @@ impl RunStream {
         shutdown: &tokio_util::sync::CancellationToken,
         settings: &StreamSettings,
         span: tracing::Span,
-        permit: crate::router::RunPermit,
+        permit: crate::cost::RunPermit,
     ) -> Self {
         // Keep-alive comments exist only in SSE.
         let keep_alive = match (settings.encoding, settings.keep_alive) {

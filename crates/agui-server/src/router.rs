@@ -86,52 +86,6 @@ pub struct ServerConfig {
 /// request: the stream's buffers and tasks.
 pub const RUN_COST_BASE: usize = 256 * 1024;
 
-/// What a running run holds of the server's limits (released when it ends).
-#[derive(Debug, Default)]
-pub(crate) struct RunPermit {
-    _runs: Option<tokio::sync::OwnedSemaphorePermit>,
-    _memory: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-/// The memory budget of [`ServerConfig::memory_budget`], as KiB permits.
-pub(crate) fn memory_semaphore(budget: Option<usize>) -> Option<Arc<tokio::sync::Semaphore>> {
-    budget.map(|bytes| {
-        Arc::new(tokio::sync::Semaphore::new(
-            (bytes / 1024).clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
-        ))
-    })
-}
-
-/// Takes a run's permits: one of `runs` (when counted), and its cost in `memory` for a
-/// request of this `body` (see [`ServerConfig::memory_budget`]).
-pub(crate) fn run_permit(
-    runs: Option<tokio::sync::OwnedSemaphorePermit>,
-    memory: Option<&Arc<tokio::sync::Semaphore>>,
-    body: &[u8],
-) -> Result<RunPermit, ApiError> {
-    let memory = match memory {
-        Some(sem) => {
-            let cost = crate::cost::parsed_cost(body).saturating_add(RUN_COST_BASE);
-            let body = body.len();
-            let kib = u32::try_from(cost / 1024).unwrap_or(u32::MAX);
-            Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {
-                ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "memory_budget",
-                    format!(
-                        "the server's memory budget has no room for a run of a {body} byte request now; retry later"
-                    ),
-                )
-            })?)
-        }
-        None => None,
-    };
-    Ok(RunPermit {
-        _runs: runs,
-        _memory: memory,
-    })
-}
-
 /// How a server picks SSE or protobuf from a request's `Accept` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -367,7 +321,7 @@ impl AgentRouter {
                 n.min(tokio::sync::Semaphore::MAX_PERMITS),
             ))
         });
-        let memory = memory_semaphore(self.config.memory_budget);
+        let memory = crate::cost::memory_semaphore(self.config.memory_budget);
         let shared = Arc::new(Shared {
             runs,
             memory,
@@ -594,7 +548,7 @@ async fn start_run(
                 ),
             )
         })??;
-    let permit = run_permit(permit, s.memory.as_ref(), &bytes)?;
+    let permit = crate::cost::run_permit(permit, s.memory.as_ref(), &bytes)?;
     let mut input: RunAgentInput =
         agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
     // The agent may hold its input for the whole run: no spare capacity (a `Message` is

@@ -47,7 +47,7 @@ pub(super) fn router(rt: CopilotRuntime) -> Router {
             n.min(tokio::sync::Semaphore::MAX_PERMITS),
         ))
     });
-    let memory = crate::router::memory_semaphore(rt.config.memory_budget);
+    let memory = crate::cost::memory_semaphore(rt.config.memory_budget);
     let shared = Arc::new(Runtime {
         agents: rt.agents,
         default_agent: rt.default_agent,
@@ -244,8 +244,8 @@ impl Runtime {
             })?),
             None => None,
         };
-        let permit = crate::router::run_permit(permit, self.memory.as_ref(), bytes)
-            .map_err(Failure::from)?;
+        let permit =
+            crate::cost::run_permit(permit, self.memory.as_ref(), bytes).map_err(Failure::from)?;
         let thread_id = input.thread_id.clone();
         let run_id = input.run_id.clone();
         let begun = self

@@ -67,7 +67,7 @@ pub(crate) struct Job {
     pub ctx: RunContext,
     pub shutdown: CancellationToken,
     pub shutdown_grace: Duration,
-    pub permit: crate::router::RunPermit,
+    pub permit: crate::cost::RunPermit,
     pub span: tracing::Span,
 }
 

@@ -123,7 +123,7 @@ pub(crate) struct Production {
     pub ctx: RunContext,
     pub shutdown: CancellationToken,
     pub settings: ProducerSettings,
-    pub permit: crate::router::RunPermit,
+    pub permit: crate::cost::RunPermit,
 }
 
 /// The status a run ends with, from its terminal event.

@@ -286,19 +286,10 @@ impl Emitter {
         pace: Duration,
     ) -> Result<(), AgentError> {
         // The events are made as they go out, so a paced message holds its text pieces
-        // only, not an event (120 bytes) per piece for its whole length.
-        let pieces: Vec<String> = pieces
-            .into_iter()
-            .map(Into::into)
-            .filter(|p| !p.is_empty())
-            .collect();
-        let content = pieces
-            .into_iter()
-            .map(|p| Event::text_message_content(message_id, p));
-        let events = std::iter::once_with(|| Event::text_message_start(message_id))
-            .chain(content)
-            .chain(std::iter::once_with(|| Event::text_message_end(message_id)));
-        self.emit_paced(events, pace).await
+        // only, not an event per piece for its whole length.
+        let pieces = pieces.into_iter().map(Into::into).collect();
+        self.emit_paced(helpers::text_message_lazy(message_id, pieces), pace)
+            .await
     }
 
     /// Emits a tool call: `TOOL_CALL_START` (with `parent_message_id` when given), one
@@ -312,17 +303,8 @@ impl Emitter {
         pace: Duration,
     ) -> Result<(), AgentError> {
         // As in `text_message`: events made as they go out.
-        let pieces: Vec<String> = arg_pieces.into_iter().map(Into::into).collect();
-        let args = pieces
-            .into_iter()
-            .map(|p| Event::tool_call_args(tool_call_id, p));
-        let events = std::iter::once_with(|| {
-            let mut start = agui_core::event::ToolCallStart::new(tool_call_id, tool_name);
-            start.parent_message_id = parent_message_id.map(str::to_owned);
-            Event::from(start)
-        })
-        .chain(args)
-        .chain(std::iter::once_with(|| Event::tool_call_end(tool_call_id)));
+        let pieces = arg_pieces.into_iter().map(Into::into).collect();
+        let events = helpers::tool_call_lazy(tool_call_id, tool_name, parent_message_id, pieces);
         self.emit_paced(events, pace).await
     }
 

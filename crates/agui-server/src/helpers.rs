@@ -14,15 +14,24 @@ pub fn text_message<S: Into<String>>(
     message_id: &str,
     pieces: impl IntoIterator<Item = S>,
 ) -> Vec<Event> {
-    let mut out = vec![Event::text_message_start(message_id)];
-    for p in pieces {
-        let p: String = p.into();
-        if !p.is_empty() {
-            out.push(Event::text_message_content(message_id, p));
-        }
-    }
-    out.push(Event::text_message_end(message_id));
-    out
+    text_message_lazy(message_id, pieces.into_iter().map(Into::into).collect()).collect()
+}
+
+/// [`text_message`]'s events, each made when it is pulled (a paced message then holds
+/// its text pieces only, not every event at once).
+pub(crate) fn text_message_lazy(
+    message_id: &str,
+    pieces: Vec<String>,
+) -> impl Iterator<Item = Event> + Send + '_ {
+    let content = pieces
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .map(move |p| Event::text_message_content(message_id, p));
+    std::iter::once_with(move || Event::text_message_start(message_id))
+        .chain(content)
+        .chain(std::iter::once_with(move || {
+            Event::text_message_end(message_id)
+        }))
 }
 
 /// `TOOL_CALL_START` (with `parentMessageId` when given), one `TOOL_CALL_ARGS` per
@@ -33,14 +42,29 @@ pub fn tool_call<S: Into<String>>(
     parent_message_id: Option<&str>,
     arg_pieces: impl IntoIterator<Item = S>,
 ) -> Vec<Event> {
-    let mut start = ToolCallStart::new(tool_call_id, tool_name);
-    start.parent_message_id = parent_message_id.map(str::to_owned);
-    let mut out = vec![Event::from(start)];
-    for p in arg_pieces {
-        out.push(Event::tool_call_args(tool_call_id, p));
-    }
-    out.push(Event::tool_call_end(tool_call_id));
-    out
+    let pieces = arg_pieces.into_iter().map(Into::into).collect();
+    tool_call_lazy(tool_call_id, tool_name, parent_message_id, pieces).collect()
+}
+
+/// [`tool_call`]'s events, each made when it is pulled.
+pub(crate) fn tool_call_lazy<'a>(
+    tool_call_id: &'a str,
+    tool_name: &'a str,
+    parent_message_id: Option<&'a str>,
+    pieces: Vec<String>,
+) -> impl Iterator<Item = Event> + Send + 'a {
+    let args = pieces
+        .into_iter()
+        .map(move |p| Event::tool_call_args(tool_call_id, p));
+    std::iter::once_with(move || {
+        let mut start = ToolCallStart::new(tool_call_id, tool_name);
+        start.parent_message_id = parent_message_id.map(str::to_owned);
+        Event::from(start)
+    })
+    .chain(args)
+    .chain(std::iter::once_with(move || {
+        Event::tool_call_end(tool_call_id)
+    }))
 }
 
 /// Splits `text` into pieces of about `size` characters (never inside a character), for

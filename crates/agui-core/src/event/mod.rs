@@ -162,8 +162,9 @@ macro_rules! events {
                 }
             }
 
-            /// Unknown keys carried by the event, mutably.
-            pub fn extra_mut(&mut self) -> &mut JsonObject {
+            /// Unknown keys carried by the event, mutably (an [`Extra`](crate::Extra):
+            /// it allocates only when written to).
+            pub fn extra_mut(&mut self) -> &mut crate::Extra {
                 match self {
                     $( Event::$variant(e) => &mut e.extra, )*
                 }

@@ -490,7 +490,9 @@ impl ChunkExpander {
                         );
                     }
                 }
-                last.extra_mut().extend(extra);
+                if !extra.is_empty() {
+                    last.extra_mut().extend(extra);
+                }
             }
         }
         Ok(())

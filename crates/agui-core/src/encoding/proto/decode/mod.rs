@@ -490,7 +490,7 @@ pub(super) fn event(arm: pb::event::Event) -> R<Event> {
                 outcome: outcome,
                 usage: usage(e.usage)?,
             });
-            *ev.extra_mut() = extra;
+            *ev.extra_mut() = extra.into();
             ev
         }
         A::RunError(e) => event!(RunError, base(e.base_event, T::RunError)?, {
@@ -584,7 +584,7 @@ pub(super) fn event(arm: pb::event::Event) -> R<Event> {
                 result: not_null(e.result, "SUBAGENT_FINISHED result")?,
                 outcome: outcome,
             });
-            *ev.extra_mut() = extra;
+            *ev.extra_mut() = extra.into();
             ev
         }
         A::SubagentError(e) => event!(SubagentError, base(e.base_event, T::SubagentError)?, {

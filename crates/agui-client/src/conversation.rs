@@ -417,7 +417,7 @@ impl Conversation {
                 .clone()
                 .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
             protocol_version: Some(agui_core::PROTOCOL_VERSION.to_owned()),
-            state: Some(self.state.clone()),
+            state: Some(agui_core::JsonText::from(&self.state)),
             // The reference client never sends activity messages.
             messages: self
                 .messages
@@ -430,8 +430,8 @@ impl Conversation {
             forwarded_props: Some(
                 params
                     .forwarded_props
-                    .clone()
-                    .unwrap_or_else(|| Value::Object(Default::default())),
+                    .as_ref()
+                    .map_or_else(agui_core::JsonText::empty_object, Into::into),
             ),
             resume: (!params.resume.is_empty()).then(|| params.resume.clone()),
             parent_run_id: None,

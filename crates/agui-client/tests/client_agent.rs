@@ -96,8 +96,8 @@ async fn input_carries_the_conversation_and_new_messages_are_reported() {
     assert_eq!(inputs[0].thread_id, "th");
     assert_eq!(inputs[0].run_id, "r1");
     assert_eq!(inputs[0].protocol_version.as_deref(), Some("1.1"));
-    assert_eq!(inputs[0].state, Some(json!({"n": 1})));
-    assert_eq!(inputs[0].forwarded_props, Some(json!({"k": 1})));
+    assert_eq!(inputs[0].state, Some(json!({"n": 1}).into()));
+    assert_eq!(inputs[0].forwarded_props, Some(json!({"k": 1}).into()));
     assert_eq!(inputs[0].messages.len(), 1);
     // The second run sends the whole conversation and a fresh run id.
     assert_eq!(
@@ -109,7 +109,7 @@ async fn input_carries_the_conversation_and_new_messages_are_reported() {
         ["u1", "a1", "u2"]
     );
     assert_ne!(inputs[1].run_id, "r1");
-    assert_eq!(inputs[1].forwarded_props, Some(json!({})));
+    assert_eq!(inputs[1].forwarded_props, Some(json!({}).into()));
 }
 
 #[derive(Default, Clone)]
@@ -378,7 +378,7 @@ async fn another_agent_continues_the_same_thread() {
     // The second agent got the same thread, the whole conversation and the state.
     let input = second.inputs.lock().unwrap()[0].clone();
     assert_eq!(input.thread_id, "shared");
-    assert_eq!(input.state, Some(json!({"k": 1})));
+    assert_eq!(input.state, Some(json!({"k": 1}).into()));
     let ids: Vec<&str> = input.messages.iter().map(|m| m.id()).collect();
     assert_eq!(ids.len(), 3);
     assert_eq!(ids[1], "a1");

@@ -7,11 +7,13 @@ pub mod compat;
 pub mod encoding;
 pub mod event;
 mod extra;
+mod json_text;
 pub mod semantics;
 pub mod types;
 
 pub use event::{Event, EventType};
 pub use extra::Extra;
+pub use json_text::{JsonText, NotNullText};
 pub use types::*;
 pub use wire::JsonError;
 

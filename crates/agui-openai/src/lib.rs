@@ -396,7 +396,7 @@ async fn run(
     };
     let mut messages = request::messages(&input, &parts);
     let frontend: HashSet<&str> = input.tools.iter().map(|t| t.name.as_str()).collect();
-    let mut state = input.state.clone().unwrap_or(Value::Null);
+    let mut state = input.state.as_ref().map_or(Value::Null, |s| s.to_value());
     let mut usage: Vec<TokenUsage> = Vec::new();
 
     for step in 0..config.max_steps {

@@ -160,7 +160,8 @@ pub(crate) fn body(input: &RunAgentInput, messages: Vec<Value>, parts: &RequestP
     for (k, v) in parts.params {
         o.insert(k.clone(), v.clone());
     }
-    if let Some(props) = input.forwarded_props.as_ref().and_then(Value::as_object) {
+    let props = input.forwarded_props.as_ref().map(|p| p.to_value());
+    if let Some(props) = props.as_ref().and_then(Value::as_object) {
         for name in parts.forwardable {
             if let Some(v) = props.get(name) {
                 o.insert(name.clone(), v.clone());
@@ -174,7 +175,7 @@ pub(crate) fn body(input: &RunAgentInput, messages: Vec<Value>, parts: &RequestP
             "function": {
                 "name": t.name,
                 "description": t.description,
-                "parameters": t.parameters.clone().unwrap_or_else(|| json!({ "type": "object", "properties": {} })),
+                "parameters": t.parameters.as_ref().map_or_else(|| json!({ "type": "object", "properties": {} }), |p| p.to_value()),
             },
         }));
     }

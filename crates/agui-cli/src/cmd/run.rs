@@ -147,7 +147,7 @@ fn ask(interrupt: &Interrupt) -> Result<ResumeEntry, CliError> {
     Ok(match line {
         "n" | "N" | "no" => ResumeEntry::cancelled(&interrupt.id),
         "y" | "Y" | "yes" | "" => ResumeEntry::resolved(&interrupt.id, json!({"approved": true})),
-        other => match serde_json::from_str(other) {
+        other => match agui_core::JsonText::parse(other) {
             Ok(v) => ResumeEntry::resolved(&interrupt.id, v),
             Err(_) => ResumeEntry::resolved(&interrupt.id, Value::String(other.to_owned())),
         },
@@ -204,13 +204,13 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
         builder = builder
             .thread_id(input.thread_id.clone())
             .messages(input.messages.clone());
-        if let Some(state) = input.state.clone() {
-            builder = builder.state(state);
+        if let Some(state) = &input.state {
+            builder = builder.state(state.to_value());
         }
         first = first.run_id(input.run_id.clone());
         first.tools = input.tools.clone();
         first.context = input.context.clone();
-        first.forwarded_props = input.forwarded_props.clone();
+        first.forwarded_props = input.forwarded_props.as_ref().map(|p| p.to_value());
         first.resume = input.resume.clone().unwrap_or_default();
     }
     if let Some(t) = &args.thread {

@@ -219,7 +219,7 @@ pub fn build_resume_array<K: Into<String>>(
                 interrupt_id: i.id.clone(),
                 status: r.status,
                 payload: match r.status {
-                    ResumeStatus::Resolved => r.payload.clone(),
+                    ResumeStatus::Resolved => r.payload.as_ref().map(crate::JsonText::from),
                     ResumeStatus::Cancelled => None,
                 },
                 metadata: r.metadata.clone(),

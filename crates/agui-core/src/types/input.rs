@@ -1,11 +1,9 @@
 //! The request body of a run, and what it carries besides messages.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use super::{Message, Tool};
-use crate::wire::de::NotNullValue;
 use crate::JsonObject;
+use crate::{JsonText, NotNullText};
+use serde::{Deserialize, Serialize};
 
 wire_struct! {
     /// A named piece of ambient information given to the agent for the run.
@@ -46,8 +44,8 @@ wire_struct! {
         req interrupt_id: String = "interruptId",
         /// Resolved or cancelled.
         req status: ResumeStatus = "status",
-        /// The answer (any JSON but `null`).
-        opt payload: Value = "payload" via NotNullValue,
+        /// The answer (any JSON but `null`), kept as text.
+        opt payload: JsonText = "payload" via NotNullText,
         /// Envelope data (signatures, routing).
         opt metadata: JsonObject = "metadata",
     }
@@ -55,11 +53,11 @@ wire_struct! {
 
 impl ResumeEntry {
     /// A resolved answer with a payload.
-    pub fn resolved(interrupt_id: impl Into<String>, payload: Value) -> Self {
+    pub fn resolved(interrupt_id: impl Into<String>, payload: impl Into<JsonText>) -> Self {
         ResumeEntry {
             interrupt_id: interrupt_id.into(),
             status: ResumeStatus::Resolved,
-            payload: Some(payload),
+            payload: Some(payload.into()),
             ..ResumeEntry::wire_blank()
         }
     }
@@ -85,16 +83,18 @@ wire_struct! {
         opt protocol_version: String = "protocolVersion",
         /// The run that spawned this one.
         opt parent_run_id: String = "parentRunId",
-        /// Agent state (any JSON; `null` is read as absent).
-        nullable state: Value = "state",
+        /// Agent state (any JSON; `null` is read as absent), kept as text: read it
+        /// with [`JsonText::deserialize`] or [`JsonText::to_value`].
+        nullable state: JsonText = "state",
         /// The conversation so far.
         req messages: Vec<Message> = "messages",
         /// Tools the agent may call (absent means none).
         dflt tools: Vec<Tool> = "tools",
         /// Ambient context (absent means none).
         dflt context: Vec<Context> = "context",
-        /// Application-defined properties passed through (any JSON but `null`).
-        opt forwarded_props: Value = "forwardedProps" via NotNullValue,
+        /// Application-defined properties passed through (any JSON but `null`), kept as
+        /// text.
+        opt forwarded_props: JsonText = "forwardedProps" via NotNullText,
         /// Answers to the previous run's interrupts.
         opt resume: Vec<ResumeEntry> = "resume",
     }
@@ -109,11 +109,12 @@ impl RunAgentInput {
         })
     }
 
-    /// The state the client sent, or `{}` when it sent none.
+    /// The state the client sent, parsed, or `{}` when it sent none.
     pub fn state_or_empty(&self) -> serde_json::Value {
-        self.state
-            .clone()
-            .unwrap_or_else(|| serde_json::Value::Object(Default::default()))
+        match &self.state {
+            Some(state) => state.to_value(),
+            None => serde_json::Value::Object(Default::default()),
+        }
     }
 
     /// An input with ids and messages, speaking this crate's protocol version.

@@ -1,10 +1,9 @@
 //! Tools the agent may call, and the calls an assistant message makes.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::wire::de::NotNullValue;
 use crate::JsonObject;
+use crate::{JsonText, NotNullText};
 
 wire_struct! {
     /// A tool the agent may call.
@@ -13,8 +12,8 @@ wire_struct! {
         req name: String = "name",
         /// What the tool does (required by the protocol).
         req description: String = "description",
-        /// JSON Schema of the arguments (opaque; any JSON but `null`).
-        opt parameters: Value = "parameters" via NotNullValue,
+        /// JSON Schema of the arguments (opaque; any JSON but `null`), kept as text.
+        opt parameters: JsonText = "parameters" via NotNullText,
         /// Extra information.
         opt metadata: JsonObject = "metadata",
     }
@@ -22,11 +21,15 @@ wire_struct! {
 
 impl Tool {
     /// A tool with a name, a description and a JSON Schema for its arguments.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: impl Into<JsonText>,
+    ) -> Self {
         Tool {
             name: name.into(),
             description: description.into(),
-            parameters: Some(parameters),
+            parameters: Some(parameters.into()),
             ..Tool::wire_blank()
         }
     }

@@ -117,6 +117,7 @@ leaves!(
     i64,
     u64,
     serde_json::Value,
+    crate::JsonText,
     crate::JsonObject,
     crate::types::TextMessageRole,
     crate::event::ToolRole,

@@ -386,14 +386,14 @@ pub fn input() -> impl Strategy<Value = RunAgentInput> {
                 run_id,
                 protocol_version,
                 parent_run_id,
-                state,
+                state: state.map(Into::into),
                 messages,
                 tools: tools
                     .into_iter()
                     .map(|(name, description, parameters, metadata)| Tool {
                         name,
                         description,
-                        parameters,
+                        parameters: parameters.map(Into::into),
                         metadata,
                         extra: Default::default(),
                     })
@@ -402,7 +402,7 @@ pub fn input() -> impl Strategy<Value = RunAgentInput> {
                     .into_iter()
                     .map(|(d, v)| Context::new(d, v))
                     .collect(),
-                forwarded_props,
+                forwarded_props: forwarded_props.map(Into::into),
                 resume: resume.map(|r| {
                     r.into_iter()
                         .map(|(interrupt_id, resolved, payload, metadata)| ResumeEntry {
@@ -412,7 +412,7 @@ pub fn input() -> impl Strategy<Value = RunAgentInput> {
                             } else {
                                 ResumeStatus::Cancelled
                             },
-                            payload,
+                            payload: payload.map(Into::into),
                             metadata,
                             extra: Default::default(),
                         })

@@ -166,8 +166,8 @@ fn decide(pending: &Mutex<Pending>, input: &RunAgentInput) -> Result<Plan, Agent
         r.status == ResumeStatus::Resolved
             && r.payload
                 .as_ref()
-                .and_then(|v| v.get("approved"))
-                .and_then(Value::as_bool)
+                .map(|v| v.to_value())
+                .and_then(|v| v.get("approved").and_then(Value::as_bool))
                 .unwrap_or(true)
     });
     Ok(Plan::Complete(if approved {

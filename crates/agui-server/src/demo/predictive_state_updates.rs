@@ -11,12 +11,12 @@ const DOCUMENT: &str = "Once upon a time, a small agent wrote a story one piece 
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
-        let client_state = match input.state.clone() {
+        let client_state = match input.state.as_ref().map(|s| s.to_value()) {
             Some(v @ Value::Object(_)) => v,
             _ => json!({}),
         };
         let mut tracker = StateTracker::new(client_state.clone());
-        if input.state.as_ref() != Some(&client_state) {
+        if input.state.as_ref().map_or(true, |s| *s != client_state) {
             tx.state_snapshot(&mut tracker, client_state.clone()).await?;
         }
         // Tell the client which tool argument predicts which state key.

@@ -19,7 +19,7 @@ fn default_recipe() -> Value {
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
         // Read the client's state; keep its other keys untouched.
-        let client_state = input.state.clone().unwrap_or(Value::Null);
+        let client_state = input.state.as_ref().map_or(Value::Null, |s| s.to_value());
         let mut tracker = StateTracker::new(client_state.clone());
         let mut state = match client_state {
             Value::Object(o) if o.contains_key("ingredients") => Value::Object(o),

@@ -21,6 +21,10 @@ fn value(v: &Option<Json>) -> Option<PbValue> {
     v.as_ref().map(|v| PbValue::of(v.clone()))
 }
 
+fn text(v: &Option<crate::JsonText>) -> Option<PbValue> {
+    v.as_ref().map(|v| PbValue::of(v.to_value()))
+}
+
 fn value_of(v: &Json) -> Option<PbValue> {
     Some(PbValue::of(v.clone()))
 }
@@ -233,7 +237,7 @@ fn run_agent_input(i: &RunAgentInput) -> pb::RunAgentInput {
         thread_id: i.thread_id.clone(),
         run_id: i.run_id.clone(),
         parent_run_id: i.parent_run_id.clone(),
-        state: value(&i.state),
+        state: text(&i.state),
         messages: i.messages.iter().map(message).collect(),
         tools: i
             .tools
@@ -241,7 +245,7 @@ fn run_agent_input(i: &RunAgentInput) -> pb::RunAgentInput {
             .map(|t| pb::Tool {
                 name: t.name.clone(),
                 description: t.description.clone(),
-                parameters: value(&t.parameters),
+                parameters: text(&t.parameters),
                 metadata: strukt(&t.metadata),
             })
             .collect(),
@@ -253,7 +257,7 @@ fn run_agent_input(i: &RunAgentInput) -> pb::RunAgentInput {
                 value: c.value.clone(),
             })
             .collect(),
-        forwarded_props: value(&i.forwarded_props),
+        forwarded_props: text(&i.forwarded_props),
         resume: i
             .resume
             .iter()
@@ -265,7 +269,7 @@ fn run_agent_input(i: &RunAgentInput) -> pb::RunAgentInput {
                     ResumeStatus::Cancelled => "cancelled",
                 }
                 .to_owned(),
-                payload: value(&r.payload),
+                payload: text(&r.payload),
                 metadata: strukt(&r.metadata),
             })
             .collect(),

@@ -124,6 +124,14 @@ impl W<'_> {
         }
     }
 
+    /// A `google.protobuf.Value` field from JSON text, when there is one.
+    fn text(&mut self, tag: u32, v: Option<&crate::JsonText>) {
+        if let Some(v) = v {
+            let v = v.to_value();
+            self.msg(tag, |w| encode_value_body(&v, w.0));
+        }
+    }
+
     /// A `google.protobuf.Value` field holding an object, when there is one.
     fn object_value(&mut self, tag: u32, o: Option<&JsonObject>) {
         if let Some(o) = o {
@@ -339,7 +347,7 @@ impl W<'_> {
             w.str(1, &i.thread_id);
             w.str(2, &i.run_id);
             w.opt_str(3, i.parent_run_id.as_deref());
-            w.value(4, i.state.as_ref());
+            w.text(4, i.state.as_ref());
             for m in &i.messages {
                 w.message(5, m);
             }
@@ -347,7 +355,7 @@ impl W<'_> {
                 w.msg(6, |w| {
                     w.str(1, &t.name);
                     w.str(2, &t.description);
-                    w.value(3, t.parameters.as_ref());
+                    w.text(3, t.parameters.as_ref());
                     w.strukt(4, t.metadata.as_ref());
                 });
             }
@@ -357,7 +365,7 @@ impl W<'_> {
                     w.str(2, &c.value);
                 });
             }
-            w.value(8, i.forwarded_props.as_ref());
+            w.text(8, i.forwarded_props.as_ref());
             for r in i.resume.iter().flatten() {
                 w.msg(9, |w| {
                     w.str(1, &r.interrupt_id);
@@ -368,7 +376,7 @@ impl W<'_> {
                             ResumeStatus::Cancelled => "cancelled",
                         },
                     );
-                    w.value(3, r.payload.as_ref());
+                    w.text(3, r.payload.as_ref());
                     w.strukt(4, r.metadata.as_ref());
                 });
             }

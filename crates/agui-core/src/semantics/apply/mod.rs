@@ -156,7 +156,10 @@ impl Reducer {
 
     /// A reducer starting from a run input's messages and state.
     pub fn from_input(input: &RunAgentInput) -> Self {
-        Self::new(input.messages.clone(), input.state.clone())
+        Self::new(
+            input.messages.clone(),
+            input.state.as_ref().map(crate::JsonText::to_value),
+        )
     }
 
     /// The conversation's messages.

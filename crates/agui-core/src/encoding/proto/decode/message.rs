@@ -1,6 +1,7 @@
 //! Messages, content parts, tool calls and the run input, from their protobuf form: the
 //! merged wire `Message` is rebuilt by role, as the reference decoder rebuilds it.
 
+use crate::JsonText;
 use serde_json::Value as Json;
 
 use super::super::generated as pb;
@@ -276,7 +277,7 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
         protocol_version: i.protocol_version,
         parent_run_id: i.parent_run_id,
         // `null` state reads as absent, as the schema reads it.
-        state: any(i.state).filter(|s| !s.is_null()),
+        state: any(i.state).filter(|s| !s.is_null()).map(JsonText::from),
         messages: messages(i.messages)?,
         tools: i
             .tools
@@ -285,7 +286,7 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
                 Ok(Tool {
                     name: t.name,
                     description: t.description,
-                    parameters: not_null(t.parameters, "tool parameters")?,
+                    parameters: not_null(t.parameters, "tool parameters")?.map(JsonText::from),
                     metadata: strukt(t.metadata),
                     ..Tool::wire_blank()
                 })
@@ -300,7 +301,7 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
                 ..Context::wire_blank()
             })
             .collect(),
-        forwarded_props: not_null(i.forwarded_props, "forwardedProps")?,
+        forwarded_props: not_null(i.forwarded_props, "forwardedProps")?.map(JsonText::from),
         // The reference decoder always materialises `resume`.
         resume: Some(
             i.resume
@@ -313,7 +314,7 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
                             "cancelled" => ResumeStatus::Cancelled,
                             other => return Err(format!("resume status {other:?} is not valid")),
                         },
-                        payload: not_null(r.payload, "resume payload")?,
+                        payload: not_null(r.payload, "resume payload")?.map(JsonText::from),
                         metadata: strukt(r.metadata),
                         ..ResumeEntry::wire_blank()
                     })

@@ -2,16 +2,21 @@
 //! is parsed, for [`ServerConfig::memory_budget`](crate::ServerConfig::memory_budget),
 //! and the permits a run takes from that budget (and from the run count) while it runs.
 //!
-//! A request's free-form JSON (`state`, `forwardedProps`, tool parameters, metadata) is
-//! parsed into `serde_json::Value` trees whose size depends on the JSON's shape, not
-//! its length: one long string costs about its length, while `[0,0,0,…]` costs some 36
-//! times its length (each element is a 72-byte value, and vectors grow by doubling).
+//! The large free-form JSON of a request (`state`, `forwardedProps`, tool parameters,
+//! resume payloads) is kept as canonical text ([`agui_core::JsonText`]), which costs its
+//! length whatever its shape; the estimate counts it as three times its length (the text
+//! is written into a growing buffer, then copied once into its shared form).
+//!
+//! The rest (messages, and the smaller free-form JSON: metadata, unknown keys) is parsed
+//! into structures and `serde_json::Value` trees whose size depends on the JSON's shape,
+//! not its length: one long string costs about its length, while `[0,0,0,…]` costs some
+//! 36 times its length (each element is a 72-byte value, and vectors grow by doubling).
 //! The estimate counts what the tree will hold (values, containers, object keys and
 //! string bytes) with the sizes of this build, then adds half again for the slack of
 //! growing vectors and maps, and the body itself (held while it is parsed). Measured
 //! against the resident memory of `agui serve` parsing 3.6–3.7 MB bodies, it stays above
-//! the real cost (by 10–50 %) for every shape tried: one string, `[0,0,…]`, an object
-//! of small objects.
+//! the real cost for every shape tried: one string, `[0,0,…]`, an object of small
+//! objects, in `state` or in a message's `metadata`.
 
 use std::sync::Arc;
 
@@ -38,10 +43,16 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
     let mut keys = 0usize;
     let mut text = 0usize;
     let mut strings = 0usize;
-    // The last significant byte outside strings, and a string just closed whose role
-    // (key or value) the next significant byte tells.
+    // Free-form JSON held as text (see the module docs), by its length.
+    let mut kept_as_text = 0usize;
+    // Nesting depth, and the top-level key whose value is open (for `tools[].parameters`
+    // and `resume[].payload`).
+    let mut depth = 0usize;
+    let mut top_key: &[u8] = b"";
+    // The last significant byte outside strings, and a string just closed (its start and
+    // length) whose role (key or value) the next significant byte tells.
     let mut prev = b',';
-    let mut pending: Option<usize> = None;
+    let mut pending: Option<(usize, usize)> = None;
     let mut i = 0;
     while i < json.len() {
         let b = json[i];
@@ -49,14 +60,28 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
             i += 1;
             continue;
         }
-        if let Some(len) = pending.take() {
+        if let Some((start, len)) = pending.take() {
+            text += len;
             if b == b':' {
                 keys += 1;
+                let key = &json[start..start + len];
+                if depth == 1 {
+                    top_key = key;
+                }
+                if is_text_position(depth, top_key, key) {
+                    // The value is kept as its canonical text: skip it, counting bytes.
+                    let from = i + 1;
+                    let end = skip_value(json, from);
+                    kept_as_text += end - from;
+                    values += 1;
+                    prev = b'"';
+                    i = end;
+                    continue;
+                }
             } else {
                 values += 1;
                 strings += 1;
             }
-            text += len;
         }
         match b {
             b'"' => {
@@ -80,7 +105,7 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
                         }
                     }
                 }
-                pending = Some(j.saturating_sub(start));
+                pending = Some((start.min(j), j.saturating_sub(start)));
                 i = j + 1;
                 prev = b'"';
                 continue;
@@ -88,7 +113,9 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
             b'{' | b'[' => {
                 values += 1;
                 containers += 1;
+                depth += 1;
             }
+            b'}' | b']' => depth = depth.saturating_sub(1),
             b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
                 // A number or literal starts after a separator; its other bytes do not.
                 if matches!(prev, b',' | b':' | b'[') {
@@ -100,7 +127,7 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
         prev = b;
         i += 1;
     }
-    if let Some(len) = pending {
+    if let Some((_, len)) = pending {
         values += 1;
         strings += 1;
         text += len;
@@ -110,7 +137,60 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
         + keys * (ENTRY + ALLOC)
         + (keys + strings) * ALLOC
         + text;
-    json.len() + tree + tree / 2
+    // Text is read into a growing buffer, then copied once into its shared form.
+    json.len() + tree + tree / 2 + 3 * kept_as_text
+}
+
+/// Whether the value of `key`, met at `depth` inside the top-level key `top`, is one the
+/// request keeps as text ([`agui_core::JsonText`]): `state`, `forwardedProps`, a tool's
+/// `parameters`, a resume entry's `payload`.
+fn is_text_position(depth: usize, top: &[u8], key: &[u8]) -> bool {
+    match depth {
+        1 => key == b"state" || key == b"forwardedProps",
+        3 => (top == b"tools" && key == b"parameters") || (top == b"resume" && key == b"payload"),
+        _ => false,
+    }
+}
+
+/// From just after a `:` to just past the value there (whitespace, a string, a nested
+/// container or a scalar); the end of the text when it stops first.
+fn skip_value(json: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                i += 1;
+                while i < json.len() {
+                    match memchr2(b'"', b'\\', &json[i..]) {
+                        Some(k) if json[i + k] == b'\\' => i += k + 2,
+                        Some(k) => {
+                            i += k + 1;
+                            break;
+                        }
+                        None => return json.len(),
+                    }
+                }
+                if depth == 0 {
+                    return i.min(json.len());
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 0 {
+                    return i;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b',' if depth == 0 => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    json.len()
 }
 
 /// What a running run holds of the server's limits (released when it ends).
@@ -194,6 +274,36 @@ mod tests {
         assert!(parsed_cost(zeros.as_bytes()) > 30 * zeros.len());
         let string = format!("[\"{}\"]", "x".repeat(200_000));
         assert!(parsed_cost(string.as_bytes()) < 3 * string.len());
+    }
+
+    #[test]
+    fn free_form_json_kept_as_text_costs_its_length_whatever_its_shape() {
+        let zeros = vec!["0"; 100_000].join(",");
+        let as_state = format!(r#"{{"threadId":"t","runId":"r","messages":[],"state":[{zeros}]}}"#);
+        let cost = parsed_cost(as_state.as_bytes());
+        assert!(cost < 5 * as_state.len(), "{cost} for {}", as_state.len());
+        for (top, inner) in [("tools", "parameters"), ("resume", "payload")] {
+            let body = format!(r#"{{"messages":[],"{top}":[{{"name":"x","{inner}":{{"a":[{zeros}]}}}}]}}"#);
+            let cost = parsed_cost(body.as_bytes());
+            assert!(cost < 5 * body.len(), "{top}: {cost} for {}", body.len());
+        }
+        // The same JSON anywhere else is parsed, and costs what its tree costs.
+        for body in [
+            format!(r#"{{"messages":[],"metadata":[{zeros}]}}"#),
+            format!(r#"{{"messages":[],"x":{{"state":[{zeros}]}}}}"#),
+            format!(r#"{{"messages":[],"tools":[{{"name":"x","payload":[{zeros}]}}]}}"#),
+        ] {
+            assert!(parsed_cost(body.as_bytes()) > 30 * body.len(), "{body:.60}");
+        }
+        // A value with brackets, commas and escaped quotes in its strings is skipped
+        // whole: what follows it is counted as it would be after any other value.
+        let v = r#"{"a\"}":"]}\\\"","b":[1,"],"]}"#;
+        let tricky = format!(r#"{{"state":{v},"x":[0,0,0]}}"#);
+        let plain = r#"{"state":0,"x":[0,0,0]}"#;
+        assert_eq!(
+            parsed_cost(tricky.as_bytes()) - tricky.len() - 3 * v.len(),
+            parsed_cost(plain.as_bytes()) - plain.len() - 3
+        );
     }
 
     #[test]

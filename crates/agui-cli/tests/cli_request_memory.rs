@@ -1,0 +1,128 @@
+//! The memory one request costs `agui serve` (a child process, loopback), written as the
+//! attack: a 3.8 MB body whose free-form JSON is shaped to cost the most once parsed
+//! (`[0,0,…]` costs some 36 times its text as `serde_json::Value`), sent to an agent that
+//! ignores it and streams for a while. The server's peak resident memory may grow by no
+//! more than a small constant times the body.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::{spawn_serve, Served};
+
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn run(addr: &str, body: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "POST /agentic_chat HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+const MESSAGES: &str = r#"[{"id":"u","role":"user","content":"hello there"}]"#;
+
+/// The peak growth in KiB of a fresh server's resident memory over one run of `body`.
+fn peak_growth_kib(body: &str) -> u64 {
+    let served: Served = spawn_serve(
+        &[],
+        &["--delay-ms", "0", "--store", "off"],
+        &[("RUST_LOG", "warn")],
+    );
+    let pid = served.child.id();
+    let warm = format!(r#"{{"threadId":"t","runId":"w","messages":{MESSAGES}}}"#);
+    assert!(run(&served.addr, &warm).contains("RUN_FINISHED"));
+    let before = status_kib(pid, "VmHWM:");
+    let reply = run(&served.addr, body);
+    assert!(
+        reply.starts_with("HTTP/1.1 200") && reply.contains("RUN_FINISHED"),
+        "{:.300}",
+        reply
+    );
+    status_kib(pid, "VmHWM:") - before
+}
+
+fn zeros(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 2);
+    s.push('[');
+    while s.len() < bytes {
+        s.push_str("0,");
+    }
+    s.push('0');
+    s.push(']');
+    s
+}
+
+fn small_objects(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 16);
+    s.push('{');
+    let mut i = 0;
+    while s.len() < bytes {
+        s.push_str(&format!(r#""k{i}":{{"a":0}},"#));
+        i += 1;
+    }
+    s.push_str(r#""end":0}"#);
+    s
+}
+
+#[test]
+fn free_form_json_costs_a_small_constant_times_the_body_whatever_its_shape() {
+    const SIZE: usize = 3_800_000;
+    let bodies = [
+        (
+            "state [0,0,…]",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":{MESSAGES},"state":{}}}"#,
+                zeros(SIZE)
+            ),
+        ),
+        (
+            "state of small objects",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":{MESSAGES},"state":{}}}"#,
+                small_objects(SIZE)
+            ),
+        ),
+        (
+            "forwardedProps [0,0,…]",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":{MESSAGES},"forwardedProps":{}}}"#,
+                zeros(SIZE)
+            ),
+        ),
+        (
+            "tool parameters [0,0,…]",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":{MESSAGES},"tools":[{{"name":"f","description":"d","parameters":{}}}]}}"#,
+                zeros(SIZE)
+            ),
+        ),
+    ];
+    let mut report = Vec::new();
+    for (what, body) in &bodies {
+        let growth = peak_growth_kib(body);
+        let ratio = (growth * 1024) as f64 / body.len() as f64;
+        report.push(format!("{what}: +{growth} KiB peak, {ratio:.1}× the body"));
+        // Parsed into `Value` trees these took 30–37×; kept as text they take about 4×
+        // at the peak (body, canonical text, its shared copy). 8× leaves room for the
+        // allocator.
+        assert!(ratio < 8.0, "{}", report.join("\n"));
+    }
+    eprintln!("{}", report.join("\n"));
+}

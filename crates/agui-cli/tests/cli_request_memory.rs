@@ -1,8 +1,9 @@
 //! The memory one request costs `agui serve` (a child process, loopback), written as the
 //! attack: a 3.8 MB body whose free-form JSON is shaped to cost the most once parsed
 //! (`[0,0,…]` costs some 36 times its text as `serde_json::Value`), sent to an agent that
-//! ignores it and streams for a while. The server's peak resident memory may grow by no
-//! more than a small constant times the body.
+//! ignores it and streams for a while, in every place a request carries free-form JSON:
+//! `state`, `forwardedProps`, tool parameters, metadata, unknown keys. The server's peak
+//! resident memory may grow by no more than a small constant times the body.
 
 mod common;
 
@@ -113,6 +114,34 @@ fn free_form_json_costs_a_small_constant_times_the_body_whatever_its_shape() {
                 zeros(SIZE)
             ),
         ),
+        (
+            "message metadata [0,0,…]",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":[{{"id":"u","role":"user","content":"hello there","metadata":{{"a":{}}}}}]}}"#,
+                zeros(SIZE)
+            ),
+        ),
+        (
+            "content part metadata [0,0,…]",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":[{{"id":"u","role":"user","content":[{{"type":"text","text":"hello there","metadata":{}}}]}}]}}"#,
+                zeros(SIZE)
+            ),
+        ),
+        (
+            "unknown key [0,0,…]",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":{MESSAGES},"x-unknown":{}}}"#,
+                zeros(SIZE)
+            ),
+        ),
+        (
+            "unknown keys, many small",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":{MESSAGES},{}}}"#,
+                &small_objects(SIZE)[1..small_objects(SIZE).len() - 1]
+            ),
+        ),
     ];
     let mut report = Vec::new();
     for (what, body) in &bodies {
@@ -123,6 +152,45 @@ fn free_form_json_costs_a_small_constant_times_the_body_whatever_its_shape() {
         // at the peak (body, canonical text, its shared copy). 8× leaves room for the
         // allocator.
         assert!(ratio < 8.0, "{}", report.join("\n"));
+    }
+    eprintln!("{}", report.join("\n"));
+}
+
+#[test]
+fn the_protocols_own_objects_cost_a_small_constant_times_the_body() {
+    const SIZE: usize = 3_800_000;
+    // The smallest messages and content parts there are: each is a parsed structure.
+    let mut messages = String::from("[");
+    let mut i = 0;
+    while messages.len() < SIZE {
+        messages.push_str(&format!(r#"{{"id":"m{i}","role":"user","content":"x"}},"#));
+        i += 1;
+    }
+    messages.push_str(r#"{"id":"u","role":"user","content":"hello there"}]"#);
+    let mut parts = String::from("[");
+    while parts.len() < SIZE {
+        parts.push_str(r#"{"type":"text","text":""},"#);
+    }
+    parts.push_str(r#"{"type":"text","text":"hello there"}]"#);
+    let bodies = [
+        (
+            "tiny messages",
+            format!(r#"{{"threadId":"t","runId":"r","messages":{messages}}}"#),
+        ),
+        (
+            "tiny content parts",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":[{{"id":"u","role":"user","content":{parts}}}]}}"#
+            ),
+        ),
+    ];
+    let mut report = Vec::new();
+    for (what, body) in &bodies {
+        let growth = peak_growth_kib(body);
+        let ratio = (growth * 1024) as f64 / body.len() as f64;
+        report.push(format!("{what}: +{growth} KiB peak, {ratio:.1}× the body"));
+        // Measured at 6–7×: each message is a structure with three strings.
+        assert!(ratio < 12.0, "{}", report.join("\n"));
     }
     eprintln!("{}", report.join("\n"));
 }

@@ -87,7 +87,7 @@ impl JsonText {
     }
 
     /// Canonical text written by this module or by the canonical serializer.
-    fn from_canonical(out: Vec<u8>) -> JsonText {
+    pub(crate) fn from_canonical(out: Vec<u8>) -> JsonText {
         // Both writers write UTF-8 JSON only, so neither check fails; were one to, the
         // value would read as `null` rather than panic.
         let raw = String::from_utf8(out)
@@ -327,44 +327,78 @@ impl<'de> de::Visitor<'de> for Canon<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let out = self.out;
-        out.push(b'{');
-        let body = out.len();
-        // The keys so far, by a keyed hash: a hit is confirmed against the text written.
-        let hasher = RandomState::new();
-        let mut seen: HashSet<u64> = HashSet::new();
-        let mut rebuild: Option<Rebuild> = None;
+        let mut object = ObjectState::start(out);
         while let Some(key) = map.next_key::<crate::wire::de::Key<'de>>()? {
-            let key = key.as_str();
-            if let Some(r) = rebuild.as_mut() {
-                r.entry(out, key, &mut map)?;
-                continue;
-            }
-            let hash = hasher.hash_one(key);
-            if !seen.insert(hash) {
-                let mut escaped = Vec::with_capacity(key.len() + 2);
-                write_to(&mut escaped, key);
-                let entries = entries_of(out, body);
-                if entries.iter().any(|(k, _)| out[k.clone()] == escaped[..]) {
-                    // A repeated key: from here on, entries are kept by range and the
-                    // object is written out once it ends.
-                    let mut r = Rebuild::new(out, entries);
-                    r.entry(out, key, &mut map)?;
-                    rebuild = Some(r);
-                    continue;
-                }
-            }
-            if out.len() > body {
-                out.push(b',');
-            }
-            write_to(out, key);
-            out.push(b':');
-            map.next_value_seed(Canon { out: &mut *out })?;
+            object.entry(out, key.as_str(), &mut map)?;
         }
-        if let Some(r) = rebuild {
-            r.finish(out, body);
+        object.finish(out);
+        Ok(())
+    }
+}
+
+/// An object being written to an output as it is read: `{` is written at the start,
+/// each entry as it comes, and `}` at the end. A repeated key keeps its first place and
+/// takes its last value, as `JSON.parse` reads it.
+pub(crate) struct ObjectState {
+    /// Where the entries start in the output (after `{`).
+    body: usize,
+    /// The keys so far, by a keyed hash: a hit is confirmed against the text written.
+    hasher: RandomState,
+    seen: HashSet<u64>,
+    /// Set once a key repeats.
+    rebuild: Option<Rebuild>,
+}
+
+impl ObjectState {
+    /// Writes `{` and starts an object.
+    pub(crate) fn start(out: &mut Vec<u8>) -> ObjectState {
+        out.push(b'{');
+        ObjectState {
+            body: out.len(),
+            hasher: RandomState::new(),
+            seen: HashSet::new(),
+            rebuild: None,
+        }
+    }
+
+    /// Writes the entry `key` with the value `map` holds next.
+    pub(crate) fn entry<'de, A: MapAccess<'de>>(
+        &mut self,
+        out: &mut Vec<u8>,
+        key: &str,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if let Some(r) = self.rebuild.as_mut() {
+            return r.entry(out, key, map);
+        }
+        let hash = self.hasher.hash_one(key);
+        if !self.seen.insert(hash) {
+            let mut escaped = Vec::with_capacity(key.len() + 2);
+            write_to(&mut escaped, key);
+            let entries = entries_of(out, self.body);
+            if entries.iter().any(|(k, _)| out[k.clone()] == escaped[..]) {
+                // A repeated key: from here on, entries are kept by range and the
+                // object is written out once it ends.
+                let mut r = Rebuild::new(out, entries);
+                r.entry(out, key, map)?;
+                self.rebuild = Some(r);
+                return Ok(());
+            }
+        }
+        if out.len() > self.body {
+            out.push(b',');
+        }
+        write_to(out, key);
+        out.push(b':');
+        map.next_value_seed(Canon { out: &mut *out })
+    }
+
+    /// Writes `}`.
+    pub(crate) fn finish(self, out: &mut Vec<u8>) {
+        if let Some(r) = self.rebuild {
+            r.finish(out, self.body);
         }
         out.push(b'}');
-        Ok(())
     }
 }
 
@@ -505,6 +539,68 @@ impl<'de> Deserialize<'de> for NotNullText {
         Ok(NotNullText(
             crate::wire::de::NonNull::<JsonText>::deserialize(d)?.0,
         ))
+    }
+}
+
+/// A JSON object, as [`JsonText`] (for positions the reference requires to be an
+/// object, such as `metadata`): anything else is refused as a map would refuse it.
+#[derive(Debug)]
+pub struct ObjectText(pub JsonText);
+
+impl From<ObjectText> for JsonText {
+    fn from(v: ObjectText) -> JsonText {
+        v.0
+    }
+}
+
+impl<'de> Deserialize<'de> for ObjectText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = JsonText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonText, A::Error> {
+                let mut out = Vec::new();
+                let mut object = ObjectState::start(&mut out);
+                while let Some(key) = map.next_key::<crate::wire::de::Key<'de>>()? {
+                    object.entry(&mut out, key.as_str(), &mut map)?;
+                }
+                object.finish(&mut out);
+                Ok(JsonText::from_canonical(out))
+            }
+        }
+        d.deserialize_map(V).map(ObjectText)
+    }
+}
+
+/// Collects the unknown keys of an object being decoded into one canonical object text
+/// (nothing is allocated until the first one).
+#[derive(Default)]
+pub(crate) struct ObjectCollector(Option<(Vec<u8>, ObjectState)>);
+
+impl ObjectCollector {
+    /// Adds the entry `key` with the value `map` holds next.
+    pub(crate) fn entry<'de, A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        let (out, object) = self.0.get_or_insert_with(|| {
+            let mut out = Vec::new();
+            let object = ObjectState::start(&mut out);
+            (out, object)
+        });
+        object.entry(out, key, map)
+    }
+
+    /// The object, when any entry was added.
+    pub(crate) fn finish(self) -> Option<JsonText> {
+        self.0.map(|(mut out, object)| {
+            object.finish(&mut out);
+            JsonText::from_canonical(out)
+        })
     }
 }
 

@@ -7,13 +7,13 @@ pub mod compat;
 pub mod encoding;
 pub mod event;
 mod extra;
-mod json_text;
+pub(crate) mod json_text;
 pub mod semantics;
 pub mod types;
 
 pub use event::{Event, EventType};
 pub use extra::Extra;
-pub use json_text::{JsonText, NotNullText};
+pub use json_text::{JsonText, NotNullText, ObjectText};
 pub use types::*;
 pub use wire::JsonError;
 

@@ -172,7 +172,7 @@ fn activity_messages_do_not_define_the_type() {
         r#"{"id":"x","role":"activity","activityType":"a","content":{},"encryptedValueType":"k"}"#,
     )
     .unwrap();
-    assert_eq!(m.extra().get("encryptedValueType"), Some(&json!("k")));
+    assert_eq!(m.extra().get("encryptedValueType"), Some(json!("k")));
 }
 
 // ---- protobuf ----------------------------------------------------------------------
@@ -288,7 +288,7 @@ fn protobuf_type_on_an_activity_message_is_an_unknown_key() {
     assert!(matches!(s.messages[0], Message::Activity(_)));
     assert_eq!(
         s.messages[0].extra().get("encryptedValueType"),
-        Some(&json!("k"))
+        Some(json!("k"))
     );
 }
 

@@ -2,15 +2,18 @@
 //! is parsed, for [`ServerConfig::memory_budget`](crate::ServerConfig::memory_budget),
 //! and the permits a run takes from that budget (and from the run count) while it runs.
 //!
-//! The large free-form JSON of a request (`state`, `forwardedProps`, tool parameters,
-//! resume payloads) is kept as canonical text ([`agui_core::JsonText`]), which costs its
-//! length whatever its shape; the estimate counts it as three times its length (the text
-//! is written into a growing buffer, then copied once into its shared form).
+//! A request's free-form JSON (`state`, `forwardedProps`, tool parameters, resume
+//! payloads, metadata, unknown keys) is kept as canonical text ([`agui_core::JsonText`]),
+//! which costs its length whatever its shape; the estimate counts it as three times its
+//! length (the text is written into a growing buffer, then copied once into its shared
+//! form).
 //!
-//! The rest (messages, and the smaller free-form JSON: metadata, unknown keys) is parsed
-//! into structures and `serde_json::Value` trees whose size depends on the JSON's shape,
-//! not its length: one long string costs about its length, while `[0,0,0,…]` costs some
-//! 36 times its length (each element is a 72-byte value, and vectors grow by doubling).
+//! The rest (messages, tools, context: the protocol's own objects, and an activity
+//! message's content) is parsed into structures whose size depends on the JSON's shape,
+//! not only its length. It is estimated as if it were parsed into `serde_json::Value`
+//! trees (an overestimate for the protocol's objects), where one long string costs about
+//! its length while `[0,0,0,…]` costs some 36 times its length (each element is a 72-byte
+//! value, and vectors grow by doubling).
 //! The estimate counts what the tree will hold (values, containers, object keys and
 //! string bytes) with the sizes of this build, then adds half again for the slack of
 //! growing vectors and maps, and the body itself (held while it is parsed). Measured
@@ -141,14 +144,35 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
     json.len() + tree + tree / 2 + 3 * kept_as_text
 }
 
+/// The keys of `RunAgentInput`.
+const INPUT_KEYS: &[&[u8]] = &[
+    b"threadId",
+    b"runId",
+    b"protocolVersion",
+    b"parentRunId",
+    b"state",
+    b"messages",
+    b"tools",
+    b"context",
+    b"forwardedProps",
+    b"resume",
+];
+
 /// Whether the value of `key`, met at `depth` inside the top-level key `top`, is one the
-/// request keeps as text ([`agui_core::JsonText`]): `state`, `forwardedProps`, a tool's
-/// `parameters`, a resume entry's `payload`.
+/// request keeps as text ([`agui_core::JsonText`]): `state`, `forwardedProps`, a key the
+/// input does not define, a tool's `parameters`, a resume entry's `payload`, and any
+/// `metadata` below the top level (messages', tool calls', parts', tools', resume
+/// entries'). Unknown keys deeper down are kept as text too, but are not told apart
+/// here: they are counted as parsed, which overestimates them.
 fn is_text_position(depth: usize, top: &[u8], key: &[u8]) -> bool {
     match depth {
-        1 => key == b"state" || key == b"forwardedProps",
-        3 => (top == b"tools" && key == b"parameters") || (top == b"resume" && key == b"payload"),
-        _ => false,
+        1 => key == b"state" || key == b"forwardedProps" || !INPUT_KEYS.contains(&key),
+        3 if (top == b"tools" && key == b"parameters")
+            || (top == b"resume" && key == b"payload") =>
+        {
+            true
+        }
+        d => d >= 3 && key == b"metadata",
     }
 }
 
@@ -254,10 +278,10 @@ mod tests {
         // Three numbers in an array: four values, one container.
         assert_eq!(tree_of("[1, -2, 30]"), (4 * VALUE + CONTAINER) * 3 / 2);
         // A key and a string value: the key is not a value.
-        let one = tree_of(r#"{"ab":"cde"}"#);
+        let one = tree_of(r#"{"runId":"cde"}"#);
         assert_eq!(
             one,
-            (2 * VALUE + CONTAINER + ENTRY + ALLOC + 2 * ALLOC + 5) * 3 / 2
+            (2 * VALUE + CONTAINER + ENTRY + ALLOC + 2 * ALLOC + 8) * 3 / 2
         );
         // Escapes and structural bytes inside strings count as text.
         assert_eq!(tree_of(r#"["a\"b,[{"]"#), tree_of(r#"["abcdefg"]"#));
@@ -283,14 +307,28 @@ mod tests {
         let cost = parsed_cost(as_state.as_bytes());
         assert!(cost < 5 * as_state.len(), "{cost} for {}", as_state.len());
         for (top, inner) in [("tools", "parameters"), ("resume", "payload")] {
-            let body = format!(r#"{{"messages":[],"{top}":[{{"name":"x","{inner}":{{"a":[{zeros}]}}}}]}}"#);
+            let body = format!(
+                r#"{{"messages":[],"{top}":[{{"name":"x","{inner}":{{"a":[{zeros}]}}}}]}}"#
+            );
             let cost = parsed_cost(body.as_bytes());
             assert!(cost < 5 * body.len(), "{top}: {cost} for {}", body.len());
         }
-        // The same JSON anywhere else is parsed, and costs what its tree costs.
         for body in [
-            format!(r#"{{"messages":[],"metadata":[{zeros}]}}"#),
-            format!(r#"{{"messages":[],"x":{{"state":[{zeros}]}}}}"#),
+            format!(r#"{{"messages":[{{"id":"u","metadata":{{"a":[{zeros}]}}}}]}}"#),
+            format!(r#"{{"messages":[],"x-unknown":[{zeros}]}}"#),
+            format!(
+                r#"{{"messages":[{{"id":"u","content":[{{"type":"text","text":"x","metadata":[{zeros}]}}]}}]}}"#
+            ),
+        ] {
+            let cost = parsed_cost(body.as_bytes());
+            assert!(cost < 5 * body.len(), "{cost} for {body:.60}");
+        }
+        // The same JSON where the request parses it costs what its tree costs.
+        for body in [
+            format!(r#"{{"messages":[{zeros}]}}"#),
+            format!(
+                r#"{{"messages":[{{"id":"u","role":"activity","content":{{"a":[{zeros}]}}}}]}}"#
+            ),
             format!(r#"{{"messages":[],"tools":[{{"name":"x","payload":[{zeros}]}}]}}"#),
         ] {
             assert!(parsed_cost(body.as_bytes()) > 30 * body.len(), "{body:.60}");
@@ -298,8 +336,8 @@ mod tests {
         // A value with brackets, commas and escaped quotes in its strings is skipped
         // whole: what follows it is counted as it would be after any other value.
         let v = r#"{"a\"}":"]}\\\"","b":[1,"],"]}"#;
-        let tricky = format!(r#"{{"state":{v},"x":[0,0,0]}}"#);
-        let plain = r#"{"state":0,"x":[0,0,0]}"#;
+        let tricky = format!(r#"{{"state":{v},"messages":[0,0,0]}}"#);
+        let plain = r#"{"state":0,"messages":[0,0,0]}"#;
         assert_eq!(
             parsed_cost(tricky.as_bytes()) - tricky.len() - 3 * v.len(),
             parsed_cost(plain.as_bytes()) - plain.len() - 3

@@ -847,10 +847,11 @@ async fn large_runs_beyond_the_memory_budget_are_refused() {
     );
     let s = start(app, shutdown).await;
     let big = |thread: &str| {
-        let mut b = body(thread, "r", json!([]));
-        // 80 KB of JSON that parses into 40,000 values (some 4.6 MB counted).
-        b["state"] = json!(vec![0; 40_000]);
-        b
+        // 230 KB of JSON that parses into 5,000 messages (some 5 MB counted).
+        let messages: Vec<serde_json::Value> = (0..5_000)
+            .map(|i| json!({"id": format!("m{i}"), "role": "user", "content": "x"}))
+            .collect();
+        body(thread, "r", json!(messages))
     };
     let mut first = post(s.addr, "/copilotkit/agent/g/run", &big("t1")).await;
     first

@@ -384,8 +384,8 @@ async fn the_reference_negotiation_stays_available() {
 /// The memory amplification attack: large request bodies, many at once. Each run is
 /// counted at what its request costs once parsed (estimated from its JSON's shape, plus
 /// 256 KiB) against the memory budget while it streams: a run that does not fit is
-/// refused with 503, small runs still fit, and a fragmented body (an array of zeros)
-/// counts far more than a string of the same length.
+/// refused with 503, small runs still fit, and a body of many small parsed objects
+/// counts far more than free-form JSON of the same length (kept as text).
 #[tokio::test]
 async fn large_requests_beyond_the_memory_budget_are_refused() {
     use std::sync::Arc;
@@ -412,15 +412,17 @@ async fn large_requests_beyond_the_memory_budget_are_refused() {
         .shutdown(shutdown.clone())
         .into_router();
     let srv = common::start(router, shutdown).await;
-    // 80 KB of JSON that parses into 40,000 values (some 4.6 MB counted).
+    // 230 KB of JSON that parses into 5,000 messages (some 5 MB counted).
+    let messages: Vec<serde_json::Value> = (0..5_000)
+        .map(|i| serde_json::json!({"id": format!("m{i}"), "role": "user", "content": "x"}))
+        .collect();
     let big = serde_json::json!({
-        "threadId": "t", "runId": "r", "messages": [],
-        "state": vec![0; 40_000],
+        "threadId": "t", "runId": "r", "messages": messages,
     });
-    // A longer body that is one string: counted at about 2.5 times its length.
-    let long = serde_json::json!({
+    // A longer body that is free-form JSON (kept as text): counted at 4 times its length.
+    let free_form = serde_json::json!({
         "threadId": "t", "runId": "r3", "messages": [],
-        "state": { "blob": "x".repeat(1_000_000) },
+        "state": { "blob": vec![0; 250_000] },
     });
     let small = common::input("t", "r2", "hi");
     let mut first = Client::post_json(srv.addr, "/held", &big).await;
@@ -434,8 +436,11 @@ async fn large_requests_beyond_the_memory_budget_are_refused() {
     assert_eq!(second.json().await["error"]["code"], "memory_budget");
     let mut third = Client::post_json(srv.addr, "/held", &small).await;
     assert_eq!(third.status, 200, "a small run still fits");
-    let mut fourth = Client::post_json(srv.addr, "/held", &long).await;
-    assert_eq!(fourth.status, 200, "a long string is cheap to hold");
+    let mut fourth = Client::post_json(srv.addr, "/held", &free_form).await;
+    assert_eq!(
+        fourth.status, 200,
+        "free-form JSON is cheap to hold, whatever its shape"
+    );
     gate.add_permits(3);
     assert!(!third.events().await.is_empty());
     fourth.events().await;

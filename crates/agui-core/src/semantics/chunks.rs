@@ -491,7 +491,7 @@ impl ChunkExpander {
                     }
                 }
                 if !extra.is_empty() {
-                    last.extra_mut().extend(extra);
+                    last.extra_mut().extend(extra.into());
                 }
             }
         }

@@ -24,6 +24,7 @@ use serde_json::{json, Map, Value};
 use crate::event::{Custom, Event};
 use crate::semantics::ProtocolVersion;
 use crate::types::{Content, ContentPart, Message, PartSource};
+use crate::JsonText;
 
 /// One outgoing event after [`Downgrade::apply`].
 // The large variant is the common one: boxing it would allocate once per event.
@@ -173,8 +174,8 @@ fn binary_part(part: &Value) -> Option<Value> {
         out.insert("id".into(), json!(id));
     }
     out.insert(key.into(), json!(value));
-    if let Some(name) = media
-        .metadata
+    let metadata = media.metadata.as_ref().map(JsonText::to_value);
+    if let Some(name) = metadata
         .as_ref()
         .and_then(|m| m.get("filename"))
         .and_then(Value::as_str)

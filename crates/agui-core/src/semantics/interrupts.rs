@@ -222,7 +222,7 @@ pub fn build_resume_array<K: Into<String>>(
                     ResumeStatus::Resolved => r.payload.as_ref().map(crate::JsonText::from),
                     ResumeStatus::Cancelled => None,
                 },
-                metadata: r.metadata.clone(),
+                metadata: r.metadata.clone().map(Into::into),
                 ..ResumeEntry::wire_blank()
             })
         })

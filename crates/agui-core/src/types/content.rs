@@ -3,9 +3,8 @@
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::Value;
 
-use crate::wire::de::NotNullValue;
+use crate::{JsonText, NotNullText};
 
 wire_struct! {
     /// A text part.
@@ -15,7 +14,7 @@ wire_struct! {
         /// The text.
         req text: String = "text",
         /// Any JSON except `null`.
-        opt metadata: Value = "metadata" via NotNullValue,
+        opt metadata: JsonText = "metadata" via NotNullText,
     }
 }
 
@@ -28,7 +27,7 @@ wire_struct! {
         /// Where the bytes are.
         req source: PartSource = "source",
         /// Any JSON except `null` (not restricted to objects).
-        opt metadata: Value = "metadata" via NotNullValue,
+        opt metadata: JsonText = "metadata" via NotNullText,
     }
 }
 

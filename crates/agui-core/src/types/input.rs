@@ -1,8 +1,7 @@
 //! The request body of a run, and what it carries besides messages.
 
 use super::{Message, Tool};
-use crate::JsonObject;
-use crate::{JsonText, NotNullText};
+use crate::{JsonText, NotNullText, ObjectText};
 use serde::{Deserialize, Serialize};
 
 wire_struct! {
@@ -47,7 +46,7 @@ wire_struct! {
         /// The answer (any JSON but `null`), kept as text.
         opt payload: JsonText = "payload" via NotNullText,
         /// Envelope data (signatures, routing).
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
     }
 }
 

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Content, ToolCall};
 use crate::JsonObject;
+use crate::{JsonText, ObjectText};
 
 /// Every role a message may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -80,7 +81,7 @@ wire_struct! {
         /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
         opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
         /// The text.
         req content: String = "content",
     }
@@ -100,7 +101,7 @@ wire_struct! {
         /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
         opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
         /// The text.
         req content: String = "content",
     }
@@ -120,7 +121,7 @@ wire_struct! {
         /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
         opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
         /// The text.
         opt content: String = "content",
         /// Tool calls the message made.
@@ -142,7 +143,7 @@ wire_struct! {
         /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
         opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
         /// Text or parts.
         req content: Content = "content",
     }
@@ -166,7 +167,7 @@ wire_struct! {
         /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
         opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
     }
 }
 
@@ -182,7 +183,7 @@ wire_struct! {
         /// The activity's content (a JSON object).
         req content: JsonObject = "content",
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
     }
 }
 
@@ -200,7 +201,7 @@ wire_struct! {
         /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
         opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
     }
 }
 
@@ -244,11 +245,11 @@ macro_rules! message_accessors {
                 match self { $(Message::$variant(m) => &mut m.subagent_run_id,)* }
             }
             /// The message metadata, if any.
-            pub fn metadata(&self) -> Option<&JsonObject> {
+            pub fn metadata(&self) -> Option<&JsonText> {
                 match self { $(Message::$variant(m) => m.metadata.as_ref(),)* }
             }
             /// The message metadata, mutably.
-            pub fn metadata_mut(&mut self) -> &mut Option<JsonObject> {
+            pub fn metadata_mut(&mut self) -> &mut Option<JsonText> {
                 match self { $(Message::$variant(m) => &mut m.metadata,)* }
             }
         }

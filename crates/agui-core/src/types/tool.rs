@@ -2,8 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::JsonObject;
-use crate::{JsonText, NotNullText};
+use crate::{JsonText, NotNullText, ObjectText};
 
 wire_struct! {
     /// A tool the agent may call.
@@ -15,7 +14,7 @@ wire_struct! {
         /// JSON Schema of the arguments (opaque; any JSON but `null`), kept as text.
         opt parameters: JsonText = "parameters" via NotNullText,
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
     }
 }
 
@@ -68,7 +67,7 @@ wire_struct! {
         /// What kind of artefact `encrypted_value` is (open vocabulary, new in 1.1).
         opt encrypted_value_type: String = "encryptedValueType",
         /// Extra information.
-        opt metadata: JsonObject = "metadata",
+        opt metadata: JsonText = "metadata" via ObjectText,
     }
 }
 

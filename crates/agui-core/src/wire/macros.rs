@@ -249,7 +249,7 @@ macro_rules! wire_struct {
                 skip: &'static str,
             ) -> ::core::result::Result<Self, A::Error> {
                 $( let mut $field: ::core::option::Option<$ty> = None; )*
-                let mut extra = $crate::JsonObject::new();
+                let mut extra = $crate::json_text::ObjectCollector::default();
                 while let Some(key) = map.next_key::<$crate::wire::de::Key<'de>>()? {
                     let key = key.as_str();
                     match key {
@@ -263,15 +263,14 @@ macro_rules! wire_struct {
                             $crate::wire::de::check_repeated_tag::<A::Error>(skip, again.as_str())?;
                         }
                         _ => {
-                            let v: ::serde_json::Value = map.next_value()?;
                             $crate::wire::de::note_unknown_key();
-                            extra.insert(key.to_owned(), v);
+                            extra.entry(key, &mut map)?;
                         }
                     }
                 }
                 Ok($name {
                     $( $field: wire_finish!($kind, $field, $key), )*
-                    extra: extra.into(),
+                    extra: $crate::Extra::from_text(extra.finish()),
                 })
             }
 
@@ -292,8 +291,8 @@ macro_rules! wire_struct {
                         }
                     }
                 )*
-                for (k, v) in &self.extra {
-                    ::serde::ser::SerializeMap::serialize_entry(map, k, v)?;
+                for (k, v) in self.extra.entries() {
+                    ::serde::ser::SerializeMap::serialize_entry(map, &*k, v)?;
                 }
                 Ok(())
             }
@@ -372,7 +371,7 @@ macro_rules! wire_union {
             }
 
             /// Unknown keys carried by this member.
-            pub fn extra(&self) -> &$crate::JsonObject {
+            pub fn extra(&self) -> &$crate::Extra {
                 match self {
                     $( $name::$variant(v) => &v.extra, )*
                 }

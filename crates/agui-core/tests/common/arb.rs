@@ -99,7 +99,7 @@ pub fn media() -> impl Strategy<Value = MediaPart> {
         .prop_map(|(id, source, metadata, extra)| MediaPart {
             id,
             source,
-            metadata,
+            metadata: metadata.map(Into::into),
             extra: extra.into(),
         })
 }
@@ -115,7 +115,7 @@ pub fn part() -> impl Strategy<Value = ContentPart> {
             .prop_map(|(id, text, metadata, extra)| ContentPart::Text(TextPart {
                 id,
                 text,
-                metadata,
+                metadata: metadata.map(Into::into),
                 extra: extra.into()
             })),
         media().prop_map(ContentPart::Image),
@@ -154,7 +154,7 @@ pub fn tool_call() -> impl Strategy<Value = ToolCall> {
                     },
                     encrypted_value,
                     encrypted_value_type,
-                    metadata,
+                    metadata: metadata.map(Into::into),
                     extra: extra.into(),
                 }
             },
@@ -180,7 +180,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 name,
                 encrypted_value: ev,
                 encrypted_value_type: evt,
-                metadata: md,
+                metadata: md.map(Into::into),
                 content,
                 extra: extra.into(),
             })
@@ -192,7 +192,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 name,
                 encrypted_value: ev,
                 encrypted_value_type: evt,
-                metadata: md,
+                metadata: md.map(Into::into),
                 content,
                 extra: extra.into(),
             })
@@ -210,7 +210,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                     name,
                     encrypted_value: ev,
                     encrypted_value_type: evt,
-                    metadata: md,
+                    metadata: md.map(Into::into),
                     content,
                     tool_calls,
                     extra: extra.into(),
@@ -223,7 +223,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 name,
                 encrypted_value: ev,
                 encrypted_value_type: evt,
-                metadata: md,
+                metadata: md.map(Into::into),
                 content,
                 extra: extra.into(),
             })
@@ -238,7 +238,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                     error,
                     encrypted_value: ev,
                     encrypted_value_type: evt,
-                    metadata: md,
+                    metadata: md.map(Into::into),
                     extra: extra.into()
                 }
             )
@@ -250,7 +250,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                     id,
                     activity_type,
                     content,
-                    metadata: md,
+                    metadata: md.map(Into::into),
                     extra: extra.into()
                 }
             )
@@ -262,7 +262,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 content,
                 encrypted_value: ev,
                 encrypted_value_type: evt,
-                metadata: md,
+                metadata: md.map(Into::into),
                 extra: extra.into(),
             })
         }),
@@ -394,7 +394,7 @@ pub fn input() -> impl Strategy<Value = RunAgentInput> {
                         name,
                         description,
                         parameters: parameters.map(Into::into),
-                        metadata,
+                        metadata: metadata.map(Into::into),
                         extra: Default::default(),
                     })
                     .collect(),
@@ -413,7 +413,7 @@ pub fn input() -> impl Strategy<Value = RunAgentInput> {
                                 ResumeStatus::Cancelled
                             },
                             payload: payload.map(Into::into),
-                            metadata,
+                            metadata: metadata.map(Into::into),
                             extra: Default::default(),
                         })
                         .collect()

@@ -33,6 +33,13 @@ fn object_value(v: &Option<JsonObject>) -> Option<PbValue> {
     v.as_ref().map(|o| PbValue::of(Json::Object(o.clone())))
 }
 
+fn text_strukt(v: &Option<crate::JsonText>) -> Option<PbStruct> {
+    match v.as_ref().map(crate::JsonText::to_value) {
+        Some(Json::Object(o)) => Some(PbStruct(o)),
+        _ => None,
+    }
+}
+
 fn strukt(v: &Option<JsonObject>) -> Option<PbStruct> {
     v.as_ref().map(|o| PbStruct(o.clone()))
 }
@@ -136,7 +143,7 @@ fn part(p: &ContentPart) -> pb::InputContent {
         ($pb:ident, $m:expr) => {
             pb::$pb {
                 source: Some(source(&$m.source)),
-                metadata: value(&$m.metadata),
+                metadata: text(&$m.metadata),
                 id: $m.id.clone(),
             }
         };
@@ -146,7 +153,7 @@ fn part(p: &ContentPart) -> pb::InputContent {
             ContentPart::Text(t) => Part::Text(pb::TextInputPart {
                 text: t.text.clone(),
                 id: t.id.clone(),
-                metadata: value(&t.metadata),
+                metadata: text(&t.metadata),
             }),
             ContentPart::Image(m) => Part::Image(media!(ImageInputPart, m)),
             ContentPart::Audio(m) => Part::Audio(media!(AudioInputPart, m)),
@@ -172,7 +179,7 @@ fn tool_call(t: &ToolCall) -> pb::ToolCall {
             name: t.function.name.clone(),
             arguments: t.function.arguments.clone(),
         }),
-        metadata: strukt(&t.metadata),
+        metadata: text_strukt(&t.metadata),
         encrypted_value: t.encrypted_value.clone(),
         encrypted_value_type: t.encrypted_value_type.clone(),
     }
@@ -182,7 +189,7 @@ fn message(m: &Message) -> pb::Message {
     let mut w = pb::Message {
         id: m.id().to_owned(),
         role: m.role().as_str().to_owned(),
-        metadata: strukt(&m.metadata().cloned()),
+        metadata: text_strukt(&m.metadata().cloned()),
         subagent_run_id: m.subagent_run_id().map(str::to_owned),
         ..Default::default()
     };
@@ -246,7 +253,7 @@ fn run_agent_input(i: &RunAgentInput) -> pb::RunAgentInput {
                 name: t.name.clone(),
                 description: t.description.clone(),
                 parameters: text(&t.parameters),
-                metadata: strukt(&t.metadata),
+                metadata: text_strukt(&t.metadata),
             })
             .collect(),
         context: i
@@ -270,7 +277,7 @@ fn run_agent_input(i: &RunAgentInput) -> pb::RunAgentInput {
                 }
                 .to_owned(),
                 payload: text(&r.payload),
-                metadata: strukt(&r.metadata),
+                metadata: text_strukt(&r.metadata),
             })
             .collect(),
         protocol_version: i.protocol_version.clone(),

@@ -141,6 +141,13 @@ impl W<'_> {
     }
 
     /// A `google.protobuf.Struct` field, when there is an object.
+    fn text_strukt(&mut self, tag: u32, o: Option<&crate::JsonText>) {
+        if let Some(Json::Object(o)) = o.map(crate::JsonText::to_value) {
+            self.msg(tag, |w| encode_struct_body(&o, w.0));
+        }
+    }
+
+    /// A `google.protobuf.Struct` field, when there is one.
     fn strukt(&mut self, tag: u32, o: Option<&JsonObject>) {
         if let Some(o) = o {
             self.msg(tag, |w| encode_struct_body(o, w.0));
@@ -225,7 +232,7 @@ impl W<'_> {
         let media = |w: &mut Self, arm: u32, m: &MediaPart| {
             w.msg(arm, |w| {
                 w.source(1, &m.source);
-                w.value(2, m.metadata.as_ref());
+                w.text(2, m.metadata.as_ref());
                 w.opt_str(3, m.id.as_deref());
             });
         };
@@ -233,7 +240,7 @@ impl W<'_> {
             ContentPart::Text(t) => w.msg(1, |w| {
                 w.str(1, &t.text);
                 w.opt_str(2, t.id.as_deref());
-                w.value(3, t.metadata.as_ref());
+                w.text(3, t.metadata.as_ref());
             }),
             ContentPart::Image(m) => media(w, 2, m),
             ContentPart::Audio(m) => media(w, 3, m),
@@ -250,7 +257,7 @@ impl W<'_> {
                 w.str(1, &t.function.name);
                 w.str(2, &t.function.arguments);
             });
-            w.strukt(4, t.metadata.as_ref());
+            w.text_strukt(4, t.metadata.as_ref());
             w.opt_str(5, t.encrypted_value.as_deref());
             w.opt_str(6, t.encrypted_value_type.as_deref());
         });
@@ -333,7 +340,7 @@ impl W<'_> {
             for p in parts {
                 w.part(8, p);
             }
-            w.strukt(9, m.metadata());
+            w.text_strukt(9, m.metadata());
             w.opt_str(10, m.subagent_run_id());
             w.opt_str(11, encrypted.0);
             w.opt_str(12, activity.map(|a| a.0));
@@ -356,7 +363,7 @@ impl W<'_> {
                     w.str(1, &t.name);
                     w.str(2, &t.description);
                     w.text(3, t.parameters.as_ref());
-                    w.strukt(4, t.metadata.as_ref());
+                    w.text_strukt(4, t.metadata.as_ref());
                 });
             }
             for c in &i.context {
@@ -377,7 +384,7 @@ impl W<'_> {
                         },
                     );
                     w.text(3, r.payload.as_ref());
-                    w.strukt(4, r.metadata.as_ref());
+                    w.text_strukt(4, r.metadata.as_ref());
                 });
             }
             w.opt_str(10, i.protocol_version.as_deref());

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::event::*;
 use crate::types::*;
-use crate::JsonObject;
+use crate::{JsonObject, JsonText};
 
 use super::patch::{apply_patch, apply_patch_optional};
 
@@ -86,18 +86,21 @@ pub struct Reducer {
     applied: usize,
 }
 
-fn merge_metadata(target: &mut Option<JsonObject>, incoming: Option<JsonObject>) -> bool {
+/// Merges an event's metadata into a message's or a tool call's (the event's keys win).
+fn merge_metadata(target: &mut Option<JsonText>, incoming: Option<JsonObject>) -> bool {
     match incoming {
         None => false,
         Some(inc) => {
-            match target {
-                Some(t) => {
+            let merged = match target.as_ref().map(JsonText::to_value) {
+                Some(serde_json::Value::Object(mut t)) => {
                     for (k, v) in inc {
                         t.insert(k, v);
                     }
+                    t
                 }
-                None => *target = Some(inc),
-            }
+                _ => inc,
+            };
+            *target = Some(JsonText::from(merged));
             true
         }
     }

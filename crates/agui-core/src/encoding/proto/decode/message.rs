@@ -44,7 +44,8 @@ fn part(p: pb::InputContent) -> R<Option<ContentPart>> {
                 Some(source) => Some(ContentPart::$variant(MediaPart {
                     id: p.id,
                     source,
-                    metadata: not_null(p.metadata, concat!($kind, " part metadata"))?,
+                    metadata: not_null(p.metadata, concat!($kind, " part metadata"))?
+                        .map(Into::into),
                     ..MediaPart::wire_blank()
                 })),
             }
@@ -54,7 +55,7 @@ fn part(p: pb::InputContent) -> R<Option<ContentPart>> {
         Some(Part::Text(t)) => Some(ContentPart::Text(TextPart {
             id: t.id,
             text: t.text,
-            metadata: not_null(t.metadata, "text part metadata")?,
+            metadata: not_null(t.metadata, "text part metadata")?.map(Into::into),
             ..TextPart::wire_blank()
         })),
         Some(Part::Image(p)) => media!(Image, p, "image"),
@@ -93,7 +94,7 @@ fn tool_call(t: pb::ToolCall) -> R<ToolCall> {
         },
         encrypted_value: t.encrypted_value,
         encrypted_value_type: t.encrypted_value_type,
-        metadata: strukt(t.metadata),
+        metadata: strukt(t.metadata).map(Into::into),
         ..ToolCall::wire_blank()
     })
 }
@@ -194,7 +195,7 @@ fn message(m: pb::Message) -> R<Message> {
             name,
             encrypted_value,
             encrypted_value_type,
-            metadata,
+            metadata: metadata.map(Into::into),
             content: content.ok_or_else(|| missing("content"))?,
             extra: extra.into(),
         }),
@@ -204,7 +205,7 @@ fn message(m: pb::Message) -> R<Message> {
             name,
             encrypted_value,
             encrypted_value_type,
-            metadata,
+            metadata: metadata.map(Into::into),
             content: content.ok_or_else(|| missing("content"))?,
             extra: extra.into(),
         }),
@@ -214,7 +215,7 @@ fn message(m: pb::Message) -> R<Message> {
             name,
             encrypted_value,
             encrypted_value_type,
-            metadata,
+            metadata: metadata.map(Into::into),
             content,
             tool_calls,
             extra: extra.into(),
@@ -225,7 +226,7 @@ fn message(m: pb::Message) -> R<Message> {
             name,
             encrypted_value,
             encrypted_value_type,
-            metadata,
+            metadata: metadata.map(Into::into),
             content: match content {
                 Some(s) => Content::Text(s),
                 None => Content::Parts(parts(content_parts)?),
@@ -243,7 +244,7 @@ fn message(m: pb::Message) -> R<Message> {
             error,
             encrypted_value,
             encrypted_value_type,
-            metadata,
+            metadata: metadata.map(Into::into),
             extra: extra.into(),
         }),
         "activity" => Message::Activity(ActivityMessage {
@@ -251,7 +252,7 @@ fn message(m: pb::Message) -> R<Message> {
             id,
             activity_type: activity_type.ok_or_else(|| missing("activityType"))?,
             content: strukt(m.activity_content).ok_or_else(|| missing("content"))?,
-            metadata,
+            metadata: metadata.map(Into::into),
             extra: extra.into(),
         }),
         _ => Message::Reasoning(ReasoningMessage {
@@ -260,7 +261,7 @@ fn message(m: pb::Message) -> R<Message> {
             content: content.ok_or_else(|| missing("content"))?,
             encrypted_value,
             encrypted_value_type,
-            metadata,
+            metadata: metadata.map(Into::into),
             extra: extra.into(),
         }),
     })
@@ -287,7 +288,7 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
                     name: t.name,
                     description: t.description,
                     parameters: not_null(t.parameters, "tool parameters")?.map(JsonText::from),
-                    metadata: strukt(t.metadata),
+                    metadata: strukt(t.metadata).map(Into::into),
                     ..Tool::wire_blank()
                 })
             })
@@ -315,7 +316,7 @@ pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
                             other => return Err(format!("resume status {other:?} is not valid")),
                         },
                         payload: not_null(r.payload, "resume payload")?.map(JsonText::from),
-                        metadata: strukt(r.metadata),
+                        metadata: strukt(r.metadata).map(Into::into),
                         ..ResumeEntry::wire_blank()
                     })
                 })

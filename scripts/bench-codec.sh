@@ -46,6 +46,11 @@ ep, eps = mean_ns("codec", "encode_proto"), mean_ns("codec", "encode_proto-via-s
 row("encode protobuf via the prost structs", eps, sizes["proto"], ec)
 if ep and eps:
     print(f"\n  protobuf encode straight from our types: {eps / ep:.2f}x as fast as via the prost structs")
+fr, ft = mean_ns("free_form", "read_serde_value"), mean_ns("free_form", "read_json_text")
+fw, fx = mean_ns("free_form", "write_serde_value"), mean_ns("free_form", "write_json_text")
+if fr and ft and fw and fx:
+    print(f"\n  free-form JSON (1 MB of state): kept as text read {fr / ft:.2f}x as fast as into a Value "
+          f"({ft / 1e6:.2f} vs {fr / 1e6:.2f} ms), written {fw / fx:.0f}x as fast")
 root = "bench/peers/target"
 pdc = mean_ns("peers", "decode_ceiling_serde_value", root)
 if pdc:

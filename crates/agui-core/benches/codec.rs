@@ -147,5 +147,43 @@ fn codec(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, codec);
+/// Free-form JSON (a request's `state`): read into a `serde_json::Value` tree, or kept as
+/// canonical text (`JsonText`), which is what a request's free-form JSON now is.
+fn free_form(c: &mut Criterion) {
+    // About 1 MB: records of strings, numbers, flags and small arrays, as application
+    // state tends to be.
+    let mut items = Vec::new();
+    for i in 0..6_000 {
+        items.push(serde_json::json!({
+            "id": format!("item-{i}"),
+            "title": "A line of text with some words in it",
+            "price": i as f64 * 1.25,
+            "count": i,
+            "tags": ["a", "bb", "ccc"],
+            "done": i % 3 == 0,
+            "owner": { "name": "someone", "since": 1_700_000_000_000u64 + i },
+        }));
+    }
+    let text = serde_json::to_string(&serde_json::json!({ "items": items })).unwrap();
+    let mut g = c.benchmark_group("free_form");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.measurement_time(Duration::from_secs(4));
+    g.bench_function("read/serde_value", |b| {
+        b.iter(|| black_box(serde_json::from_str::<serde_json::Value>(&text).unwrap()))
+    });
+    g.bench_function("read/json_text", |b| {
+        b.iter(|| black_box(serde_json::from_str::<agui_core::JsonText>(&text).unwrap()))
+    });
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let kept: agui_core::JsonText = serde_json::from_str(&text).unwrap();
+    g.bench_function("write/serde_value", |b| {
+        b.iter(|| black_box(agui_core::wire::to_canonical_string(&value)))
+    });
+    g.bench_function("write/json_text", |b| {
+        b.iter(|| black_box(agui_core::wire::to_canonical_string(&kept)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, codec, free_form);
 criterion_main!(benches);

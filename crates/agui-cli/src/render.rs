@@ -211,6 +211,6 @@ pub fn message_text(m: &Message) -> String {
         Message::System(s) => s.content.clone(),
         Message::Developer(d) => d.content.clone(),
         Message::Reasoning(r) => r.content.clone(),
-        Message::Activity(a) => Value::Object(a.content.clone()).to_string(),
+        Message::Activity(a) => a.content.as_str().to_owned(),
     }
 }

@@ -2,7 +2,7 @@
 //! attack: a 3.8 MB body whose free-form JSON is shaped to cost the most once parsed
 //! (`[0,0,…]` costs some 36 times its text as `serde_json::Value`), sent to an agent that
 //! ignores it and streams for a while, in every place a request carries free-form JSON:
-//! `state`, `forwardedProps`, tool parameters, metadata, unknown keys. The server's peak
+//! `state`, `forwardedProps`, tool parameters, metadata, activity content, unknown keys. The server's peak
 //! resident memory may grow by no more than a small constant times the body.
 
 mod common;
@@ -126,6 +126,14 @@ fn free_form_json_costs_a_small_constant_times_the_body_whatever_its_shape() {
             format!(
                 r#"{{"threadId":"t","runId":"r","messages":[{{"id":"u","role":"user","content":[{{"type":"text","text":"hello there","metadata":{}}}]}}]}}"#,
                 zeros(SIZE)
+            ),
+        ),
+        (
+            "activity message content [0,0,…]",
+            format!(
+                r#"{{"threadId":"t","runId":"r","messages":[{{"id":"a","role":"activity","activityType":"x","content":{{"a":{}}}}},{}]}}"#,
+                zeros(SIZE),
+                &MESSAGES[1..MESSAGES.len() - 1]
             ),
         ),
         (

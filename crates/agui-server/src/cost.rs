@@ -3,14 +3,13 @@
 //! and the permits a run takes from that budget (and from the run count) while it runs.
 //!
 //! A request's free-form JSON (`state`, `forwardedProps`, tool parameters, resume
-//! payloads, metadata, unknown keys) is kept as canonical text ([`agui_core::JsonText`]),
+//! payloads, metadata, activity content, unknown keys) is kept as canonical text ([`agui_core::JsonText`]),
 //! which costs its length whatever its shape; the estimate counts it as three times its
 //! length (the text is written into a growing buffer, then copied once into its shared
 //! form).
 //!
-//! The rest (messages, tools, context: the protocol's own objects, and an activity
-//! message's content) is parsed into structures whose size depends on the JSON's shape,
-//! not only its length. It is estimated as if it were parsed into `serde_json::Value`
+//! The rest (messages, tools, context: the protocol's own objects) is parsed into
+//! structures whose size depends on the JSON's shape, not only its length. It is estimated as if it were parsed into `serde_json::Value`
 //! trees (an overestimate for the protocol's objects), where one long string costs about
 //! its length while `[0,0,0,…]` costs some 36 times its length (each element is a 72-byte
 //! value, and vectors grow by doubling).
@@ -71,7 +70,12 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
                 if depth == 1 {
                     top_key = key;
                 }
-                if is_text_position(depth, top_key, key) {
+                let next = json[i + 1..]
+                    .iter()
+                    .copied()
+                    .find(|b| !b.is_ascii_whitespace())
+                    .unwrap_or(b' ');
+                if is_text_position(depth, top_key, key, next) {
                     // The value is kept as its canonical text: skip it, counting bytes.
                     let from = i + 1;
                     let end = skip_value(json, from);
@@ -158,17 +162,19 @@ const INPUT_KEYS: &[&[u8]] = &[
     b"resume",
 ];
 
-/// Whether the value of `key`, met at `depth` inside the top-level key `top`, is one the
-/// request keeps as text ([`agui_core::JsonText`]): `state`, `forwardedProps`, a key the
-/// input does not define, a tool's `parameters`, a resume entry's `payload`, and any
-/// `metadata` below the top level (messages', tool calls', parts', tools', resume
-/// entries'). Unknown keys deeper down are kept as text too, but are not told apart
-/// here: they are counted as parsed, which overestimates them.
-fn is_text_position(depth: usize, top: &[u8], key: &[u8]) -> bool {
+/// Whether the value of `key`, met at `depth` inside the top-level key `top` and
+/// starting with the byte `next`, is one the request keeps as text
+/// ([`agui_core::JsonText`]): `state`, `forwardedProps`, a key the input does not define,
+/// a tool's `parameters`, a resume entry's `payload`, an activity message's object
+/// `content`, and any `metadata` below the top level (messages', tool calls', parts',
+/// tools', resume entries'). Unknown keys deeper down are kept as text too, but are not
+/// told apart here: they are counted as parsed, which overestimates them.
+fn is_text_position(depth: usize, top: &[u8], key: &[u8], next: u8) -> bool {
     match depth {
         1 => key == b"state" || key == b"forwardedProps" || !INPUT_KEYS.contains(&key),
         3 if (top == b"tools" && key == b"parameters")
-            || (top == b"resume" && key == b"payload") =>
+            || (top == b"resume" && key == b"payload")
+            || (top == b"messages" && key == b"content" && next == b'{') =>
         {
             true
         }
@@ -319,6 +325,9 @@ mod tests {
             format!(
                 r#"{{"messages":[{{"id":"u","content":[{{"type":"text","text":"x","metadata":[{zeros}]}}]}}]}}"#
             ),
+            format!(
+                r#"{{"messages":[{{"id":"u","role":"activity","content":{{"a":[{zeros}]}}}}]}}"#
+            ),
         ] {
             let cost = parsed_cost(body.as_bytes());
             assert!(cost < 5 * body.len(), "{cost} for {body:.60}");
@@ -326,9 +335,7 @@ mod tests {
         // The same JSON where the request parses it costs what its tree costs.
         for body in [
             format!(r#"{{"messages":[{zeros}]}}"#),
-            format!(
-                r#"{{"messages":[{{"id":"u","role":"activity","content":{{"a":[{zeros}]}}}}]}}"#
-            ),
+            format!(r#"{{"messages":[{{"id":"u","role":"user","content":[{zeros}]}}]}}"#),
             format!(r#"{{"messages":[],"tools":[{{"name":"x","payload":[{zeros}]}}]}}"#),
         ] {
             assert!(parsed_cost(body.as_bytes()) > 30 * body.len(), "{body:.60}");

@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Content, ToolCall};
-use crate::JsonObject;
 use crate::{JsonText, ObjectText};
 
 /// Every role a message may have.
@@ -180,8 +179,8 @@ wire_struct! {
         req id: String = "id",
         /// Open vocabulary naming the kind of activity.
         req activity_type: String = "activityType",
-        /// The activity's content (a JSON object).
-        req content: JsonObject = "content",
+        /// The activity's content (a JSON object), kept as text.
+        req content: JsonText = "content" via ObjectText,
         /// Extra information.
         opt metadata: JsonText = "metadata" via ObjectText,
     }

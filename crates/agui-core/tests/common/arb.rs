@@ -249,7 +249,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                     subagent_run_id: s,
                     id,
                     activity_type,
-                    content,
+                    content: content.into(),
                     metadata: md.map(Into::into),
                     extra: extra.into()
                 }

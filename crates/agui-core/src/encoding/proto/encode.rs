@@ -228,7 +228,7 @@ fn message(m: &Message) -> pb::Message {
         }
         Message::Activity(a) => {
             w.activity_type = Some(a.activity_type.clone());
-            w.activity_content = Some(PbStruct(a.content.clone()));
+            w.activity_content = text_strukt(&Some(a.content.clone()));
         }
         Message::Reasoning(r) => {
             w.content = Some(r.content.clone());

@@ -274,7 +274,7 @@ impl W<'_> {
         let mut tool_call_id: Option<&str> = None;
         let mut error: Option<&str> = None;
         let mut encrypted: (Option<&str>, Option<&str>) = (None, None);
-        let mut activity: Option<(&str, &JsonObject)> = None;
+        let mut activity: Option<(&str, &crate::JsonText)> = None;
         match m {
             Message::Developer(d) => {
                 content = Some(&d.content);
@@ -344,7 +344,7 @@ impl W<'_> {
             w.opt_str(10, m.subagent_run_id());
             w.opt_str(11, encrypted.0);
             w.opt_str(12, activity.map(|a| a.0));
-            w.strukt(13, activity.map(|a| a.1));
+            w.text_strukt(13, activity.map(|a| a.1));
             w.opt_str(14, encrypted.1);
         });
     }

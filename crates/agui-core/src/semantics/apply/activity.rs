@@ -43,7 +43,7 @@ impl Reducer {
         let fresh = |e: &ActivitySnapshot| ActivityMessage {
             id: e.message_id.clone(),
             activity_type: e.activity_type.clone(),
-            content: e.content.clone(),
+            content: JsonText::from(e.content.clone()),
             subagent_run_id: e.subagent_run_id.clone(),
             ..ActivityMessage::wire_blank()
         };
@@ -63,7 +63,7 @@ impl Reducer {
                     Message::Activity(a) => {
                         if replace {
                             a.activity_type = e.activity_type;
-                            a.content = e.content;
+                            a.content = JsonText::from(e.content);
                             a.subagent_run_id = e.subagent_run_id;
                         }
                         merge_metadata(&mut a.metadata, e.metadata.map(|b| *b));
@@ -105,19 +105,20 @@ impl Reducer {
             out.updated = Some(i);
         }
         let touches_root = e.patch.iter().any(|op| op.path().is_empty());
-        let mut doc = Value::Object(std::mem::take(&mut a.content));
+        // The content is held as text: read, patched, written back.
+        let mut doc = a.content.to_value();
         let backup = touches_root.then(|| doc.clone());
         match apply_patch(&mut doc, e.patch) {
             Ok(()) => match doc {
                 Value::Object(o) => {
-                    a.content = o;
+                    a.content = JsonText::from(o);
                     a.activity_type = e.activity_type;
                     out.messages_changed = true;
                     out.updated = Some(i);
                 }
                 _ => {
                     if let Some(Value::Object(o)) = backup {
-                        a.content = o;
+                        a.content = JsonText::from(o);
                     }
                     warn(
                         out,
@@ -130,7 +131,7 @@ impl Reducer {
             },
             Err(err) => {
                 if let Value::Object(o) = doc {
-                    a.content = o;
+                    a.content = JsonText::from(o);
                 }
                 warn(
                     out,

@@ -251,7 +251,9 @@ fn message(m: pb::Message) -> R<Message> {
             subagent_run_id,
             id,
             activity_type: activity_type.ok_or_else(|| missing("activityType"))?,
-            content: strukt(m.activity_content).ok_or_else(|| missing("content"))?,
+            content: strukt(m.activity_content)
+                .map(JsonText::from)
+                .ok_or_else(|| missing("content"))?,
             metadata: metadata.map(Into::into),
             extra: extra.into(),
         }),

@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::{spawn_serve, Served};
+use common::{spawn_serve, status_kib, Served};
 
 fn serve() -> Served {
     spawn_serve(
@@ -17,15 +17,6 @@ fn serve() -> Served {
         &["--delay-ms", "0", "--store", "off"],
         &[("RUST_LOG", "warn")],
     )
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    s.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 fn fds(pid: u32) -> usize {

@@ -466,61 +466,17 @@ fn entries_of(out: &[u8], body: usize) -> Vec<(Range<usize>, Range<usize>)> {
     let mut i = body;
     while i < out.len() {
         let key_start = i;
-        i = skip_string(out, i);
+        i = crate::wire::string_end(out, i);
         let key = key_start..i;
         // The colon.
         i += 1;
         let value_start = i;
-        i = skip_value(out, i);
+        i = crate::wire::value_end(out, i);
         entries.push((key, value_start..i));
         // The comma.
         i += 1;
     }
     entries
-}
-
-/// From an opening quote to just past its closing quote.
-fn skip_string(text: &[u8], mut i: usize) -> usize {
-    i += 1;
-    while i < text.len() {
-        match text[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    text.len()
-}
-
-/// From a value's first byte to just past it (compact text: a value ends at a `,`, `}`
-/// or `]` outside it).
-fn skip_value(text: &[u8], mut i: usize) -> usize {
-    let mut depth = 0usize;
-    while i < text.len() {
-        match text[i] {
-            b'"' => {
-                i = skip_string(text, i);
-                if depth == 0 {
-                    return i;
-                }
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                if depth == 0 {
-                    return i;
-                }
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            b',' if depth == 0 => return i,
-            _ => {}
-        }
-        i += 1;
-    }
-    text.len()
 }
 
 /// Any JSON value but `null`, as [`JsonText`] (the reference refuses `null` for values

@@ -23,7 +23,6 @@
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use memchr::memchr2;
 
 use crate::error::ApiError;
 
@@ -78,7 +77,7 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
                 if is_text_position(depth, top_key, key, next) {
                     // The value is kept as its canonical text: skip it, counting bytes.
                     let from = i + 1;
-                    let end = skip_value(json, from);
+                    let end = agui_core::wire::value_end(json, from);
                     kept_as_text += end - from;
                     values += 1;
                     prev = b'"';
@@ -92,26 +91,12 @@ pub(crate) fn parsed_cost(json: &[u8]) -> usize {
         }
         match b {
             b'"' => {
-                // To the closing quote, over escapes.
+                // To the closing quote, over escapes (on a text that stops inside the
+                // string, its last byte: an estimate needs no more).
                 let start = i + 1;
-                let mut j = start;
-                loop {
-                    if j >= json.len() {
-                        j = json.len();
-                        break;
-                    }
-                    match memchr2(b'"', b'\\', &json[j..]) {
-                        Some(k) if json[j + k] == b'\\' => j += k + 2,
-                        Some(k) => {
-                            j += k;
-                            break;
-                        }
-                        None => {
-                            j = json.len();
-                            break;
-                        }
-                    }
-                }
+                let j = agui_core::wire::string_end(json, i)
+                    .saturating_sub(1)
+                    .max(start.min(json.len()));
                 pending = Some((start.min(j), j.saturating_sub(start)));
                 i = j + 1;
                 prev = b'"';
@@ -180,47 +165,6 @@ fn is_text_position(depth: usize, top: &[u8], key: &[u8], next: u8) -> bool {
         }
         d => d >= 3 && key == b"metadata",
     }
-}
-
-/// From just after a `:` to just past the value there (whitespace, a string, a nested
-/// container or a scalar); the end of the text when it stops first.
-fn skip_value(json: &[u8], mut i: usize) -> usize {
-    let mut depth = 0usize;
-    while i < json.len() {
-        match json[i] {
-            b'"' => {
-                i += 1;
-                while i < json.len() {
-                    match memchr2(b'"', b'\\', &json[i..]) {
-                        Some(k) if json[i + k] == b'\\' => i += k + 2,
-                        Some(k) => {
-                            i += k + 1;
-                            break;
-                        }
-                        None => return json.len(),
-                    }
-                }
-                if depth == 0 {
-                    return i.min(json.len());
-                }
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                if depth == 0 {
-                    return i;
-                }
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            b',' if depth == 0 => return i,
-            _ => {}
-        }
-        i += 1;
-    }
-    json.len()
 }
 
 /// What a running run holds of the server's limits (released when it ends).

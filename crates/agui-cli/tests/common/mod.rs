@@ -94,3 +94,13 @@ pub fn spawn_serve(wrapper: &[&str], args: &[&str], env: &[(&str, &str)]) -> Ser
         log,
     }
 }
+
+/// A `/proc/<pid>/status` field in KiB (`VmRSS:`, `VmHWM:`); 0 when unreadable.
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}

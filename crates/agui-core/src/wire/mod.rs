@@ -41,3 +41,83 @@ pub fn to_canonical_string<T: serde::Serialize + ?Sized>(value: &T) -> String {
     // The serializer writes UTF-8 only.
     String::from_utf8(out).unwrap_or_default()
 }
+
+/// Where the JSON string whose opening quote is at `quote` ends: just past its closing
+/// quote (over escapes), or the text's length when it stops first. It checks nothing: it
+/// is for moving over text already known to be JSON, or for estimating.
+pub fn string_end(json: &[u8], quote: usize) -> usize {
+    let mut i = quote + 1;
+    while i < json.len() {
+        match memchr::memchr2(b'"', b'\\', &json[i..]) {
+            Some(k) if json[i + k] == b'\\' => i += k + 2,
+            Some(k) => return i + k + 1,
+            None => break,
+        }
+    }
+    json.len()
+}
+
+/// Where the JSON value starting at `start` (whitespace before it allowed) ends: just
+/// past it for a string or a container, at the `,`, `}` or `]` after it for a number or
+/// a literal; the text's length when it stops first. Like [`string_end`], it checks
+/// nothing.
+pub fn value_end(json: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                i = string_end(json, i);
+                if depth == 0 {
+                    return i;
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 0 {
+                    return i;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b',' if depth == 0 => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    json.len()
+}
+
+#[cfg(test)]
+mod scan_tests {
+    #[test]
+    fn values_and_strings_end_where_they_end() {
+        // Keys and separators, then each value (escapes and brackets inside strings).
+        let parts = [
+            r#"{"k\"}":"#,
+            r#""]}\\\"""#,
+            r#", "n":"#,
+            " -1.5e3 ",
+            r#","a":"#,
+            r#"[1,{"b":"]"}]"#,
+            r#","z":"#,
+            "true",
+            "}",
+        ];
+        let text = parts.concat();
+        let t = text.as_bytes();
+        let mut at = 0;
+        for (i, part) in parts.iter().enumerate() {
+            if i % 2 == 1 {
+                assert_eq!(&text[at..super::value_end(t, at)], *part);
+            }
+            at += part.len();
+        }
+        assert_eq!(super::string_end(t, 1), parts[0].len() - 1);
+        assert_eq!(super::value_end(b"[1,2", 0), 4);
+        assert_eq!(super::string_end(b"\"ab\\", 0), 4);
+    }
+}

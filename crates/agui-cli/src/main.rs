@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod io;
+mod parallel;
 mod render;
 
 /// AG-UI 1.0 from the command line: decode, encode and check event streams.

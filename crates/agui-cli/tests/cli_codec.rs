@@ -111,3 +111,75 @@ fn malformed_protobuf_frame_is_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("event 1 (byte offset 1291)"), "{err}");
 }
+
+/// `agui decode --from sse` reads events on several threads. Its output, its error and
+/// the point where the error stops the output are those of one thread, whatever the
+/// count: for streams of many batches, with events of unknown types (skipped), an event
+/// of 2 MB (a batch cut by size), a malformed event, and a stream cut inside a frame.
+#[test]
+fn decoding_on_several_threads_gives_what_one_thread_gives() {
+    let mut clean = String::new();
+    for i in 0..5_000 {
+        let data = match i % 7 {
+            0 => format!(r#"{{"type":"FUTURE_EVENT","n":{i}}}"#),
+            3 if i == 2_502 => format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"{}"}}"#,
+                "x".repeat(2_000_000)
+            ),
+            _ => format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT", "messageId":"m{}","delta":"d\u00e9 \"{i}\"\n"}}"#,
+                i % 13
+            ),
+        };
+        clean.push_str(&format!("data: {data}\n\n"));
+        if i % 500 == 0 {
+            clean.push_str(": keep-alive\n\n");
+        }
+    }
+    // Event 3,501's message id becomes a number.
+    let malformed = clean.replacen(
+        &format!(r#""messageId":"m{}","delta":"d\u00e9 \"3501\""#, 3_501 % 13),
+        r#""messageId":7,"delta":"d\u00e9 \"3501\""#,
+        1,
+    );
+    assert_ne!(malformed, clean);
+    let cut = clean[..clean.len() - 20].to_owned();
+    let dir = std::env::temp_dir().join(format!("agui-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, stream) in [("clean", &clean), ("malformed", &malformed), ("cut", &cut)] {
+        let path = dir.join(name);
+        std::fs::write(&path, stream).unwrap();
+        let path = path.to_str().unwrap();
+        let run = |threads: &str| {
+            let out = agui(
+                &["decode", "--from", "sse", "--threads", threads, path],
+                b"",
+            );
+            // The skipped events' warnings (their order may differ), then the error.
+            let err = String::from_utf8_lossy(&out.stderr);
+            let skipped = err.matches("skipped an SSE event").count();
+            let last = err
+                .lines()
+                .rfind(|l| !l.contains("skipped an SSE event"))
+                .unwrap_or("")
+                .to_owned();
+            (out.status.code(), out.stdout, (skipped, last))
+        };
+        let one = run("1");
+        match name {
+            "clean" => assert_eq!(one.0, Some(0), "{:?}", one.2),
+            _ => assert_eq!(one.0, Some(2), "{name}: {:?}", one.2),
+        }
+        assert!(one.1.len() > 2_000_000, "{name}");
+        for threads in ["2", "3", "8"] {
+            let many = run(threads);
+            assert_eq!(many.0, one.0, "{name}, {threads} threads");
+            assert_eq!(many.2, one.2, "{name}, {threads} threads");
+            assert!(
+                many.1 == one.1,
+                "{name}, {threads} threads: the output differs"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -38,6 +38,10 @@ pub struct DecodeArgs {
     pub from: Format,
     /// Input file (standard input when absent or `-`).
     pub file: Option<PathBuf>,
+    /// Threads that read SSE events (framing and output stay in order; the output is
+    /// the same whatever the count). Default: the machine's cores, at most 8.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 /// Arguments of `agui encode`.
@@ -229,6 +233,13 @@ pub fn read_raw(
 /// `agui decode`.
 pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        usize::from,
+    );
+    if args.from == Format::Sse && threads > 1 {
+        return crate::parallel::decode_sse(&mut input, threads);
+    }
     let mut out = stdout();
     let mut buf = Vec::with_capacity(4096);
     let result = read_events(args.from, &mut input, |ev| {

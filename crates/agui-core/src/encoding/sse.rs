@@ -247,18 +247,15 @@ impl SseDecoder {
                 Ok(d) => d,
                 Err(e) => return Some(Err(e)),
             };
-            match parse_event(self.frame_data()) {
-                Ok(ev) => return Some(Ok(ev)),
-                Err(DecodeErrorKind::UnknownEventType(name)) if self.skip_unknown => {
-                    tracing::warn!(
-                        event_index = d.index,
-                        byte_offset = d.offset,
-                        event_type = name.as_deref().unwrap_or(""),
-                        "skipped an SSE event of a type protocol 1.0 does not define"
-                    );
+            match decode_data(self.frame_data(), d.index, d.offset) {
+                Err(e)
+                    if self.skip_unknown
+                        && matches!(e.kind, DecodeErrorKind::UnknownEventType(_)) =>
+                {
+                    warn_skipped(&e);
                     self.skipped += 1;
                 }
-                Err(kind) => return Some(Err(DecodeError::new(d.index, d.offset, kind))),
+                result => return Some(result),
             }
         }
     }
@@ -518,6 +515,32 @@ impl SseDecoder {
         }
         None
     }
+}
+
+/// Reads one SSE event's data (as [`SseDecoder::next_data`] gives it) as an AG-UI
+/// event, as [`SseDecoder::next`] reads it; an event of a type protocol 1.0 does not
+/// define is an [`UnknownEventType`](DecodeErrorKind::UnknownEventType) error, which
+/// the decoder skips (see [`warn_skipped`]). `index` and `offset` are the event's, for
+/// the error.
+///
+/// This lets a caller frame a stream on one thread and read its events on others.
+pub fn decode_data(data: &[u8], index: u64, offset: u64) -> Result<Event, DecodeError> {
+    parse_event(data).map_err(|kind| DecodeError::new(index, offset, kind))
+}
+
+/// Logs the warning the decoder logs when it skips an event of an unknown type (for a
+/// caller reading events with [`decode_data`], at the point where it skips one).
+pub fn warn_skipped(e: &DecodeError) {
+    let name = match &e.kind {
+        DecodeErrorKind::UnknownEventType(name) => name.as_deref().unwrap_or(""),
+        _ => return,
+    };
+    tracing::warn!(
+        event_index = e.index,
+        byte_offset = e.offset,
+        event_type = name,
+        "skipped an SSE event of a type protocol 1.0 does not define"
+    );
 }
 
 /// Reads one event's data as an AG-UI event.

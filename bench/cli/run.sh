@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Whole processes, same corpus, same run: `agui decode` / `agui verify` against the
 # reference packages (bench/cli/ref-cli.mjs over @ag-ui/client 1.0.0), timed by
-# hyperfine. Needs a release `agui` (built here unless AGUI_BIN names one), Node.js
-# with interop/'s packages installed (npm ci in interop/), python3 and hyperfine.
+# hyperfine (`agui decode --from sse` reads events on all cores by default; the
+# `--threads 1` row is the one-thread figure). Needs a release `agui` (built here
+# unless AGUI_BIN names one), Node.js with interop/'s packages installed (npm ci in
+# interop/), python3 and hyperfine.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
@@ -20,6 +22,7 @@ ref="node --experimental-default-type=module ref-cli.mjs"
 ln -sf "$root/interop/node_modules" node_modules
 hyperfine --warmup 1 --runs "${RUNS:-5}" --export-markdown data/last-run.md \
   -n "agui decode --from sse" "$AGUI_BIN decode --from sse data/events.sse > /dev/null" \
+  -n "agui decode --from sse --threads 1" "$AGUI_BIN decode --from sse --threads 1 data/events.sse > /dev/null" \
   -n "reference decode sse" "node ref-cli.mjs decode sse data/events.sse > /dev/null" \
   -n "agui verify --from sse" "$AGUI_BIN verify --from sse data/events.sse > /dev/null" \
   -n "reference verify sse" "node ref-cli.mjs verify sse data/events.sse > /dev/null 2>&1" \

@@ -1,8 +1,12 @@
-//! `agui decode --from sse` on several threads: this thread frames the stream (cheap,
-//! and in order), workers read batches of events and write their JSON Lines, and a
-//! writer puts the batches out in order. The output, the errors and the point where an
-//! error stops the output are those of the one-thread path; memory stays bounded (a few
-//! batches in flight).
+//! Reading SSE streams on several threads: this thread frames the stream (cheap, and in
+//! order) into batches, and workers read the batches' events.
+//! - `agui decode`: the workers also write the events' JSON Lines, and a writer puts the
+//!   batches out in order.
+//! - `agui verify` and `agui apply`: the workers read each event ahead as a typed event,
+//!   and this thread feeds them in order to the inbound pipeline.
+//!
+//! The output, the errors and the point where an error stops the output are those of
+//! the one-thread path; memory stays bounded (a few batches in flight).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -10,7 +14,10 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use agui_core::encoding::{sse, DecodeError, DecodeErrorKind, Encoding, EventDecoder, RawBody};
+use agui_core::wire::de::UnknownKeys;
+use agui_core::Event;
 
+use crate::cmd::codec::RawInput;
 use crate::io::{flush, stdout, CliError};
 
 /// Events in one batch, and the data bytes after which a batch is sent anyway.
@@ -123,52 +130,80 @@ fn frame(
     work: &SyncSender<Batch>,
     tokens: &Receiver<()>,
 ) -> Result<(), CliError> {
-    let mut dec = EventDecoder::new(Encoding::Sse);
-    let mut seq = 0;
-    let mut batch = Batch::new(seq);
-    let send = |batch: Batch| -> bool {
+    let mut framer = Framer::new();
+    while let Some(batch) = framer.next_batch(input)? {
         // No token: the writer has stopped (an error was written, or output closed).
-        tokens.recv().is_ok() && work.send(batch).is_ok()
-    };
-    loop {
-        let chunk = input.fill_buf().map_err(CliError::io("reading input"))?;
-        let eof = chunk.is_empty();
-        if eof {
-            dec.finish();
-        } else {
-            dec.push(chunk);
-            let n = chunk.len();
-            input.consume(n);
+        if tokens.recv().is_err() || work.send(batch).is_err() {
+            break;
         }
-        while let Some(raw) = dec.next_raw() {
-            match raw {
-                Ok(raw) => {
-                    if let RawBody::Json(data) = raw.body {
-                        let start = batch.data.len();
-                        batch.data.extend_from_slice(data);
-                        batch
-                            .events
-                            .push((start, batch.data.len(), raw.index, raw.offset));
+    }
+    Ok(())
+}
+
+/// Cuts an SSE stream into batches of framed events, in order.
+struct Framer {
+    dec: EventDecoder,
+    seq: u64,
+    /// The input has ended.
+    finished: bool,
+    /// The last batch has been given.
+    done: bool,
+}
+
+impl Framer {
+    fn new() -> Framer {
+        Framer {
+            dec: EventDecoder::new(Encoding::Sse),
+            seq: 0,
+            finished: false,
+            done: false,
+        }
+    }
+
+    /// The next batch: full, or the last one (which may carry the framing error that
+    /// ends the stream); `None` once the stream has ended.
+    fn next_batch(&mut self, input: &mut dyn BufRead) -> Result<Option<Batch>, CliError> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut batch = Batch::new(self.seq);
+        self.seq += 1;
+        loop {
+            while let Some(raw) = self.dec.next_raw() {
+                match raw {
+                    Ok(raw) => {
+                        if let RawBody::Json(data) = raw.body {
+                            let start = batch.data.len();
+                            batch.data.extend_from_slice(data);
+                            batch
+                                .events
+                                .push((start, batch.data.len(), raw.index, raw.offset));
+                        }
+                    }
+                    Err(e) => {
+                        batch.error = Some(e.to_string());
+                        self.done = true;
+                        return Ok(Some(batch));
                     }
                 }
-                Err(e) => {
-                    batch.error = Some(e.to_string());
-                    send(batch);
-                    return Ok(());
+                if batch.events.len() >= BATCH_EVENTS || batch.data.len() >= BATCH_BYTES {
+                    return Ok(Some(batch));
                 }
             }
-            if batch.events.len() >= BATCH_EVENTS || batch.data.len() >= BATCH_BYTES {
-                seq += 1;
-                if !send(std::mem::replace(&mut batch, Batch::new(seq))) {
-                    return Ok(());
-                }
+            if self.finished {
+                // The input has ended and the decoder has given all it had.
+                self.done = true;
+                return Ok((!batch.events.is_empty()).then_some(batch));
             }
-        }
-        if eof {
-            if !batch.events.is_empty() {
-                send(batch);
+            let chunk = input.fill_buf().map_err(CliError::io("reading input"))?;
+            if chunk.is_empty() {
+                self.dec.finish();
+                self.finished = true;
+                continue;
             }
-            return Ok(());
+            self.dec.push(chunk);
+            let n = chunk.len();
+            input.consume(n);
         }
     }
 }
@@ -197,4 +232,104 @@ fn write_in_order(done: Receiver<Done>, tokens: SyncSender<()>) -> Result<(), Cl
         }
     }
     flush(&mut out)
+}
+
+/// A batch a worker read ahead: for each event, the typed event when it read as one
+/// with no key the protocol does not define (what the inbound pipeline's fast path
+/// reads, and all it would do with the text), or `None` to leave the text to the
+/// pipeline.
+struct ReadAhead {
+    batch: Batch,
+    events: Vec<Option<Event>>,
+}
+
+fn read_ahead(batch: Batch) -> ReadAhead {
+    let events = batch
+        .events
+        .iter()
+        .map(|&(start, end, _, _)| {
+            let mark = UnknownKeys::start();
+            let decoded = Event::from_json_slice(&batch.data[start..end]);
+            let unknown = mark.finish();
+            match decoded {
+                Ok(event) if !unknown => Some(event),
+                _ => None,
+            }
+        })
+        .collect();
+    ReadAhead { batch, events }
+}
+
+/// [`read_raw`](crate::cmd::codec::read_raw) for an SSE stream, with `threads` workers
+/// reading the events ahead: `sink` gets every event in order, as an already typed
+/// event where a worker could read it so, as its JSON text otherwise. The inbound
+/// pipeline does with a typed event exactly what it does with text that reads as one,
+/// so the result is the same; framing errors end the stream where they are, as there.
+pub fn read_sse(
+    input: &mut dyn BufRead,
+    threads: usize,
+    mut sink: impl FnMut(RawInput<'_>) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let threads = threads.max(1);
+    let in_flight = 2 * threads + 2;
+    std::thread::scope(|scope| {
+        // Owned here, so that leaving early (an error) closes them and the workers end.
+        let (work_tx, work_rx) = sync_channel::<Batch>(in_flight);
+        let (done_tx, done_rx) = sync_channel::<ReadAhead>(in_flight);
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        for _ in 0..threads {
+            let (rx, tx) = (Arc::clone(&work_rx), done_tx.clone());
+            scope.spawn(move || loop {
+                let next = match rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok(batch) = next else { return };
+                if tx.send(read_ahead(batch)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop((work_rx, done_tx));
+        let failed = || CliError::Malformed("a decoding thread failed".to_owned());
+        let mut framer = Framer::new();
+        let (mut sent, mut next) = (0u64, 0u64);
+        let mut framing_over = false;
+        let mut waiting: BTreeMap<u64, ReadAhead> = BTreeMap::new();
+        loop {
+            // At most `in_flight` batches out: the channels never block.
+            while !framing_over && sent - next < in_flight as u64 {
+                match framer.next_batch(input)? {
+                    Some(batch) => {
+                        work_tx.send(batch).map_err(|_| failed())?;
+                        sent += 1;
+                    }
+                    None => framing_over = true,
+                }
+            }
+            if next == sent {
+                return Ok(());
+            }
+            let read = done_rx.recv().map_err(|_| failed())?;
+            waiting.insert(read.batch.seq, read);
+            while let Some(read) = waiting.remove(&next) {
+                next += 1;
+                let ReadAhead { batch, events } = read;
+                for (event, &(start, end, _, offset)) in events.into_iter().zip(&batch.events) {
+                    let body = match event {
+                        Some(event) => RawBody::Event(event),
+                        None => RawBody::Json(&batch.data[start..end]),
+                    };
+                    sink(RawInput {
+                        line: None,
+                        offset,
+                        body,
+                    })?;
+                }
+                if let Some(error) = batch.error {
+                    return Err(CliError::Malformed(error));
+                }
+            }
+        }
+    })
 }

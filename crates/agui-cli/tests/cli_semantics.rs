@@ -269,3 +269,101 @@ fn an_over_long_json_lines_line_is_refused() {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// `agui verify` and `agui apply` read SSE events ahead on several threads; the result
+/// (exit status, output, every warning and error) is that of one thread, for long
+/// streams that pass, that carry unknown keys and unknown event types (read by the
+/// pipeline's slow path), that break the lifecycle, hold a malformed event, or are cut.
+#[test]
+fn verify_and_apply_on_several_threads_give_what_one_thread_gives() {
+    let frame = |data: String| format!("data: {data}\n\n");
+    let mut valid = frame(r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.into());
+    for m in 0..60 {
+        valid.push_str(&frame(format!(
+            r#"{{"type":"TEXT_MESSAGE_START","messageId":"m{m}","role":"assistant"}}"#
+        )));
+        for i in 0..100 {
+            let extra = if i == 50 {
+                r#","x-trace":{"n":[1,2]}"#
+            } else {
+                ""
+            };
+            valid.push_str(&frame(format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m{m}","delta":"w{i} \u00e9"{extra}}}"#
+            )));
+        }
+        if m % 10 == 0 {
+            valid.push_str(&frame(r#"{"type":"FUTURE_EVENT"}"#.into()));
+            valid.push_str(&frame(format!(
+                r#"{{"type":"STATE_SNAPSHOT","snapshot":{{"m":{m},"k":[true,null]}}}}"#
+            )));
+        }
+        valid.push_str(&frame(format!(
+            r#"{{"type":"TEXT_MESSAGE_END","messageId":"m{m}"}}"#
+        )));
+    }
+    valid.push_str(&frame(
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.into(),
+    ));
+    let content_of = |m: u32, i: u32| {
+        format!(r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m{m}","delta":"w{i} \u00e9"}}"#)
+    };
+    let broken_lifecycle = valid.replacen(&content_of(40, 7), &content_of(999, 7), 1);
+    let malformed = valid.replacen(
+        &content_of(45, 3),
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":3}"#,
+        1,
+    );
+    let cut = valid[..valid.len() - 30].to_owned();
+    assert!(broken_lifecycle != valid && malformed != valid);
+    let dir = std::env::temp_dir().join(format!("agui-verify-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, stream, status) in [
+        ("valid", &valid, 0),
+        ("broken lifecycle", &broken_lifecycle, 1),
+        ("malformed", &malformed, 2),
+        ("cut", &cut, 2),
+    ] {
+        let path = dir.join(name.replace(' ', "-"));
+        std::fs::write(&path, stream).unwrap();
+        let path = path.to_str().unwrap();
+        for command in [&["verify"][..], &["apply", "--verify"][..]] {
+            let run = |threads: &str| {
+                let mut args = command.to_vec();
+                args.extend(["--from", "sse", "--threads", threads, path]);
+                let out = agui(&args, b"");
+                // What the command says (its warnings and its error), without the log's
+                // timestamped lines.
+                let said: Vec<String> = String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .filter(|l| l.starts_with("warning: ") || l.starts_with("agui: "))
+                    .map(str::to_owned)
+                    .collect();
+                (out.status.code(), out.stdout, said)
+            };
+            let one = run("1");
+            assert_eq!(
+                one.0,
+                Some(status),
+                "{name} {command:?}: {:?}",
+                one.2.last()
+            );
+            assert!(one.2.len() > 10, "{name} {command:?}: warnings to compare");
+            for threads in ["2", "5"] {
+                let many = run(threads);
+                assert_eq!(many.0, one.0, "{name} {command:?} {threads}");
+                assert!(
+                    many.1 == one.1,
+                    "{name} {command:?} {threads}: the output differs"
+                );
+                assert!(
+                    many.2 == one.2,
+                    "{name} {command:?} {threads}: {:?} vs {:?}",
+                    many.2.last(),
+                    one.2.last()
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -230,13 +230,19 @@ pub fn read_raw(
     }
 }
 
+/// The threads a command reads SSE events with: as asked, else the machine's cores (at
+/// most 8).
+pub(crate) fn threads(asked: Option<u16>) -> usize {
+    asked.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        usize::from,
+    )
+}
+
 /// `agui decode`.
 pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-        usize::from,
-    );
+    let threads = threads(args.threads);
     if args.from == Format::Sse && threads > 1 {
         return crate::parallel::decode_sse(&mut input, threads);
     }

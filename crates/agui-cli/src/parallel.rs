@@ -83,6 +83,33 @@ fn work(batch: Batch) -> Done {
     }
 }
 
+/// Starts `threads` workers applying `f` to each batch sent on the returned sender, and
+/// sending what it gives on the returned receiver. They end once either side is closed.
+fn spawn_workers<'scope, R: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    threads: usize,
+    in_flight: usize,
+    f: fn(Batch) -> R,
+) -> (SyncSender<Batch>, Receiver<R>) {
+    let (work_tx, work_rx) = sync_channel::<Batch>(in_flight);
+    let (done_tx, done_rx) = sync_channel::<R>(in_flight);
+    let work_rx = Arc::new(Mutex::new(work_rx));
+    for _ in 0..threads {
+        let (rx, tx) = (Arc::clone(&work_rx), done_tx.clone());
+        scope.spawn(move || loop {
+            let next = match rx.lock() {
+                Ok(rx) => rx.recv(),
+                Err(_) => return,
+            };
+            let Ok(batch) = next else { return };
+            if tx.send(f(batch)).is_err() {
+                return;
+            }
+        });
+    }
+    (work_tx, done_rx)
+}
+
 /// Decodes the SSE stream `input` to JSON Lines on standard output with `threads`
 /// workers (at least 1).
 pub fn decode_sse(input: &mut dyn BufRead, threads: usize) -> Result<(), CliError> {
@@ -93,26 +120,8 @@ pub fn decode_sse(input: &mut dyn BufRead, threads: usize) -> Result<(), CliErro
     for _ in 0..in_flight {
         let _ = token_tx.send(());
     }
-    let (work_tx, work_rx) = sync_channel::<Batch>(in_flight);
-    let work_rx = Arc::new(Mutex::new(work_rx));
-    let (done_tx, done_rx) = sync_channel::<Done>(in_flight);
     std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let (rx, tx) = (Arc::clone(&work_rx), done_tx.clone());
-            scope.spawn(move || loop {
-                let next = match rx.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                let Ok(batch) = next else { return };
-                if tx.send(work(batch)).is_err() {
-                    return;
-                }
-            });
-        }
-        // Only the workers hold the work queue now: once they stop, sending fails.
-        drop(work_rx);
-        drop(done_tx);
+        let (work_tx, done_rx) = spawn_workers(scope, threads, in_flight, work);
         let writer = scope.spawn(move || write_in_order(done_rx, token_tx));
         let framed = frame(input, &work_tx, &token_rx);
         drop(work_tx);
@@ -274,23 +283,7 @@ pub fn read_sse(
     let in_flight = 2 * threads + 2;
     std::thread::scope(|scope| {
         // Owned here, so that leaving early (an error) closes them and the workers end.
-        let (work_tx, work_rx) = sync_channel::<Batch>(in_flight);
-        let (done_tx, done_rx) = sync_channel::<ReadAhead>(in_flight);
-        let work_rx = Arc::new(Mutex::new(work_rx));
-        for _ in 0..threads {
-            let (rx, tx) = (Arc::clone(&work_rx), done_tx.clone());
-            scope.spawn(move || loop {
-                let next = match rx.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                let Ok(batch) = next else { return };
-                if tx.send(read_ahead(batch)).is_err() {
-                    return;
-                }
-            });
-        }
-        drop((work_rx, done_tx));
+        let (work_tx, done_rx) = spawn_workers(scope, threads, in_flight, read_ahead);
         let failed = || CliError::Malformed("a decoding thread failed".to_owned());
         let mut framer = Framer::new();
         let (mut sent, mut next) = (0u64, 0u64);

@@ -44,7 +44,7 @@ impl CliError {
 }
 
 /// Opens FILE, or standard input when it is absent or `-`.
-pub fn open_input(file: Option<&Path>) -> Result<Box<dyn BufRead>, CliError> {
+pub fn open_input(file: Option<&Path>) -> Result<Box<dyn BufRead + Send>, CliError> {
     match file {
         None => Ok(Box::new(BufReader::with_capacity(1 << 16, io::stdin()))),
         Some(p) if p == Path::new("-") => {

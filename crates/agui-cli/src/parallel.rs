@@ -275,35 +275,37 @@ fn read_ahead(batch: Batch) -> ReadAhead {
 /// pipeline does with a typed event exactly what it does with text that reads as one,
 /// so the result is the same; framing errors end the stream where they are, as there.
 pub fn read_sse(
-    input: &mut dyn BufRead,
+    input: &mut (dyn BufRead + Send),
     threads: usize,
     mut sink: impl FnMut(RawInput<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let threads = threads.max(1);
     let in_flight = 2 * threads + 2;
     std::thread::scope(|scope| {
-        // Owned here, so that leaving early (an error) closes them and the workers end.
+        // Owned here, so that leaving early (an error) closes them and the other
+        // threads end.
         let (work_tx, done_rx) = spawn_workers(scope, threads, in_flight, read_ahead);
-        let failed = || CliError::Malformed("a decoding thread failed".to_owned());
-        let mut framer = Framer::new();
-        let (mut sent, mut next) = (0u64, 0u64);
-        let mut framing_over = false;
-        let mut waiting: BTreeMap<u64, ReadAhead> = BTreeMap::new();
-        loop {
-            // At most `in_flight` batches out: the channels never block.
-            while !framing_over && sent - next < in_flight as u64 {
-                match framer.next_batch(input)? {
-                    Some(batch) => {
-                        work_tx.send(batch).map_err(|_| failed())?;
-                        sent += 1;
-                    }
-                    None => framing_over = true,
+        // Batches given out and not yet taken in: each takes a token, returned after.
+        let (token_tx, token_rx) = sync_channel::<()>(in_flight);
+        for _ in 0..in_flight {
+            let _ = token_tx.send(());
+        }
+        // Framing on its own thread: this one runs the pipeline only.
+        let framer = scope.spawn(move || -> Result<u64, CliError> {
+            let mut framer = Framer::new();
+            let mut sent = 0;
+            while let Some(batch) = framer.next_batch(input)? {
+                if token_rx.recv().is_err() || work_tx.send(batch).is_err() {
+                    break;
                 }
+                sent += 1;
             }
-            if next == sent {
-                return Ok(());
-            }
-            let read = done_rx.recv().map_err(|_| failed())?;
+            Ok(sent)
+        });
+        let mut next = 0u64;
+        let mut waiting: BTreeMap<u64, ReadAhead> = BTreeMap::new();
+        // Ends once the framer has ended and the workers have given all they read.
+        for read in done_rx.iter() {
             waiting.insert(read.batch.seq, read);
             while let Some(read) = waiting.remove(&next) {
                 next += 1;
@@ -322,7 +324,15 @@ pub fn read_sse(
                 if let Some(error) = batch.error {
                     return Err(CliError::Malformed(error));
                 }
+                let _ = token_tx.try_send(());
             }
+        }
+        let failed = || CliError::Malformed("a decoding thread failed".to_owned());
+        let sent = framer.join().map_err(|_| failed())??;
+        if next == sent {
+            Ok(())
+        } else {
+            Err(failed())
         }
     })
 }

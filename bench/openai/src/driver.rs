@@ -11,13 +11,14 @@
 //! * `alone, hand-off` (throughput only): `/alone` taking each token from another task
 //!   through a one-slot channel, the way the HTTP client hands the adapter the body.
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
+use crate::procs::{loadavg, others, snapshot, Agent, Proc};
+use crate::report::{pct, signed_us, us, Report};
 use crate::{now_ns, Ask};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -133,179 +134,6 @@ fn parse_opts(args: &[String]) -> Opts {
         }
     }
     o
-}
-
-/// A child process that printed `listening PORT`.
-struct Proc {
-    child: Child,
-    port: u16,
-}
-
-impl Proc {
-    fn spawn(cmd: &[String]) -> Proc {
-        let mut child = Command::new(&cmd[0])
-            .args(&cmd[1..])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the port");
-        let port = line
-            .trim()
-            .strip_prefix("listening ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("{cmd:?} printed {line:?}"));
-        Proc { child, port }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// CPU seconds (user + system, all threads) so far.
-    fn cpu(&self) -> f64 {
-        cpu_of(self.pid())
-    }
-
-    /// SIGTERM, then waits (up to `wait`), then kills.
-    fn stop(mut self, wait: Duration) {
-        // SAFETY: sending a signal to our own child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let until = std::time::Instant::now() + wait;
-        while std::time::Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn ticks() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }) as f64
-}
-
-/// CPU seconds of a process: the sum of its live threads' `schedstat` (nanoseconds on
-/// a CPU), finer than the clock ticks of `stat`. (A thread that ended between two
-/// readings would be missed; the processes here keep theirs.)
-fn cpu_of(pid: u32) -> f64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0.0;
-    };
-    let mut ns = 0u64;
-    for t in tasks.flatten() {
-        let s = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
-        ns += s
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0);
-    }
-    ns as f64 / 1e9
-}
-
-/// Context switches (voluntary and not) of a process's live threads so far.
-fn switches_of(pid: u32) -> u64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
-    };
-    let mut n = 0u64;
-    for t in tasks.flatten() {
-        let s = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-        for l in s.lines() {
-            if l.starts_with("voluntary_ctxt_switches:")
-                || l.starts_with("nonvoluntary_ctxt_switches:")
-            {
-                n += l
-                    .split_whitespace()
-                    .nth(1)
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(0);
-            }
-        }
-    }
-    n
-}
-
-/// Busy CPU seconds of the whole machine so far (all cores).
-fn machine_busy() -> f64 {
-    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let line = s.lines().next().unwrap_or("");
-    let v: Vec<f64> = line
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    if v.len() < 5 {
-        return 0.0;
-    }
-    // user nice system idle iowait irq softirq steal (guest is inside user).
-    let total: f64 = v.iter().take(8).sum();
-    (total - v[3] - v[4]) / ticks()
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// CPU time of the three processes and of the whole machine, at one moment.
-#[derive(Clone, Copy)]
-struct Cpu {
-    upstream: f64,
-    agent: f64,
-    driver: f64,
-    machine: f64,
-    wall: u64,
-    agent_switches: u64,
-}
-
-/// An AG-UI server process.
-struct Agent {
-    proc: Proc,
-    url: String,
-    /// Its runtime, for the tables.
-    label: &'static str,
-}
-
-impl Agent {
-    fn spawn(exe: &str, up_url: &str, workers: Option<&str>, label: &'static str) -> Agent {
-        let mut cmd = vec![
-            exe.to_owned(),
-            "agent".into(),
-            "--upstream".into(),
-            up_url.to_owned(),
-        ];
-        if let Some(w) = workers {
-            cmd.extend(["--workers".into(), w.to_owned()]);
-        }
-        let proc = Proc::spawn(&cmd);
-        let url = format!("http://127.0.0.1:{}", proc.port);
-        Agent { proc, url, label }
-    }
-}
-
-/// CPU of the endpoint, of `agent`, of this process and of the machine, now.
-fn snapshot(upstream: &Proc, agent: &Agent) -> Cpu {
-    Cpu {
-        upstream: upstream.cpu(),
-        agent: agent.proc.cpu(),
-        driver: cpu_of(std::process::id()),
-        machine: machine_busy(),
-        wall: now_ns(),
-        agent_switches: switches_of(agent.proc.pid()),
-    }
 }
 
 /// What the client sends and where.
@@ -474,54 +302,6 @@ async fn one(t: &Target, path: Path, ask: Ask, measure: bool, run: u64) -> Resul
         return Err(format!("{}: {next} tokens of {}", path.name(), ask.tokens));
     }
     Ok(got)
-}
-
-/// Nearest-rank percentile of sorted values.
-fn pct(sorted: &[u64], q: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
-fn us(ns: u64) -> String {
-    let v = ns as f64 / 1000.0;
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
-
-fn signed_us(ns: i64) -> String {
-    let s = us(ns.unsigned_abs());
-    if ns < 0 {
-        format!("−{s}")
-    } else {
-        format!("+{s}")
-    }
-}
-
-struct Report {
-    text: String,
-}
-
-impl Report {
-    fn line(&mut self, s: impl AsRef<str>) {
-        println!("{}", s.as_ref());
-        self.text.push_str(s.as_ref());
-        self.text.push('\n');
-    }
-}
-
-/// The other processes' share of the machine during a phase, in cores.
-fn others(before: Cpu, after: Cpu) -> f64 {
-    let wall = (after.wall - before.wall) as f64 / 1e9;
-    let ours = (after.upstream - before.upstream)
-        + (after.agent - before.agent)
-        + (after.driver - before.driver);
-    ((after.machine - before.machine) - ours).max(0.0) / wall.max(1e-9)
 }
 
 pub fn main(args: &[String]) {

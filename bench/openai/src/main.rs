@@ -17,6 +17,8 @@
 
 mod agent;
 mod driver;
+mod procs;
+mod report;
 mod upstream;
 
 /// Nanoseconds of `CLOCK_MONOTONIC`: the same clock in every process on the machine.

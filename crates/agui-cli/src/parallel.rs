@@ -1,9 +1,10 @@
-//! Reading SSE streams on several threads: this thread frames the stream (cheap, and in
+//! Reading SSE streams on several threads: one thread frames the stream (cheap, and in
 //! order) into batches, and workers read the batches' events.
-//! - `agui decode`: the workers also write the events' JSON Lines, and a writer puts the
-//!   batches out in order.
-//! - `agui verify` and `agui apply`: the workers read each event ahead as a typed event,
-//!   and this thread feeds them in order to the inbound pipeline.
+//! - `agui decode`: the calling thread frames; the workers also write the events' JSON
+//!   Lines, and a writer thread puts the batches out in order.
+//! - `agui verify` and `agui apply`: a thread of its own frames; the workers read each
+//!   event ahead as a typed event, and the calling thread feeds them in order to the
+//!   inbound pipeline.
 //!
 //! The output, the errors and the point where an error stops the output are those of
 //! the one-thread path; memory stays bounded (a few batches in flight).
@@ -269,8 +270,8 @@ fn read_ahead(batch: Batch) -> ReadAhead {
     ReadAhead { batch, events }
 }
 
-/// [`read_raw`](crate::cmd::codec::read_raw) for an SSE stream, with `threads` workers
-/// reading the events ahead: `sink` gets every event in order, as an already typed
+/// [`read_raw`](crate::cmd::codec::read_raw) for an SSE stream, framed on a thread of
+/// its own, with `threads` workers reading the events ahead: `sink` gets every event in order, as an already typed
 /// event where a worker could read it so, as its JSON text otherwise. The inbound
 /// pipeline does with a typed event exactly what it does with text that reads as one,
 /// so the result is the same; framing errors end the stream where they are, as there.

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use agui_core::encoding::{sse, DecodeError, DecodeErrorKind, Encoding, EventDecoder, RawBody};
@@ -25,7 +25,10 @@ use crate::io::{flush, stdout, CliError};
 const BATCH_EVENTS: usize = 1024;
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Framed events for a worker: their data, one after another, and where each is.
+/// Framed events for a worker: their data, one after another, and where each is. A
+/// batch's buffers go round: once its events are out, it goes back to the framer as the
+/// token that lets it frame one more, so that no thread frees what another allocated
+/// (which costs glibc's allocator more than the allocation itself).
 struct Batch {
     seq: u64,
     data: Vec<u8>,
@@ -33,32 +36,57 @@ struct Batch {
     events: Vec<(usize, usize, u64, u64)>,
     /// A framing error met after these events: the stream ends here.
     error: Option<String>,
+    /// `agui decode`: the batch's JSON Lines, written by a worker.
+    out: Vec<u8>,
 }
 
 impl Batch {
-    fn new(seq: u64) -> Batch {
+    /// An empty batch, its buffers allocated when first filled.
+    fn empty() -> Batch {
         Batch {
-            seq,
-            data: Vec::with_capacity(BATCH_BYTES + 64 * 1024),
-            events: Vec::with_capacity(BATCH_EVENTS),
+            seq: 0,
+            data: Vec::new(),
+            events: Vec::new(),
             error: None,
+            out: Vec::new(),
         }
+    }
+
+    /// Empties the batch for the events after `seq`, keeping its buffers.
+    fn reuse(&mut self, seq: u64) {
+        self.seq = seq;
+        self.data.clear();
+        self.data.reserve(BATCH_BYTES + 64 * 1024);
+        self.events.clear();
+        self.events.reserve(BATCH_EVENTS);
+        self.error = None;
+        self.out.clear();
     }
 }
 
-/// A batch's JSON Lines, the events it skipped (logged as they are written, so that the
-/// log stops where the output stops), and the error that stopped it (or its framing
-/// error).
+/// `in_flight` empty batches on a channel of that bound: the tokens the framer takes.
+fn tokens(in_flight: usize) -> (SyncSender<Batch>, Receiver<Batch>) {
+    let (tx, rx) = sync_channel::<Batch>(in_flight);
+    for _ in 0..in_flight {
+        let _ = tx.send(Batch::empty());
+    }
+    (tx, rx)
+}
+
+/// A batch with its JSON Lines written (in `batch.out`), the events it skipped (logged
+/// as they are written, so that the log stops where the output stops), and the error
+/// that stopped it (or its framing error).
 struct Done {
-    seq: u64,
-    out: Vec<u8>,
+    batch: Batch,
     skipped: Vec<DecodeError>,
     error: Option<String>,
 }
 
-fn work(batch: Batch) -> Done {
-    let mut out = Vec::with_capacity(batch.data.len() + batch.data.len() / 8);
+fn work(_worker: usize, mut batch: Batch, _: &mut Vec<()>) -> Done {
+    let mut out = std::mem::take(&mut batch.out);
+    out.reserve(batch.data.len() + batch.data.len() / 8);
     let mut skipped = Vec::new();
+    let mut error = None;
     for &(start, end, index, offset) in &batch.events {
         match sse::decode_data(&batch.data[start..end], index, offset) {
             Ok(ev) => {
@@ -67,48 +95,58 @@ fn work(batch: Batch) -> Done {
             }
             Err(e) if matches!(e.kind, DecodeErrorKind::UnknownEventType(_)) => skipped.push(e),
             Err(e) => {
-                return Done {
-                    seq: batch.seq,
-                    out,
-                    skipped,
-                    error: Some(e.to_string()),
-                }
+                error = Some(e.to_string());
+                break;
             }
         }
     }
+    batch.out = out;
+    let error = error.or_else(|| batch.error.take());
     Done {
-        seq: batch.seq,
-        out,
+        batch,
         skipped,
-        error: batch.error,
+        error,
     }
 }
 
+/// What a worker gets back once its batch has been taken in: buffers it filled, to be
+/// emptied (their contents freed on the thread that allocated them) and filled again.
+type Returns<T> = Vec<Sender<T>>;
+
 /// Starts `threads` workers applying `f` to each batch sent on the returned sender, and
-/// sending what it gives on the returned receiver. They end once either side is closed.
-fn spawn_workers<'scope, R: Send + 'scope>(
+/// sending what it gives on the returned receiver. `f` is given the worker's number and
+/// its pool of what came back on its own channel (the third returned value). They end
+/// once either side is closed.
+fn spawn_workers<'scope, R: Send + 'scope, T: Send + 'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     threads: usize,
     in_flight: usize,
-    f: fn(Batch) -> R,
-) -> (SyncSender<Batch>, Receiver<R>) {
+    f: fn(usize, Batch, &mut Vec<T>) -> R,
+) -> (SyncSender<Batch>, Receiver<R>, Returns<T>) {
     let (work_tx, work_rx) = sync_channel::<Batch>(in_flight);
     let (done_tx, done_rx) = sync_channel::<R>(in_flight);
     let work_rx = Arc::new(Mutex::new(work_rx));
-    for _ in 0..threads {
+    let mut returns = Vec::with_capacity(threads);
+    for worker in 0..threads {
         let (rx, tx) = (Arc::clone(&work_rx), done_tx.clone());
-        scope.spawn(move || loop {
-            let next = match rx.lock() {
-                Ok(rx) => rx.recv(),
-                Err(_) => return,
-            };
-            let Ok(batch) = next else { return };
-            if tx.send(f(batch)).is_err() {
-                return;
+        let (back_tx, back_rx) = channel::<T>();
+        returns.push(back_tx);
+        scope.spawn(move || {
+            let mut pool = Vec::new();
+            loop {
+                let next = match rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok(batch) = next else { return };
+                pool.extend(back_rx.try_iter());
+                if tx.send(f(worker, batch, &mut pool)).is_err() {
+                    return;
+                }
             }
         });
     }
-    (work_tx, done_rx)
+    (work_tx, done_rx, returns)
 }
 
 /// Decodes the SSE stream `input` to JSON Lines on standard output with `threads`
@@ -117,12 +155,9 @@ pub fn decode_sse(input: &mut dyn BufRead, threads: usize) -> Result<(), CliErro
     let threads = threads.max(1);
     // Batches given out and not yet written: each takes a token, returned once written.
     let in_flight = 2 * threads + 2;
-    let (token_tx, token_rx) = sync_channel::<()>(in_flight);
-    for _ in 0..in_flight {
-        let _ = token_tx.send(());
-    }
+    let (token_tx, token_rx) = tokens(in_flight);
     std::thread::scope(|scope| {
-        let (work_tx, done_rx) = spawn_workers(scope, threads, in_flight, work);
+        let (work_tx, done_rx, _) = spawn_workers::<_, ()>(scope, threads, in_flight, work);
         let writer = scope.spawn(move || write_in_order(done_rx, token_tx));
         let framed = frame(input, &work_tx, &token_rx);
         drop(work_tx);
@@ -138,12 +173,15 @@ pub fn decode_sse(input: &mut dyn BufRead, threads: usize) -> Result<(), CliErro
 fn frame(
     input: &mut dyn BufRead,
     work: &SyncSender<Batch>,
-    tokens: &Receiver<()>,
+    tokens: &Receiver<Batch>,
 ) -> Result<(), CliError> {
     let mut framer = Framer::new();
-    while let Some(batch) = framer.next_batch(input)? {
-        // No token: the writer has stopped (an error was written, or output closed).
-        if tokens.recv().is_err() || work.send(batch).is_err() {
+    // No token: the writer has stopped (an error was written, or output closed).
+    while let Ok(batch) = tokens.recv() {
+        let Some(batch) = framer.next_batch(input, batch)? else {
+            break;
+        };
+        if work.send(batch).is_err() {
             break;
         }
     }
@@ -170,13 +208,17 @@ impl Framer {
         }
     }
 
-    /// The next batch: full, or the last one (which may carry the framing error that
-    /// ends the stream); `None` once the stream has ended.
-    fn next_batch(&mut self, input: &mut dyn BufRead) -> Result<Option<Batch>, CliError> {
+    /// The next batch, framed into `batch`'s buffers: full, or the last one (which may
+    /// carry the framing error that ends the stream); `None` once the stream has ended.
+    fn next_batch(
+        &mut self,
+        input: &mut dyn BufRead,
+        mut batch: Batch,
+    ) -> Result<Option<Batch>, CliError> {
         if self.done {
             return Ok(None);
         }
-        let mut batch = Batch::new(self.seq);
+        batch.reuse(self.seq);
         self.seq += 1;
         loop {
             while let Some(raw) = self.dec.next_raw() {
@@ -219,16 +261,16 @@ impl Framer {
 }
 
 /// Writes the batches in order; stops at the first error, which it returns.
-fn write_in_order(done: Receiver<Done>, tokens: SyncSender<()>) -> Result<(), CliError> {
+fn write_in_order(done: Receiver<Done>, tokens: SyncSender<Batch>) -> Result<(), CliError> {
     let mut out = stdout();
     let mut waiting: BTreeMap<u64, Done> = BTreeMap::new();
     let mut next = 0;
     for d in done {
-        waiting.insert(d.seq, d);
+        waiting.insert(d.batch.seq, d);
         while let Some(d) = waiting.remove(&next) {
             next += 1;
             d.skipped.iter().for_each(sse::warn_skipped);
-            if let Err(e) = out.write_all(&d.out) {
+            if let Err(e) = out.write_all(&d.batch.out) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
                     return Ok(());
                 }
@@ -238,7 +280,7 @@ fn write_in_order(done: Receiver<Done>, tokens: SyncSender<()>) -> Result<(), Cl
                 flush(&mut out)?;
                 return Err(CliError::Malformed(error));
             }
-            let _ = tokens.try_send(());
+            let _ = tokens.try_send(d.batch);
         }
     }
     flush(&mut out)
@@ -250,14 +292,26 @@ fn write_in_order(done: Receiver<Done>, tokens: SyncSender<()>) -> Result<(), Cl
 /// pipeline.
 struct ReadAhead {
     batch: Batch,
-    events: Vec<Option<Event>>,
+    events: Spent,
+    /// The worker that read them, which takes them back to free them.
+    worker: usize,
 }
 
-fn read_ahead(batch: Batch) -> ReadAhead {
-    let events = batch
-        .events
-        .iter()
-        .map(|&(start, end, _, _)| {
+/// A worker's buffers for one batch: `typed` filled by the worker and emptied by the
+/// pipeline, `dead` filled by the pipeline with the events it is done with and emptied
+/// (freed) by the worker that read them.
+#[derive(Default)]
+struct Spent {
+    typed: Vec<Option<Event>>,
+    dead: Vec<Event>,
+}
+
+fn read_ahead(worker: usize, batch: Batch, pool: &mut Vec<Spent>) -> ReadAhead {
+    let mut events = pool.pop().unwrap_or_default();
+    events.dead.clear();
+    events
+        .typed
+        .extend(batch.events.iter().map(|&(start, end, _, _)| {
             let mark = UnknownKeys::start();
             let decoded = Event::from_json_slice(&batch.data[start..end]);
             let unknown = mark.finish();
@@ -265,38 +319,45 @@ fn read_ahead(batch: Batch) -> ReadAhead {
                 Ok(event) if !unknown => Some(event),
                 _ => None,
             }
-        })
-        .collect();
-    ReadAhead { batch, events }
+        }));
+    ReadAhead {
+        batch,
+        events,
+        worker,
+    }
 }
 
 /// [`read_raw`](crate::cmd::codec::read_raw) for an SSE stream, framed on a thread of
-/// its own, with `threads` workers reading the events ahead: `sink` gets every event in order, as an already typed
-/// event where a worker could read it so, as its JSON text otherwise. The inbound
-/// pipeline does with a typed event exactly what it does with text that reads as one,
-/// so the result is the same; framing errors end the stream where they are, as there.
+/// its own, with `threads` workers reading the events ahead: `sink` gets every event in
+/// order, as an already typed event where a worker could read it so, as its JSON text
+/// otherwise. The inbound pipeline does with a typed event exactly what it does with
+/// text that reads as one, so the result is the same; framing errors end the stream
+/// where they are, as there.
+///
+/// `sink` may leave the events it is done with in the vector it is given: they go back
+/// to the worker that read them, to be freed there.
 pub fn read_sse(
     input: &mut (dyn BufRead + Send),
     threads: usize,
-    mut sink: impl FnMut(RawInput<'_>) -> Result<(), CliError>,
+    mut sink: impl FnMut(RawInput<'_>, &mut Vec<Event>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let threads = threads.max(1);
     let in_flight = 2 * threads + 2;
     std::thread::scope(|scope| {
         // Owned here, so that leaving early (an error) closes them and the other
         // threads end.
-        let (work_tx, done_rx) = spawn_workers(scope, threads, in_flight, read_ahead);
+        let (work_tx, done_rx, spent) = spawn_workers(scope, threads, in_flight, read_ahead);
         // Batches given out and not yet taken in: each takes a token, returned after.
-        let (token_tx, token_rx) = sync_channel::<()>(in_flight);
-        for _ in 0..in_flight {
-            let _ = token_tx.send(());
-        }
+        let (token_tx, token_rx) = tokens(in_flight);
         // Framing on its own thread: this one runs the pipeline only.
         let framer = scope.spawn(move || -> Result<u64, CliError> {
             let mut framer = Framer::new();
             let mut sent = 0;
-            while let Some(batch) = framer.next_batch(input)? {
-                if token_rx.recv().is_err() || work_tx.send(batch).is_err() {
+            while let Ok(batch) = token_rx.recv() {
+                let Some(batch) = framer.next_batch(input, batch)? else {
+                    break;
+                };
+                if work_tx.send(batch).is_err() {
                     break;
                 }
                 sent += 1;
@@ -310,22 +371,32 @@ pub fn read_sse(
             waiting.insert(read.batch.seq, read);
             while let Some(read) = waiting.remove(&next) {
                 next += 1;
-                let ReadAhead { batch, events } = read;
-                for (event, &(start, end, _, offset)) in events.into_iter().zip(&batch.events) {
+                let ReadAhead {
+                    mut batch,
+                    mut events,
+                    worker,
+                } = read;
+                let Spent { typed, dead } = &mut events;
+                for (event, &(start, end, _, offset)) in typed.drain(..).zip(&batch.events) {
                     let body = match event {
                         Some(event) => RawBody::Event(event),
                         None => RawBody::Json(&batch.data[start..end]),
                     };
-                    sink(RawInput {
-                        line: None,
-                        offset,
-                        body,
-                    })?;
+                    sink(
+                        RawInput {
+                            line: None,
+                            offset,
+                            body,
+                        },
+                        dead,
+                    )?;
                 }
-                if let Some(error) = batch.error {
+                // A worker that has ended has nothing left to free: drop them here then.
+                let _ = spent[worker].send(events);
+                if let Some(error) = batch.error.take() {
                     return Err(CliError::Malformed(error));
                 }
-                let _ = token_tx.try_send(());
+                let _ = token_tx.try_send(batch);
             }
         }
         let failed = || CliError::Malformed("a decoding thread failed".to_owned());

@@ -240,9 +240,8 @@ impl Canon<'_> {
 }
 
 fn write_to<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, JsFormatter);
     // Writing a scalar into memory cannot fail.
-    let _ = v.serialize(&mut ser);
+    crate::wire::write_canonical(v, out);
 }
 
 impl<'de> DeserializeSeed<'de> for Canon<'_> {

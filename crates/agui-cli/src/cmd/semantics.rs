@@ -81,19 +81,20 @@ fn take_in(
     threads: Option<u16>,
 ) -> Result<(), CliError> {
     let mut input = open_input(file)?;
-    let (mut out, mut warnings) = (Vec::new(), Vec::new());
+    let mut warnings = Vec::new();
     let applying = inbound.reducer().is_some();
-    let sink = |raw: RawInput<'_>| {
+    // `out` takes the events verified, which the caller frees (on the thread that read
+    // them, when there are several).
+    let mut sink = |raw: RawInput<'_>, out: &mut Vec<Event>| {
         let (line, offset) = (raw.line, raw.offset);
         let r = if applying {
             // The events move into the reducer: nothing is copied.
             inbound.consume(raw.body, &mut warnings)
         } else {
             // Verified in place, then dropped.
-            out.clear();
             match raw.body {
-                RawBody::Json(data) => inbound.push_json(data, &mut out, &mut warnings),
-                RawBody::Event(event) => inbound.push_event(event, &mut out, &mut warnings),
+                RawBody::Json(data) => inbound.push_json(data, out, &mut warnings),
+                RawBody::Event(event) => inbound.push_event(event, out, &mut warnings),
             }
         };
         for w in warnings.drain(..) {
@@ -110,7 +111,12 @@ fn take_in(
     if from == Format::Sse && threads > 1 {
         crate::parallel::read_sse(&mut input, threads, sink)
     } else {
-        read_raw(from, &mut input, sink)
+        let mut out = Vec::new();
+        read_raw(from, &mut input, |raw| {
+            let r = sink(raw, &mut out);
+            out.clear();
+            r
+        })
     }
 }
 

@@ -34,7 +34,6 @@ use serde_json::Value;
 
 use super::error::{DecodeError, DecodeErrorKind, DecoderLimits};
 use crate::event::{Event, EventType};
-use crate::wire::js_number::JsFormatter;
 
 /// The SSE media type (`text/event-stream`).
 pub const CONTENT_TYPE: &str = "text/event-stream";
@@ -53,10 +52,7 @@ pub const CONTENT_TYPE: &str = "text/event-stream";
 #[inline]
 pub fn encode_event(event: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, JsFormatter);
-    // Serializing into memory cannot fail: every map key is a string. (This is
-    // `wire::write_canonical`, spelled out so that it is inlined into the caller's loop.)
-    let _ = serde::Serialize::serialize(event, &mut ser);
+    crate::wire::write_canonical(event, out);
     out.extend_from_slice(b"\n\n");
 }
 

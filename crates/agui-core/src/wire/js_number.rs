@@ -22,6 +22,13 @@ impl serde_json::ser::Formatter for JsFormatter {
     }
 }
 
+/// Appends ECMAScript's spelling of the finite double `value` to `out`.
+pub(crate) fn write_finite(out: &mut Vec<u8>, value: f64) {
+    let mut buf = Small::default();
+    write_js_number(&mut buf, value);
+    out.extend_from_slice(buf.as_bytes());
+}
+
 /// A stack buffer big enough for any double in any notation (at most 17 significant
 /// digits, 21 digits before the point or 6 zeros after it, a sign and an exponent).
 struct Small {

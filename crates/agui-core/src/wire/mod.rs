@@ -3,6 +3,7 @@
 
 #[macro_use]
 pub(crate) mod macros;
+mod canonical;
 pub mod de;
 mod error;
 pub(crate) mod js_number;
@@ -15,10 +16,14 @@ pub use error::{from_json_slice, from_json_str, from_json_value, JsonError};
 /// `10000000000000000`, `0` for `-0`), exactly as the SSE encoder writes event data.
 /// Every JSON this workspace writes (SSE frames, JSON Lines, the command line's output)
 /// goes through it, so one value has one spelling everywhere.
+///
+/// A value serde_json could not write either (a map whose keys are not strings or
+/// scalars) is written up to that point.
+#[inline]
 pub fn write_canonical<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, js_number::JsFormatter);
-    // Serializing into memory cannot fail for these types: every map key is a string.
-    let _ = value.serialize(&mut ser);
+    // Serializing into memory cannot fail for the workspace's types: every map key is a
+    // string.
+    let _ = canonical::write(value, out);
 }
 
 /// [`write_canonical`] into any writer, as it serializes: nothing is built in memory

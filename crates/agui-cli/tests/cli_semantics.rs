@@ -315,6 +315,11 @@ fn verify_and_apply_on_several_threads_give_what_one_thread_gives() {
         1,
     );
     let cut = valid[..valid.len() - 30].to_owned();
+    // After event 99, 11 MiB with no blank line: longer than any event may be, so the
+    // reader frames the rest itself; the truncation's index adds up both parts.
+    let at = cut.match_indices("\n\n").nth(99).unwrap().0 + 2;
+    let comments = ": no blank line here\n".repeat(11 * 1024 * 1024 / 21);
+    let flood = format!("{}{comments}{}", &cut[..at], &cut[at..]);
     assert!(broken_lifecycle != valid && malformed != valid);
     let dir = std::env::temp_dir().join(format!("agui-verify-threads-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -323,6 +328,7 @@ fn verify_and_apply_on_several_threads_give_what_one_thread_gives() {
         ("broken lifecycle", &broken_lifecycle, 1),
         ("malformed", &malformed, 2),
         ("cut", &cut, 2),
+        ("flood", &flood, 2),
     ] {
         let path = dir.join(name.replace(' ', "-"));
         std::fs::write(&path, stream).unwrap();

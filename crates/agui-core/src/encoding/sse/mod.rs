@@ -200,6 +200,29 @@ impl SseDecoder {
         self.limits
     }
 
+    /// Makes this decoder read a stream cut just after a blank line (an event
+    /// boundary), from byte `offset` of the whole stream on, as if it were new (its
+    /// buffers stay allocated): offsets count from `offset`, event indexes from 0, and
+    /// a byte order mark is looked for only where a stream starts (`offset` 0). Pieces of
+    /// one stream cut so can be read on several threads; their events, errors included,
+    /// are then those of one decoder reading the whole stream, but for indexes, which
+    /// the caller adds up ([`events_seen`](Self::events_seen)).
+    pub fn restart_at(&mut self, offset: u64) {
+        self.buf.clear();
+        self.pos = 0;
+        self.scanned = 0;
+        self.base = offset;
+        self.started = offset > 0;
+        self.skip_lf = false;
+        self.reset_frame();
+        self.last_event_id.clear();
+        self.retry = None;
+        self.index = 0;
+        self.skipped = 0;
+        self.eof = false;
+        self.done = false;
+    }
+
     /// Feeds the next bytes of the stream.
     pub fn push(&mut self, bytes: &[u8]) {
         if self.done {
@@ -513,6 +536,28 @@ impl SseDecoder {
     }
 }
 
+/// Where `bytes`, a piece of an SSE stream that starts at a line start, can be cut last
+/// so that [`SseDecoder::restart_at`] reads the rest exactly as one decoder would: just
+/// past the last blank line that ends with a line feed (no frame is open there, and no
+/// carriage return waits for its line feed). `None` when there is none.
+pub fn last_boundary(bytes: &[u8]) -> Option<usize> {
+    memchr::memrchr_iter(b'\n', bytes)
+        .find(|&p| {
+            // Whether a line starts at `i`: the piece's start, or just after a
+            // terminator (a line feed, or a carriage return not followed by one).
+            let line_start = |i: usize| i == 0 || matches!(bytes[i - 1], b'\n' | b'\r');
+            // The line this line feed ends is empty: its terminator is this line feed
+            // alone, just after another terminator, or a CR LF at a line's start.
+            p == 0
+                || match bytes[p - 1] {
+                    b'\n' => true,
+                    b'\r' => line_start(p - 1),
+                    _ => false,
+                }
+        })
+        .map(|p| p + 1)
+}
+
 /// Reads one SSE event's data (as [`SseDecoder::next_data`] gives it) as an AG-UI
 /// event, as [`SseDecoder::next`] reads it; an event of a type protocol 1.0 does not
 /// define is an [`UnknownEventType`](DecodeErrorKind::UnknownEventType) error, which
@@ -562,136 +607,4 @@ pub(crate) fn parse_event(data: &[u8]) -> Result<Event, DecodeErrorKind> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn frames(input: &[&[u8]]) -> Vec<(Option<String>, String, String)> {
-        let mut dec = SseDecoder::new();
-        let mut out = Vec::new();
-        for chunk in input {
-            dec.push(chunk);
-            while let Some(f) = dec.next_frame() {
-                let f = f.unwrap();
-                out.push((
-                    f.event.map(str::to_owned),
-                    f.data.into_owned(),
-                    f.last_event_id.to_owned(),
-                ));
-            }
-        }
-        dec.finish();
-        assert!(dec.next_frame().is_none());
-        out
-    }
-
-    #[test]
-    fn whatwg_examples() {
-        // From the spec: three lines of data, a comment, an id that persists.
-        let got = frames(&[b": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n"]);
-        assert_eq!(
-            got,
-            vec![
-                (None, "first event".into(), "1".into()),
-                (None, "second event".into(), "".into()),
-                (None, " third event".into(), "".into()),
-            ]
-        );
-        let got = frames(&[b"data\n\ndata\ndata\n\n"]);
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].1, "");
-        assert_eq!(got[1].1, "\n");
-    }
-
-    #[test]
-    fn line_endings_and_bom() {
-        let got = frames(&[
-            b"\xEF\xBB",
-            b"\xBFevent: x\rdata: a\r",
-            b"\ndata: b\r\n\r",
-            b"\n",
-        ]);
-        assert_eq!(got, vec![(Some("x".into()), "a\nb".into(), "".into())]);
-    }
-
-    #[test]
-    fn frames_without_data_are_not_events() {
-        assert!(frames(&[b"event: ping\nid: 3\n\n: comment\n\n"]).is_empty());
-    }
-
-    #[test]
-    fn retry_and_id_rules() {
-        let mut dec = SseDecoder::new();
-        dec.push(b"retry: 1500\nretry: 12x\nid: a\0b\nid: ok\n\n");
-        assert!(dec.next_frame().is_none());
-        assert_eq!(dec.retry(), Some(1500));
-        assert_eq!(dec.last_event_id(), "ok");
-    }
-
-    #[test]
-    fn truncated_event_is_reported() {
-        let mut dec = SseDecoder::new();
-        dec.push(b"data: {\"type\":\"RUN_ERROR\",\"message\":\"x\"}\n");
-        assert!(dec.next().is_none());
-        dec.finish();
-        let err = dec.next().unwrap().unwrap_err();
-        assert!(matches!(err.kind, DecodeErrorKind::Truncated { .. }));
-        assert!(dec.next().is_none());
-    }
-
-    #[test]
-    fn oversized_line_fails_without_buffering_it() {
-        let mut dec = SseDecoder::with_limits(DecoderLimits::default().with_max_event_size(64));
-        dec.push(b"data: ");
-        dec.push(&[b'x'; 100]);
-        let err = dec.next().unwrap().unwrap_err();
-        assert_eq!(err.kind, DecodeErrorKind::TooLarge { limit: 64 });
-        assert!(err.is_fatal());
-        assert!(dec.next().is_none());
-    }
-
-    #[test]
-    fn oversized_multi_line_data_fails() {
-        let mut dec = SseDecoder::with_limits(DecoderLimits::default().with_max_event_size(64));
-        for _ in 0..10 {
-            dec.push(b"data: 0123456789\n");
-        }
-        let err = dec.next().unwrap().unwrap_err();
-        assert_eq!(err.kind, DecodeErrorKind::TooLarge { limit: 64 });
-    }
-
-    #[test]
-    fn unknown_types_are_skipped_or_reported() {
-        let input = b"data: {\"type\":\"THINKING_START\"}\n\ndata: {\"type\":\"RUN_ERROR\",\"message\":\"m\"}\n\n";
-        let mut dec = SseDecoder::new();
-        dec.push(input);
-        assert!(matches!(dec.next(), Some(Ok(Event::RunError(_)))));
-        assert_eq!(dec.skipped(), 1);
-        let mut dec = SseDecoder::new().skip_unknown_events(false);
-        dec.push(input);
-        let err = dec.next().unwrap().unwrap_err();
-        assert_eq!(
-            err.kind,
-            DecodeErrorKind::UnknownEventType(Some("THINKING_START".into()))
-        );
-        assert_eq!((err.index, err.offset), (0, 0));
-        assert!(matches!(dec.next(), Some(Ok(Event::RunError(_)))));
-    }
-
-    #[test]
-    fn invalid_utf8_is_replaced() {
-        let mut dec = SseDecoder::new();
-        dec.push(b"data: {\"type\":\"RUN_ERROR\",\"message\":\"a\xFFb\"}\n\n");
-        match dec.next() {
-            Some(Ok(Event::RunError(e))) => assert_eq!(e.message, "a\u{FFFD}b"),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn comments_encode_as_ignored_frames() {
-        let mut out = Vec::new();
-        encode_comment("keep-alive\nsecond", &mut out);
-        assert_eq!(out, b": keep-alive\n: second\n\n");
-        assert!(frames(&[&out]).is_empty());
-    }
-}
+mod tests;

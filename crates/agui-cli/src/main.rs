@@ -58,6 +58,12 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal: a log file or a pipe gets plain
+        // text (and a server logging runs spends less on each line).
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
         .init();
     let result = match cli.command {
         Command::Decode(args) => cmd::codec::decode(args),

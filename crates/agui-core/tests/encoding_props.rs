@@ -345,3 +345,38 @@ fn truncated_streams_fail_at_the_cut() {
         },
     );
 }
+
+/// The JSON writer that writes events straight from their fields gives the canonical
+/// serializer's bytes for every event: as generated, with unknown keys added, and with
+/// strings that need escaping in a field, an unknown key and free-form metadata.
+#[test]
+fn json_direct_writer_matches_the_serializer() {
+    check(
+        1024,
+        || (event(), 0usize..3, "[\"\\\\\\x00-\\x1f\\x7fa-zé😀]{0,40}"),
+        |(mut ev, extra, text)| {
+            if extra > 0 {
+                ev.extra_mut()
+                    .insert(text.clone(), Value::String(text.clone()));
+            }
+            if extra > 1 {
+                ev.extra_mut()
+                    .insert("n", serde_json::json!([1.5, -0.0, 1e21, null]));
+                let meta = ev.metadata_mut();
+                meta.get_or_insert_with(Default::default)
+                    .insert(text.clone(), Value::from(text.clone()));
+            }
+            let mut direct = Vec::new();
+            ev.write_json(&mut direct);
+            let mut serde = Vec::new();
+            ev.write_json_via_serde(&mut serde);
+            prop_assert_eq!(
+                String::from_utf8_lossy(&direct),
+                String::from_utf8_lossy(&serde),
+                "{:?}",
+                ev
+            );
+            Ok(())
+        },
+    );
+}

@@ -155,6 +155,26 @@ macro_rules! wire_write {
     };
 }
 
+/// Writes one field as `,"key":value` straight into `out` (see `wire::direct`).
+macro_rules! wire_write_direct {
+    ($out:ident, req, $key:literal, $val:expr) => {
+        $out.extend_from_slice(concat!(",\"", $key, "\":").as_bytes());
+        (&&$crate::wire::direct::Direct(&$val)).write_direct($out);
+    };
+    ($out:ident, dflt, $key:literal, $val:expr) => {
+        wire_write_direct!($out, req, $key, $val);
+    };
+    ($out:ident, opt, $key:literal, $val:expr) => {
+        if let Some(v) = &$val {
+            $out.extend_from_slice(concat!(",\"", $key, "\":").as_bytes());
+            (&&$crate::wire::direct::Direct(v)).write_direct($out);
+        }
+    };
+    ($out:ident, nullable, $key:literal, $val:expr) => {
+        wire_write_direct!($out, opt, $key, $val);
+    };
+}
+
 /// Defines a protocol object. See the module documentation.
 macro_rules! wire_struct {
     (
@@ -298,6 +318,18 @@ macro_rules! wire_struct {
             }
         }
 
+        impl $name {
+            /// Writes this object's fields and unknown keys, each as `,"key":value`,
+            /// straight into `out` (after a union tag: see `wire::direct`).
+            #[allow(dead_code, unused_imports)]
+            #[inline]
+            pub(crate) fn write_fields_direct(&self, out: &mut ::std::vec::Vec<u8>) {
+                use $crate::wire::direct::{WriteDirect as _, WriteViaSerde as _};
+                $( wire_write_direct!(out, $kind, $key, self.$field); )*
+                $crate::wire::direct::write_extra(&self.extra, out);
+            }
+        }
+
         impl ::serde::Serialize for $name {
             fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::core::result::Result<S::Ok, S::Error> {
                 let mut map = s.serialize_map(None)?;
@@ -367,6 +399,31 @@ macro_rules! wire_union {
             pub fn tag(&self) -> &'static str {
                 match self {
                     $( $name::$variant(_) => $wire, )*
+                }
+            }
+
+            /// Writes the canonical JSON of this value straight into `out`, as its
+            /// `Serialize` writes it: the tag first, then the member's fields (see
+            /// `wire::direct`). A union whose tag comes after a field goes through
+            /// the serializer.
+            #[allow(dead_code)]
+            #[inline]
+            pub(crate) fn write_json_direct(&self, out: &mut ::std::vec::Vec<u8>) {
+                #[allow(unused_mut, unused_assignments)]
+                let mut after: Option<&'static str> = None;
+                $( after = Some($after); )?
+                if after.is_some() {
+                    $crate::wire::write_canonical(self, out);
+                    return;
+                }
+                match self {
+                    $(
+                        $name::$variant(v) => {
+                            out.extend_from_slice(concat!("{\"", $tag, "\":\"", $wire, "\"").as_bytes());
+                            v.write_fields_direct(out);
+                            out.push(b'}');
+                        }
+                    )*
                 }
             }
 

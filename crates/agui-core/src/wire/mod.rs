@@ -5,6 +5,7 @@
 pub(crate) mod macros;
 mod canonical;
 pub mod de;
+pub(crate) mod direct;
 mod error;
 pub(crate) mod js_number;
 pub(crate) mod shape;

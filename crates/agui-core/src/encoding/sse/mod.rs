@@ -52,7 +52,7 @@ pub const CONTENT_TYPE: &str = "text/event-stream";
 #[inline]
 pub fn encode_event(event: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: ");
-    crate::wire::write_canonical(event, out);
+    event.write_json(out);
     out.extend_from_slice(b"\n\n");
 }
 

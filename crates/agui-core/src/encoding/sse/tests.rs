@@ -139,16 +139,21 @@ fn read_whole(stream: &[u8], limits: DecoderLimits) -> Read {
     dec.push(stream);
     dec.finish();
     let mut got = Vec::new();
+    read_into(&mut dec, 0, &mut got);
+    got
+}
+
+/// Appends what `dec` gives to `got`, indexes counted from `base`.
+fn read_into(dec: &mut SseDecoder, base: u64, got: &mut Read) {
     while let Some(r) = dec.next_data() {
         got.push(match r {
             Ok(e) => match e.body {
-                crate::encoding::RawBody::Json(d) => Ok((e.index, e.offset, d.to_vec())),
+                crate::encoding::RawBody::Json(d) => Ok((base + e.index, e.offset, d.to_vec())),
                 crate::encoding::RawBody::Event(_) => unreachable!(),
             },
-            Err(e) => Err((e.index, e.offset, e.kind.to_string())),
+            Err(e) => Err((base + e.index, e.offset, e.kind.to_string())),
         });
     }
-    got
 }
 
 /// The same, cut as a parallel reader cuts it: windows of the given sizes, each cut
@@ -172,15 +177,7 @@ fn read_in_pieces(stream: &[u8], windows: &[usize], limits: DecoderLimits) -> Re
         dec.restart_at(start as u64);
         dec.push(&stream[start..cut]);
         dec.finish();
-        while let Some(r) = dec.next_data() {
-            got.push(match r {
-                Ok(e) => match e.body {
-                    crate::encoding::RawBody::Json(d) => Ok((base + e.index, e.offset, d.to_vec())),
-                    crate::encoding::RawBody::Event(_) => unreachable!(),
-                },
-                Err(e) => Err((base + e.index, e.offset, e.kind.to_string())),
-            });
-        }
+        read_into(&mut dec, base, &mut got);
         if matches!(got.last(), Some(Err(_))) {
             break;
         }

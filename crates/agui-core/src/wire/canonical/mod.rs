@@ -15,6 +15,119 @@ use serde::ser::{self, Impossible, Serialize};
 
 use super::js_number;
 
+/// Defines a serializer's integer methods: each writes the integer's digits with
+/// `$write(out, digits)`.
+macro_rules! integers {
+    (|$out:ident, $text:ident| $write:expr) => {
+        integers!(@each |$out, $text| $write; serialize_i8: i8, serialize_i16: i16,
+            serialize_i32: i32, serialize_i64: i64, serialize_i128: i128, serialize_u8: u8,
+            serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_u128: u128);
+    };
+    (@each |$out:ident, $text:ident| $write:expr; $($method:ident: $ty:ty),*) => {
+        $(
+            #[inline]
+            fn $method(self, v: $ty) -> Result<(), CanonError> {
+                let $out = self.out;
+                let mut digits = itoa::Buffer::new();
+                let $text = digits.format(v).as_bytes();
+                $write;
+                Ok(())
+            }
+        )*
+    };
+}
+
+/// Defines a serializer's methods for a unit variant (written as its name) and a
+/// newtype struct (written as what it wraps), as serde_json writes them, keys included.
+macro_rules! names_and_newtypes {
+    () => {
+        fn serialize_unit_variant(
+            self,
+            _name: &'static str,
+            _index: u32,
+            variant: &'static str,
+        ) -> Result<(), CanonError> {
+            self.serialize_str(variant)
+        }
+
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            _name: &'static str,
+            value: &T,
+        ) -> Result<(), CanonError> {
+            value.serialize(self)
+        }
+    };
+}
+
+/// Defines the methods of a serializer that refuses every compound value (and an
+/// optional or enum-wrapped one) with `$error`.
+macro_rules! refuse_compounds {
+    ($error:expr) => {
+        fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), CanonError> {
+            Err($error)
+        }
+
+        fn serialize_newtype_variant<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<(), CanonError> {
+            Err($error)
+        }
+
+        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, CanonError> {
+            Err($error)
+        }
+
+        fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, CanonError> {
+            Err($error)
+        }
+
+        fn serialize_tuple_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleStruct, CanonError> {
+            Err($error)
+        }
+
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleVariant, CanonError> {
+            Err($error)
+        }
+
+        fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, CanonError> {
+            Err($error)
+        }
+
+        fn serialize_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStruct, CanonError> {
+            Err($error)
+        }
+
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStructVariant, CanonError> {
+            Err($error)
+        }
+    };
+}
+
 /// The name serde_json's raw values serialize under: a struct of that name with one
 /// field of that name, whose string value is written as it is.
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
@@ -135,55 +248,7 @@ impl<'a> ser::Serializer for Canon<'a> {
         Ok(())
     }
 
-    fn serialize_i8(self, v: i8) -> Result<(), CanonError> {
-        self.serialize_i64(i64::from(v))
-    }
-
-    fn serialize_i16(self, v: i16) -> Result<(), CanonError> {
-        self.serialize_i64(i64::from(v))
-    }
-
-    fn serialize_i32(self, v: i32) -> Result<(), CanonError> {
-        self.serialize_i64(i64::from(v))
-    }
-
-    #[inline]
-    fn serialize_i64(self, v: i64) -> Result<(), CanonError> {
-        self.out
-            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-        Ok(())
-    }
-
-    fn serialize_i128(self, v: i128) -> Result<(), CanonError> {
-        self.out
-            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-        Ok(())
-    }
-
-    fn serialize_u8(self, v: u8) -> Result<(), CanonError> {
-        self.serialize_u64(u64::from(v))
-    }
-
-    fn serialize_u16(self, v: u16) -> Result<(), CanonError> {
-        self.serialize_u64(u64::from(v))
-    }
-
-    fn serialize_u32(self, v: u32) -> Result<(), CanonError> {
-        self.serialize_u64(u64::from(v))
-    }
-
-    #[inline]
-    fn serialize_u64(self, v: u64) -> Result<(), CanonError> {
-        self.out
-            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-        Ok(())
-    }
-
-    fn serialize_u128(self, v: u128) -> Result<(), CanonError> {
-        self.out
-            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-        Ok(())
-    }
+    integers!(|out, text| out.extend_from_slice(text));
 
     fn serialize_f32(self, v: f32) -> Result<(), CanonError> {
         // serde_json classifies the f32, then widens it for the formatter.
@@ -234,22 +299,7 @@ impl<'a> ser::Serializer for Canon<'a> {
         self.serialize_unit()
     }
 
-    fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-    ) -> Result<(), CanonError> {
-        self.serialize_str(variant)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        value: &T,
-    ) -> Result<(), CanonError> {
-        value.serialize(self)
-    }
+    names_and_newtypes!();
 
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -332,44 +382,31 @@ impl ser::SerializeSeq for Compound<'_> {
     }
 }
 
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = CanonError;
+/// The tuple kinds, written as sequences.
+macro_rules! as_seq {
+    ($($trait:ident :: $method:ident),*) => {
+        $(
+            impl ser::$trait for Compound<'_> {
+                type Ok = ();
+                type Error = CanonError;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), CanonError> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
+                fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), CanonError> {
+                    ser::SerializeSeq::serialize_element(self, value)
+                }
 
-    fn end(self) -> Result<(), CanonError> {
-        ser::SerializeSeq::end(self)
-    }
+                fn end(self) -> Result<(), CanonError> {
+                    ser::SerializeSeq::end(self)
+                }
+            }
+        )*
+    };
 }
 
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = CanonError;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), CanonError> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<(), CanonError> {
-        ser::SerializeSeq::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = CanonError;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), CanonError> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<(), CanonError> {
-        ser::SerializeSeq::end(self)
-    }
-}
+as_seq!(
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
@@ -492,45 +529,11 @@ impl ser::Serializer for KeySer<'_> {
         self.quoted(if v { b"true" } else { b"false" })
     }
 
-    fn serialize_i8(self, v: i8) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_i16(self, v: i16) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_i32(self, v: i32) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_i64(self, v: i64) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_i128(self, v: i128) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_u8(self, v: u8) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_u16(self, v: u16) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_u32(self, v: u32) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_u64(self, v: u64) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
-
-    fn serialize_u128(self, v: u128) -> Result<(), CanonError> {
-        self.quoted(itoa::Buffer::new().format(v).as_bytes())
-    }
+    integers!(|out, text| {
+        out.push(b'"');
+        out.extend_from_slice(text);
+        out.push(b'"');
+    });
 
     fn serialize_f32(self, v: f32) -> Result<(), CanonError> {
         self.serialize_f64(f64::from(v))
@@ -547,87 +550,12 @@ impl ser::Serializer for KeySer<'_> {
         self.quoted(&text)
     }
 
-    fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-    ) -> Result<(), CanonError> {
-        self.serialize_str(variant)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        value: &T,
-    ) -> Result<(), CanonError> {
-        value.serialize(self)
-    }
+    names_and_newtypes!();
 
     refuse!(key_must_be_a_string(); serialize_bytes(&[u8]), serialize_unit(), serialize_none(),
         serialize_unit_struct(&'static str));
 
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), CanonError> {
-        Err(key_must_be_a_string())
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), CanonError> {
-        Err(key_must_be_a_string())
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, CanonError> {
-        Err(key_must_be_a_string())
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, CanonError> {
-        Err(key_must_be_a_string())
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, CanonError> {
-        Err(key_must_be_a_string())
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, CanonError> {
-        Err(key_must_be_a_string())
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, CanonError> {
-        Err(key_must_be_a_string())
-    }
-
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStruct, CanonError> {
-        Err(key_must_be_a_string())
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, CanonError> {
-        Err(key_must_be_a_string())
-    }
+    refuse_compounds!(key_must_be_a_string());
 }
 
 /// Writes the string a raw value holds, as it is.
@@ -659,20 +587,7 @@ impl ser::Serializer for RawStr<'_> {
         serialize_i32(i32), serialize_i64(i64), serialize_u8(u8), serialize_u16(u16),
         serialize_u32(u32), serialize_u64(u64), serialize_f32(f32), serialize_f64(f64),
         serialize_char(char), serialize_bytes(&[u8]), serialize_none(), serialize_unit(),
-        serialize_unit_struct(&'static str));
-
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-    ) -> Result<(), CanonError> {
-        Err(not_raw())
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), CanonError> {
-        Err(not_raw())
-    }
+        serialize_unit_struct(&'static str), serialize_unit_variant(&'static str, u32, &'static str));
 
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -682,63 +597,7 @@ impl ser::Serializer for RawStr<'_> {
         Err(not_raw())
     }
 
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), CanonError> {
-        Err(not_raw())
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, CanonError> {
-        Err(not_raw())
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, CanonError> {
-        Err(not_raw())
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, CanonError> {
-        Err(not_raw())
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, CanonError> {
-        Err(not_raw())
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, CanonError> {
-        Err(not_raw())
-    }
-
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStruct, CanonError> {
-        Err(not_raw())
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, CanonError> {
-        Err(not_raw())
-    }
+    refuse_compounds!(not_raw());
 }
 
 #[cfg(test)]

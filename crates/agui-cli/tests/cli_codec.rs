@@ -199,3 +199,44 @@ fn decoding_on_several_threads_gives_what_one_thread_gives() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A live stream piped in: each event comes out as it arrives, before the input ends
+/// (by default a pipe is read on one thread; several would hold events back until a
+/// piece is full).
+#[test]
+fn a_piped_stream_comes_out_as_it_arrives() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["decode", "--from", "sse"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    for i in 0..3 {
+        let event = format!(
+            "data: {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"{i}\"}}\n\n"
+        );
+        stdin.write_all(event.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        // The input stays open: the line must come anyway.
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("event {i} was held back while the input stayed open"));
+        assert!(line.contains(&format!("\"delta\":\"{i}\"")), "{line}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    reader.join().unwrap();
+}

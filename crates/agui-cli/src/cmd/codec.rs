@@ -38,8 +38,9 @@ pub struct DecodeArgs {
     pub from: Format,
     /// Input file (standard input when absent or `-`).
     pub file: Option<PathBuf>,
-    /// Threads that read SSE events (framing and output stay in order; the output is
-    /// the same whatever the count). Default: the machine's cores, at most 8.
+    /// Threads that read SSE events (the output is the same whatever the count).
+    /// Default: the machine's cores (at most 8) for a file; 1 for a pipe or a terminal
+    /// on standard input, so that a live stream's events come out as they arrive.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
 }
@@ -59,7 +60,8 @@ pub struct EncodeArgs {
 /// index, line, byte offset and field.
 pub fn read_jsonl(
     input: &mut dyn BufRead,
-    mut sink: impl FnMut(Event) -> Result<(), CliError>,
+    live: bool,
+    mut sink: impl FnMut(Option<Event>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let mut index: u64 = 0;
     read_raw(Format::Jsonl, input, |raw| {
@@ -73,20 +75,39 @@ pub fn read_jsonl(
             ))
         })?;
         index += 1;
-        sink(ev)
+        sink(Some(ev))?;
+        if live {
+            sink(None)?;
+        }
+        Ok(())
     })
 }
 
-/// Reads events in `format` from `input`, calling `sink` for each (the single entry
-/// point the semantic subcommands read through).
+/// Reads events in `format` from `input`, calling `sink` with each (the single entry
+/// point the semantic subcommands read through), and with `None` where the input may
+/// have nothing more ready: a sink that writes flushes there, so that the output of a
+/// live stream keeps up with it. That is after each chunk read from an SSE or protobuf
+/// stream, and after each line of JSON Lines when `live` (the input is not a file).
 pub fn read_events(
     format: Format,
     input: &mut dyn BufRead,
-    sink: impl FnMut(Event) -> Result<(), CliError>,
+    live: bool,
+    sink: impl FnMut(Option<Event>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     match format.encoding() {
-        None => read_jsonl(input, sink),
+        None => read_jsonl(input, live, sink),
         Some(encoding) => read_stream(input, encoding, sink),
+    }
+}
+
+/// Whether `file` (standard input when absent or `-`) may be a live stream: anything but
+/// a regular file.
+pub(crate) fn live_input(file: Option<&std::path::Path>) -> bool {
+    match file {
+        Some(p) if p != std::path::Path::new("-") => {
+            std::fs::metadata(p).map_or(true, |m| !m.is_file())
+        }
+        _ => !stdin_is_a_file(),
     }
 }
 
@@ -113,7 +134,8 @@ pub(crate) fn write_jsonl(
         .map_err(CliError::io("writing standard output"))
 }
 
-/// Decodes an SSE or protobuf stream as it is read, calling `sink` for every event.
+/// Decodes an SSE or protobuf stream as it is read, calling `sink` for every event, and
+/// with `None` once the events of each chunk read are out (see [`read_events`]).
 /// Memory stays bounded (one input buffer and at most one event, up to the decoder's
 /// limit) whatever the input's size. Events of unknown types are skipped with a warning,
 /// as the reference client drops them. On malformed input the events before it have
@@ -121,7 +143,7 @@ pub(crate) fn write_jsonl(
 pub fn read_stream(
     input: &mut dyn BufRead,
     encoding: Encoding,
-    mut sink: impl FnMut(Event) -> Result<(), CliError>,
+    mut sink: impl FnMut(Option<Event>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let mut dec = EventDecoder::new(encoding);
     loop {
@@ -135,11 +157,12 @@ pub fn read_stream(
             input.consume(n);
         }
         while let Some(ev) = dec.next() {
-            sink(ev.map_err(|e| CliError::Malformed(e.to_string()))?)?;
+            sink(Some(ev.map_err(|e| CliError::Malformed(e.to_string()))?))?;
         }
         if eof {
             return Ok(());
         }
+        sink(None)?;
     }
 }
 
@@ -230,26 +253,52 @@ pub fn read_raw(
     }
 }
 
-/// The threads a command reads SSE events with: as asked, else the machine's cores (at
-/// most 8).
-pub(crate) fn threads(asked: Option<u16>) -> usize {
-    asked.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-        usize::from,
-    )
+/// The threads a command reads SSE events with: as asked; else the machine's cores (at
+/// most 8) for a file, and one for a pipe or a terminal on standard input, where events
+/// may be arriving live (several threads read ahead in pieces, which would hold each
+/// event back until a piece is full).
+pub(crate) fn threads(asked: Option<u16>, file: Option<&std::path::Path>) -> usize {
+    if let Some(n) = asked {
+        return usize::from(n);
+    }
+    let stdin = file.is_none_or(|p| p == std::path::Path::new("-"));
+    if stdin && live_input(None) {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// Whether standard input is a regular file (`< FILE`), not a pipe or a terminal.
+fn stdin_is_a_file() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .and_then(|fd| std::fs::File::from(fd).metadata().ok())
+            .is_some_and(|m| m.is_file())
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 /// `agui decode`.
 pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
-    let threads = threads(args.threads);
+    let threads = threads(args.threads, args.file.as_deref());
     if args.from == Format::Sse && threads > 1 {
         return crate::parallel::decode_sse(&mut input, threads);
     }
     let mut out = stdout();
     let mut buf = Vec::with_capacity(4096);
-    let result = read_events(args.from, &mut input, |ev| {
-        write_jsonl(&mut out, &ev, &mut buf)
+    let live = live_input(args.file.as_deref());
+    let result = read_events(args.from, &mut input, live, |ev| match ev {
+        Some(ev) => write_jsonl(&mut out, &ev, &mut buf),
+        None => flush(&mut out),
     });
     flush(&mut out)?;
     result
@@ -260,11 +309,18 @@ pub fn encode(args: EncodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
     let mut out = stdout();
     let mut buf = Vec::with_capacity(4096);
+    let live = live_input(args.file.as_deref());
     let result = match args.to.encoding() {
-        None => read_jsonl(&mut input, |ev| write_jsonl(&mut out, &ev, &mut buf)),
+        None => read_jsonl(&mut input, live, |ev| match ev {
+            Some(ev) => write_jsonl(&mut out, &ev, &mut buf),
+            None => flush(&mut out),
+        }),
         Some(encoding) => {
             let encoder = EventEncoder::new(encoding);
-            read_jsonl(&mut input, |ev| {
+            read_jsonl(&mut input, live, |ev| {
+                let Some(ev) = ev else {
+                    return flush(&mut out);
+                };
                 buf.clear();
                 encoder.encode(&ev, &mut buf);
                 out.write_all(&buf)

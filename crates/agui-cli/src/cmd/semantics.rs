@@ -25,8 +25,9 @@ pub struct VerifyArgs {
     /// Input file (standard input when absent or `-`).
     pub file: Option<PathBuf>,
     /// Threads that read SSE events ahead (the events still go through the pipeline in
-    /// order; the result is the same whatever the count). Default: the machine's cores,
-    /// at most 8.
+    /// order; the result is the same whatever the count). Default: the machine's cores
+    /// (at most 8) for a file; 1 for a pipe or a terminal on standard input, so that a
+    /// live stream's events are taken in as they arrive.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
 }
@@ -48,8 +49,9 @@ pub struct ApplyArgs {
     /// Event stream file (standard input when absent or `-`).
     pub file: Option<PathBuf>,
     /// Threads that read SSE events ahead (the events still go through the pipeline in
-    /// order; the result is the same whatever the count). Default: the machine's cores,
-    /// at most 8.
+    /// order; the result is the same whatever the count). Default: the machine's cores
+    /// (at most 8) for a file; 1 for a pipe or a terminal on standard input, so that a
+    /// live stream's events are taken in as they arrive.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
 }
@@ -107,7 +109,7 @@ fn take_in(
             e => CliError::Rejected(e.to_string()),
         })
     };
-    let threads = super::codec::threads(threads);
+    let threads = super::codec::threads(threads, file);
     if from == Format::Sse && threads > 1 {
         crate::parallel::read_sse(&mut input, threads, sink)
     } else {
@@ -172,9 +174,12 @@ pub fn transform(args: TransformArgs) -> Result<(), CliError> {
     let mut out = stdout();
     let mut line = Vec::with_capacity(4096);
     let mut produced: Vec<Event> = Vec::new();
+    let live = super::codec::live_input(args.file.as_deref());
     let result = if args.compact {
         let mut c = Compactor::new();
-        let r = read_events(args.from, &mut input, |ev| {
+        let r = read_events(args.from, &mut input, live, |ev| {
+            // A compaction is only known at the end: nothing to flush before.
+            let Some(ev) = ev else { return Ok(()) };
             c.push(ev, &mut produced);
             for e in produced.drain(..) {
                 write_jsonl(&mut out, &e, &mut line)?;
@@ -190,7 +195,10 @@ pub fn transform(args: TransformArgs) -> Result<(), CliError> {
         r
     } else {
         let mut x = ChunkExpander::new();
-        read_events(args.from, &mut input, |ev| {
+        read_events(args.from, &mut input, live, |ev| {
+            let Some(ev) = ev else {
+                return flush(&mut out);
+            };
             x.push(ev, &mut produced)
                 .map_err(|e| CliError::Rejected(e.to_string()))?;
             for e in produced.drain(..) {

@@ -254,15 +254,14 @@ pub fn read_raw(
 }
 
 /// The threads a command reads SSE events with: as asked; else the machine's cores (at
-/// most 8) for a file, and one for a pipe or a terminal on standard input, where events
-/// may be arriving live (several threads read ahead in pieces, which would hold each
+/// most 8) for a file, and one for a pipe or a terminal, where events may be arriving
+/// live (several threads read ahead in pieces, which would hold each
 /// event back until a piece is full).
 pub(crate) fn threads(asked: Option<u16>, file: Option<&std::path::Path>) -> usize {
     if let Some(n) = asked {
         return usize::from(n);
     }
-    let stdin = file.is_none_or(|p| p == std::path::Path::new("-"));
-    if stdin && live_input(None) {
+    if live_input(file) {
         return 1;
     }
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))

@@ -24,7 +24,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::wire::js_number::JsFormatter;
 use crate::wire::JsonError;
 
 /// Any JSON value, held as its canonical text (compact, numbers spelled as
@@ -71,8 +70,8 @@ impl JsonText {
     /// `value` cannot be written as JSON.
     pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Result<JsonText, serde_json::Error> {
         let mut out = Vec::with_capacity(64);
-        let mut ser = serde_json::Serializer::with_formatter(&mut out, JsFormatter);
-        value.serialize(&mut ser)?;
+        crate::wire::canonical::write(value, &mut out)
+            .map_err(<serde_json::Error as serde::ser::Error>::custom)?;
         Ok(JsonText::from_canonical(out))
     }
 

@@ -255,8 +255,8 @@ pub fn read_raw(
 
 /// The threads a command reads SSE events with: as asked; else the machine's cores (at
 /// most 8) for a file, and one for a pipe or a terminal, where events may be arriving
-/// live (several threads read ahead in pieces, which would hold each
-/// event back until a piece is full).
+/// live (several threads read ahead in pieces, which would hold each event back until
+/// a piece is full).
 pub(crate) fn threads(asked: Option<u16>, file: Option<&std::path::Path>) -> usize {
     if let Some(n) = asked {
         return usize::from(n);

@@ -329,8 +329,9 @@ impl Event {
     }
 
     /// Writes the event's canonical wire JSON (keys in the reference order, numbers as
-    /// ECMAScript spells them: [`crate::wire::write_canonical`]) into `out`: the same
-    /// bytes as the data of its SSE frame.
+    /// ECMAScript spells them: what [`crate::wire::write_canonical`] writes of it) into
+    /// `out`: the same bytes as the data of its SSE frame. It writes straight from the
+    /// event's fields, without going through `Serialize` for the fields it can.
     #[inline]
     pub fn write_json(&self, out: &mut Vec<u8>) {
         self.write_json_direct(out);

@@ -3,7 +3,7 @@
 
 #[macro_use]
 pub(crate) mod macros;
-mod canonical;
+pub(crate) mod canonical;
 pub mod de;
 pub(crate) mod direct;
 mod error;

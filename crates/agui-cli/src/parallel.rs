@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 
 use agui_core::encoding::sse::{self, SseDecoder};
 use agui_core::encoding::{DecodeError, DecodeErrorKind, DecoderLimits, RawBody};
+use agui_core::event::Recycler;
 use agui_core::wire::de::UnknownKeys;
 use agui_core::Event;
 
@@ -476,12 +477,14 @@ enum Slot {
 
 /// A worker's buffers for one batch: `read` filled by the worker and emptied by the
 /// pipeline, `dead` filled by the pipeline with the events it is done with and emptied
-/// (freed) by the worker that read them.
+/// by the worker that read them, into `recycler`, whose strings the next events it
+/// reads reuse (or freed there).
 #[derive(Default)]
 struct Spent {
     read: Vec<(u64, Slot)>,
     texts: Vec<u8>,
     dead: Vec<Event>,
+    recycler: Recycler,
 }
 
 fn read_ahead(
@@ -491,12 +494,19 @@ fn read_ahead(
     pool: &mut Vec<Spent>,
 ) -> ReadAhead {
     let mut spent = pool.pop().unwrap_or_default();
-    spent.dead.clear();
     spent.texts.clear();
-    let Spent { read, texts, .. } = &mut spent;
+    let Spent {
+        read,
+        texts,
+        dead,
+        recycler,
+    } = &mut spent;
+    for event in dead.drain(..) {
+        recycler.recycle(event);
+    }
     let (events, error) = batch.each_event(dec, |_, offset, data| {
         let mark = UnknownKeys::start();
-        let decoded = Event::from_json_slice(data);
+        let decoded = recycler.decode(data);
         let unknown = mark.finish();
         let slot = match decoded {
             Ok(event) if !unknown => Slot::Typed(event),
@@ -569,7 +579,9 @@ pub fn read_sse(
                     events,
                     error,
                 } = read;
-                let Spent { read, texts, dead } = &mut spent;
+                let Spent {
+                    read, texts, dead, ..
+                } = &mut spent;
                 for (offset, slot) in read.drain(..) {
                     let body = match slot {
                         Slot::Typed(event) => RawBody::Event(event),

@@ -37,6 +37,8 @@
 #[macro_use]
 mod macros;
 mod activity;
+mod plain;
+pub use plain::Recycler;
 mod lifecycle;
 mod reasoning;
 mod special;
@@ -319,13 +321,28 @@ impl Event {
 
     /// Decodes one event from JSON bytes, strictly as the reference schema does. The
     /// error names the failing field.
+    ///
+    /// The streamed-content events in their plain shape (three string members) are read
+    /// directly, without serde; everything else, and every error, goes through the
+    /// exact decoder.
+    #[inline]
     pub fn from_json_slice(bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
-        crate::wire::from_json_slice(bytes)
+        match std::str::from_utf8(bytes) {
+            Ok(text) => match plain::read(text) {
+                Some(event) => Ok(event),
+                None => crate::wire::decode_text(text),
+            },
+            // The byte decoder reports where the bad byte is.
+            Err(_) => crate::wire::from_json_slice(bytes),
+        }
     }
 
     /// Decodes one event from a JSON string. See [`Event::from_json_slice`].
     pub fn from_json_str(s: &str) -> Result<Event, crate::wire::JsonError> {
-        crate::wire::from_json_slice(s.as_bytes())
+        match plain::read(s) {
+            Some(event) => Ok(event),
+            None => crate::wire::decode_text(s),
+        }
     }
 
     /// Writes the event's canonical wire JSON (keys in the reference order, numbers as

@@ -301,7 +301,7 @@ where
                 _de: PhantomData,
             };
             // The member's decoder checks a repeated tag against this one.
-            let outer = CURRENT_TAG.with(|c| c.replace(Some(value.as_str().to_owned())));
+            let outer = CURRENT_TAG.with(|c| c.replace(TagValue::new(value.as_str())));
             let result = dispatch(value.as_str(), replay);
             CURRENT_TAG.with(|c| *c.borrow_mut() = outer);
             return result;
@@ -314,7 +314,45 @@ where
 
 thread_local! {
     /// The tag value of the union member being decoded (innermost).
-    static CURRENT_TAG: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    static CURRENT_TAG: std::cell::RefCell<TagValue> = const { std::cell::RefCell::new(TagValue::None) };
+}
+
+/// A union tag's value as kept while its member decodes: inline when short (every tag
+/// the protocol defines is), so that decoding an event allocates nothing for it.
+#[derive(Debug, Clone)]
+enum TagValue {
+    None,
+    Inline {
+        len: u8,
+        bytes: [u8; TagValue::INLINE],
+    },
+    Heap(String),
+}
+
+impl TagValue {
+    const INLINE: usize = 40;
+
+    fn new(value: &str) -> Self {
+        if value.len() <= Self::INLINE {
+            let mut bytes = [0; Self::INLINE];
+            bytes[..value.len()].copy_from_slice(value.as_bytes());
+            TagValue::Inline {
+                len: value.len() as u8,
+                bytes,
+            }
+        } else {
+            TagValue::Heap(value.to_owned())
+        }
+    }
+
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            TagValue::None => None,
+            // Copied from a `&str` whole, so the bytes are UTF-8.
+            TagValue::Inline { len, bytes } => std::str::from_utf8(&bytes[..*len as usize]).ok(),
+            TagValue::Heap(s) => Some(s),
+        }
+    }
 }
 
 /// What the error of a repeated union tag with another value starts with; such input
@@ -325,13 +363,12 @@ pub const REPEATED_TAG: &str = "repeated tag";
 /// A union member's decoder met its tag key again: the same value is harmless; another
 /// value is an error (the caller decodes the input again with the last value winning).
 pub fn check_repeated_tag<E: de::Error>(tag: &str, value: &str) -> Result<(), E> {
-    let first = CURRENT_TAG.with(|c| c.borrow().clone());
-    match first {
+    CURRENT_TAG.with(|c| match c.borrow().as_str() {
         Some(f) if f != value => Err(E::custom(format!(
             "{REPEATED_TAG} `{tag}`: `{f}` then `{value}`"
         ))),
         _ => Ok(()),
-    }
+    })
 }
 
 /// The error for a union tag whose value names no member: says which key, which value,

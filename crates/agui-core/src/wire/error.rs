@@ -97,11 +97,25 @@ pub fn from_json_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonError
 /// not check again string by string: the same parser, so the same result and the same
 /// errors (a test holds the two ways to that). Anything else is parsed as bytes, which
 /// reports the bad byte where it is.
-fn decode<T: DeserializeOwned>(bytes: &[u8], utf8_once: bool) -> Result<T, JsonError> {
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8], utf8_once: bool) -> Result<T, JsonError> {
     let fast = match std::str::from_utf8(bytes) {
         Ok(text) if utf8_once => serde_json::from_str(text),
         _ => serde_json::from_slice(bytes),
     };
+    settle(bytes, fast)
+}
+
+/// [`from_json_slice`] of a text already known to be UTF-8 (not checked again).
+pub(crate) fn decode_text<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
+    settle(text.as_bytes(), serde_json::from_str(text))
+}
+
+/// The result of the plain decode of `bytes`; on an error, the error with the failing
+/// field's path (or the value read as `JSON.parse` reads it, for a repeated tag).
+fn settle<T: DeserializeOwned>(
+    bytes: &[u8],
+    fast: Result<T, serde_json::Error>,
+) -> Result<T, JsonError> {
     match fast {
         Ok(v) => Ok(v),
         // A union tag repeated with another value: read as `JSON.parse` reads it, the

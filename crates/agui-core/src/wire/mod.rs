@@ -7,6 +7,9 @@ pub(crate) mod canonical;
 pub mod de;
 pub(crate) mod direct;
 mod error;
+#[cfg(test)]
+pub(crate) use error::decode as decode_bytes;
+pub(crate) use error::decode_text;
 pub(crate) mod js_number;
 pub(crate) mod shape;
 

@@ -3,9 +3,7 @@
 //! reasoning, subagents and who owns what), with the same verdicts as the reference
 //! client's verifier.
 
-use std::collections::{HashMap, HashSet};
-
-use indexmap::{IndexMap, IndexSet};
+use indexmap::{IndexMap as IndexMapWith, IndexSet as IndexSetWith};
 
 use crate::event::{Event, EventType};
 use crate::types::Message;
@@ -14,6 +12,15 @@ use rule::Owner;
 pub use rule::{VerifyError, VerifyRule};
 
 mod rule;
+
+// The verifier looks ids up on every event: a seeded fast hasher (foldhash, the one
+// hashbrown uses) rather than SipHash. Its per-process random seed keeps an id
+// chosen by a peer from being aimed at a collision.
+type Hasher = foldhash::fast::RandomState;
+type HashMap<K, V> = std::collections::HashMap<K, V, Hasher>;
+type HashSet<K> = std::collections::HashSet<K, Hasher>;
+type IndexMap<K, V> = IndexMapWith<K, V, Hasher>;
+type IndexSet<K> = IndexSetWith<K, Hasher>;
 
 /// The per-stream verifier. Feed it every event in order with [`Verifier::push`]; the
 /// first violation is returned as an error (the reference ends the stream there).

@@ -1,0 +1,281 @@
+use proptest::prelude::*;
+
+use super::read;
+use crate::event::{Event, ReasoningMessageContent, TextMessageContent, ToolCallArgs};
+
+/// The exact decoder (serde, with the field path on errors).
+fn exact(bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
+    crate::wire::decode_bytes::<Event>(bytes, false)
+}
+
+#[test]
+fn the_plain_shapes_are_read_directly() {
+    let cases: &[(&str, Event)] = &[
+        (
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello"}"#,
+            TextMessageContent::new("m1", "Hello").into(),
+        ),
+        (
+            r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"r","delta":""}"#,
+            ReasoningMessageContent::new("r", "").into(),
+        ),
+        (
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c","delta":"{\"city\":\"Paris\"}"}"#,
+            ToolCallArgs::new("c", r#"{"city":"Paris"}"#).into(),
+        ),
+        (
+            " {\n \"delta\" : \"a\\nb\\t\\\\\\/\\b\\f\\r\" ,\t\"messageId\":\"ü\",\"type\":\"TEXT_MESSAGE_CONTENT\"}\r\n",
+            TextMessageContent::new("ü", "a\nb\t\\/\u{8}\u{c}\r").into(),
+        ),
+        (
+            r#"{"messageId":"m","type":"TEXT_MESSAGE_CONTENT","delta":"\u00e9\u0000\ud83d\ude00 é 😀 \u20AC"}"#,
+            TextMessageContent::new("m", "é\u{0}😀 é 😀 €").into(),
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(read(text).as_ref(), Some(want), "{text}");
+        assert_eq!(exact(text.as_bytes()).as_ref().ok(), Some(want), "{text}");
+    }
+}
+
+#[test]
+fn everything_else_is_left_to_the_exact_decoder() {
+    for text in [
+        // Other events, and content events with more or fewer members.
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x","timestamp":1}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x","futureKey":"y"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m"}"#,
+        // The id key of another event type; a repeated key.
+        r#"{"type":"TEXT_MESSAGE_CONTENT","toolCallId":"m","delta":"x"}"#,
+        r#"{"type":"TOOL_CALL_ARGS","messageId":"m","delta":"x"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","delta":"m","delta":"x"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","type":"TEXT_MESSAGE_CONTENT","delta":"x"}"#,
+        // Escapes in keys, ids or the type; lone surrogates; bad escapes.
+        r#"{"\u0074ype":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m\n","delta":"x"}"#,
+        r#"{"type":"TEXT\u005fMESSAGE_CONTENT","messageId":"m","delta":"x"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\ud83d"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\ud83dx"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\ude00"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\ud83d\u0041"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\x"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\u12"}"#,
+        // A control character, values that are not strings, and what is not one object.
+        "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"a\tb\"}",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":1,"delta":"x"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":null}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x"}}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x"},"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x""#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x",}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT" "messageId":"m","delta":"x"}"#,
+        r#"["type","TEXT_MESSAGE_CONTENT"]"#,
+        "\u{feff}{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"x\"}",
+        "",
+    ] {
+        assert_eq!(read(text), None, "{text}");
+    }
+}
+
+/// Content events in plain shapes, written in many ways: every key order, whitespace,
+/// escapes of every kind (and unescaped text), non-ASCII and astral characters.
+fn seed() -> impl Strategy<Value = String> {
+    let ty = prop::sample::select(vec![
+        ("TEXT_MESSAGE_CONTENT", "messageId"),
+        ("REASONING_MESSAGE_CONTENT", "messageId"),
+        ("TOOL_CALL_ARGS", "toolCallId"),
+        ("TEXT_MESSAGE_CONTENT", "toolCallId"),
+        ("TEXT_MESSAGE_END", "messageId"),
+    ]);
+    let piece = prop_oneof![
+        4 => "[a-zA-Z0-9 ,.:{}\\[\\]]{0,12}",
+        1 => prop::sample::select(vec![
+            "\\n", "\\t", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\u00e9", "\\u0000",
+            "\\u001f", "\\uD83D\\uDE00", "\\ud83d", "\\udc00", "\\u20ac", "é", "😀", "\u{7f}",
+            "\u{2028}",
+        ]).prop_map(str::to_owned),
+    ];
+    let text = prop::collection::vec(piece, 0..6).prop_map(|p| p.concat());
+    let ws = prop::sample::select(vec!["", "", "", " ", "\n", "\t ", "\r\n"]);
+    (
+        ty,
+        "[a-z0-9-]{1,10}",
+        text,
+        prop::collection::vec(ws, 12),
+        0usize..6,
+    )
+        .prop_map(|((ty, id_key), id, delta, w, order)| {
+            let mut members = [
+                format!(r#""type"{}:{}"{ty}""#, w[0], w[1]),
+                format!(r#""{id_key}"{}:{}"{id}""#, w[2], w[3]),
+                format!(r#""delta"{}:{}"{delta}""#, w[4], w[5]),
+            ];
+            let swap = [(0, 1), (0, 2), (1, 2), (0, 0), (1, 1), (2, 2)][order];
+            members.swap(swap.0, swap.1);
+            if order >= 4 {
+                members.rotate_left(1);
+            }
+            format!(
+                "{}{{{}{}{},{}{},{}{}}}{}",
+                w[6], w[7], members[0], w[8], members[1], w[9], members[2], w[10], w[11]
+            )
+        })
+}
+
+/// A mutation: overwrite, insert or delete bytes, or cut the input.
+#[derive(Debug, Clone)]
+enum Edit {
+    Set(usize, u8),
+    Insert(usize, Vec<u8>),
+    Delete(usize, usize),
+    Cut(usize),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let byte = prop_oneof![
+        4 => prop::sample::select(b"{}[]\":,\\/0123456789abcdefuUDntr \t\x01".to_vec()),
+        1 => any::<u8>(),
+    ];
+    prop_oneof![
+        (any::<usize>(), byte).prop_map(|(i, b)| Edit::Set(i, b)),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..4))
+            .prop_map(|(i, b)| Edit::Insert(i, b)),
+        (any::<usize>(), 1usize..8).prop_map(|(i, n)| Edit::Delete(i, n)),
+        any::<usize>().prop_map(Edit::Cut),
+    ]
+}
+
+fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+    for e in edits {
+        let at = |i: usize, len: usize| if len == 0 { 0 } else { i % len };
+        match e {
+            Edit::Set(i, b) if !bytes.is_empty() => {
+                let i = at(*i, bytes.len());
+                bytes[i] = *b;
+            }
+            Edit::Insert(i, b) => {
+                let i = at(*i, bytes.len() + 1);
+                bytes.splice(i..i, b.iter().copied());
+            }
+            Edit::Delete(i, n) if !bytes.is_empty() => {
+                let i = at(*i, bytes.len());
+                let end = (i + n).min(bytes.len());
+                bytes.drain(i..end);
+            }
+            Edit::Cut(i) => {
+                let i = at(*i, bytes.len() + 1);
+                bytes.truncate(i);
+            }
+            _ => {}
+        }
+    }
+    bytes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// `Event::from_json_slice` (the direct reader first) and the exact decoder agree on
+    /// every input: the same event, or the same error (message, field path, line and
+    /// column). And what the direct reader takes, the exact decoder takes the same way.
+    #[test]
+    fn the_direct_reader_reads_as_the_exact_decoder(
+        seed in seed(),
+        edits in prop::collection::vec(edit(), 0..3),
+    ) {
+        let bytes = apply(seed.into_bytes(), &edits);
+        let fast = Event::from_json_slice(&bytes);
+        let exact = exact(&bytes);
+        match (&fast, &exact) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+            (Err(a), Err(b)) => {
+                prop_assert_eq!(a.to_string(), b.to_string());
+                prop_assert_eq!(&a.path, &b.path);
+                prop_assert_eq!((a.line, a.column), (b.line, b.column));
+            }
+            _ => prop_assert!(false, "{:?} vs {:?} on {:?}", fast, exact, String::from_utf8_lossy(&bytes)),
+        }
+        if let Some(direct) = std::str::from_utf8(&bytes).ok().and_then(read) {
+            prop_assert_eq!(Some(&direct), exact.as_ref().ok());
+        }
+    }
+
+    /// Unmutated, every content event of a known shape is read directly (the reader is
+    /// not bypassed by the shapes it is for).
+    #[test]
+    fn plain_content_events_take_the_direct_way(seed in seed()) {
+        let exact = exact(seed.as_bytes());
+        let content = matches!(
+            exact,
+            Ok(Event::TextMessageContent(_) | Event::ReasoningMessageContent(_) | Event::ToolCallArgs(_))
+        );
+        let direct = read(&seed);
+        if content {
+            prop_assert!(direct.is_some(), "not read directly: {}", seed);
+        }
+        if direct.is_some() {
+            prop_assert!(content);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// A recycler decodes every event of a sequence as `Event::from_json_slice` does,
+    /// whatever the strings it reuses held before.
+    #[test]
+    fn a_recycler_decodes_as_from_json_slice(
+        inputs in prop::collection::vec((seed(), prop::collection::vec(edit(), 0..2)), 1..40),
+    ) {
+        let mut recycler = super::Recycler::new();
+        for (seed, edits) in inputs {
+            let bytes = apply(seed.into_bytes(), &edits);
+            let got = recycler.decode(&bytes);
+            let want = Event::from_json_slice(&bytes);
+            prop_assert_eq!(got.as_ref().ok(), want.as_ref().ok());
+            prop_assert_eq!(got.as_ref().err().map(ToString::to_string), want.err().map(|e| e.to_string()));
+            if let Ok(event) = got {
+                recycler.recycle(event);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_recycler_reuses_what_it_is_given_and_keeps_a_bounded_amount() {
+    let mut recycler = super::Recycler::new();
+    let line = br#"{"type":"TOOL_CALL_ARGS","toolCallId":"call-1","delta":"{\"a\":1}"}"#;
+    let first = recycler.decode(line).unwrap();
+    let Event::ToolCallArgs(args) = &first else {
+        panic!("{first:?}")
+    };
+    let delta_buffer = args.delta.as_ptr();
+    recycler.recycle(first);
+    assert_eq!(recycler.strings.len(), 2);
+    // The next event's id takes the last string kept (the delta's), its delta the other.
+    let again = recycler
+        .decode(br#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x"}"#)
+        .unwrap();
+    assert_eq!(again, TextMessageContent::new("m", "x").into());
+    assert!(recycler.strings.is_empty());
+    let Event::TextMessageContent(text) = &again else {
+        panic!()
+    };
+    assert!(
+        std::ptr::eq(text.delta.as_ptr(), delta_buffer)
+            || std::ptr::eq(text.message_id.as_ptr(), delta_buffer)
+    );
+    // Large strings are not kept; nor more than the bound in all.
+    recycler.recycle(TextMessageContent::new("m", "x".repeat(5000)).into());
+    assert_eq!(recycler.strings.len(), 1);
+    for _ in 0..1000 {
+        recycler.recycle(TextMessageContent::new("m".repeat(1000), "d".repeat(1000)).into());
+    }
+    let kept: usize = recycler.strings.iter().map(String::capacity).sum();
+    assert_eq!(kept, recycler.kept);
+    assert!(kept <= 512 << 10, "{kept}");
+    assert!(recycler.strings.len() >= 500);
+}

@@ -29,6 +29,9 @@ pub(crate) const PROTOBUF_AVAILABLE: bool = true;
 /// capacity; larger ones take the buffer with them.
 const SMALL_CHUNK: usize = 4096;
 
+/// What the output buffer starts with when a burst of events begins.
+const FIRST_CHUNK: usize = 2048;
+
 /// A chunk is handed to the body once this many bytes are encoded.
 const BATCH_BYTES: usize = 16 * 1024;
 
@@ -162,8 +165,8 @@ impl RunStream {
         self.last_write = Instant::now();
         // A small chunk is copied out so that the buffer keeps its capacity (handing the
         // buffer itself over would make the next chunk regrow it from nothing); a large
-        // one is handed over as it is.
-        if self.out.len() <= SMALL_CHUNK {
+        // one, or the last, is handed over as it is.
+        if self.out.len() <= SMALL_CHUNK && !self.done {
             let chunk = Bytes::copy_from_slice(&self.out);
             self.out.clear();
             chunk
@@ -225,6 +228,11 @@ impl Stream for RunStream {
                         return this.finish();
                     }
                     Ok(Poll::Ready(Some(Ok(event)))) => {
+                        if this.out.capacity() == 0 {
+                            // A burst starts: room for a few events at once, rather than
+                            // growing from nothing through every small size.
+                            this.out.reserve(FIRST_CHUNK);
+                        }
                         if this.guard.on_event(event, &mut this.scratch) == GuardFlow::End {
                             return this.finish();
                         }
@@ -304,6 +312,9 @@ pub(crate) fn streaming_response(encoding: Encoding, stream: RunStream) -> Respo
         HeaderValue::from_static(encoding.content_type()),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    h.insert(
+        header::HeaderName::from_static("x-accel-buffering"),
+        HeaderValue::from_static("no"),
+    );
     res
 }

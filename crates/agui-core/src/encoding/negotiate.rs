@@ -79,12 +79,14 @@ pub fn negotiate_explicit(accept: Option<&str>) -> Encoding {
         let Some(entry) = parse_entry(trim_js(raw), index) else {
             continue;
         };
-        let ty = entry.ty.to_lowercase();
-        let sub = entry.subtype.to_lowercase();
+        let (ty, sub) = (entry.ty, entry.subtype);
         let q = if entry.q.is_nan() { 0.0 } else { entry.q };
-        let slot = if ty == PROTO_TYPE && sub == PROTO_SUBTYPE && specificity(&entry).is_some() {
+        let slot = if lower_is(ty, PROTO_TYPE)
+            && lower_is(sub, PROTO_SUBTYPE)
+            && specificity(&entry).is_some()
+        {
             &mut proto
-        } else if ty == "text" && sub == "event-stream" {
+        } else if lower_is(ty, "text") && lower_is(sub, "event-stream") {
             &mut sse
         } else {
             continue;
@@ -229,20 +231,33 @@ fn parse_entry(s: &str, index: usize) -> Option<Entry<'_>> {
 
 /// Splits on `sep`, re-joining pieces while the current one has an odd number of `"`
 /// (the reference's `splitMediaTypes`/`splitParameters`).
-fn split_outside_quotes(s: &str, sep: char) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    let mut piece_start = 0;
-    for (i, c) in s.char_indices() {
-        if c == sep {
-            let piece = &s[piece_start..i];
-            if piece.matches('"').count() % 2 == 0 {
-                out.push(piece);
-                piece_start = i + 1;
-            }
-        }
+/// Whether `s` lower-cased (as JavaScript's `toLowerCase` does) is `lower`, an ASCII
+/// lower-case text; without allocating when `s` is ASCII.
+fn lower_is(s: &str, lower: &str) -> bool {
+    if s.is_ascii() {
+        s.eq_ignore_ascii_case(lower)
+    } else {
+        // Some non-ASCII letters lower-case to ASCII ones (the Kelvin sign to `k`).
+        s.to_lowercase() == lower
     }
-    out.push(&s[piece_start..]);
-    out
+}
+
+fn split_outside_quotes(s: &str, sep: char) -> impl Iterator<Item = &str> + '_ {
+    let mut rest = Some(s);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        let mut from = 0;
+        while let Some(i) = text[from..].find(sep).map(|i| i + from) {
+            let piece = &text[..i];
+            if piece.matches('"').count() % 2 == 0 {
+                rest = Some(&text[i + sep.len_utf8()..]);
+                return Some(piece);
+            }
+            from = i + sep.len_utf8();
+        }
+        rest = None;
+        Some(text)
+    })
 }
 
 /// JavaScript's `\s` (and `String.prototype.trim`'s white space and line terminators).
@@ -340,8 +355,12 @@ mod tests {
     #[test]
     fn quoted_commas_do_not_split() {
         assert_eq!(
-            split_outside_quotes(r#"a;x="a,b",c"#, ','),
+            split_outside_quotes(r#"a;x="a,b",c"#, ',').collect::<Vec<_>>(),
             vec![r#"a;x="a,b""#, "c"]
+        );
+        assert_eq!(
+            split_outside_quotes(r#"a,"b,c"d,,"#, ',').collect::<Vec<_>>(),
+            vec!["a", r#""b,c"d"#, "", ""]
         );
     }
 

@@ -78,7 +78,10 @@ pub(crate) fn response(
         header::CACHE_CONTROL,
         HeaderValue::from_static("no-cache, no-transform"),
     );
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    h.insert(
+        header::HeaderName::from_static("x-accel-buffering"),
+        HeaderValue::from_static("no"),
+    );
     h.insert("agui-first-seq", HeaderValue::from(after + 1));
     h.insert("agui-head-seq", HeaderValue::from(head));
     res

@@ -53,16 +53,17 @@ impl ProtocolVersion {
     /// Parses `MAJOR.MINOR` or `MAJOR.MINOR.PATCH` (decimal numbers, nothing else);
     /// `None` when the text is not such an identifier.
     pub fn parse(text: &str) -> Option<Self> {
-        let parts: Vec<&str> = text.split('.').collect();
-        if !(2..=3).contains(&parts.len()) {
-            return None;
-        }
         let mut nums = [0u32; 3];
-        for (n, p) in nums.iter_mut().zip(&parts) {
-            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+        let mut count = 0;
+        for p in text.split('.') {
+            if count == 3 || p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            *n = p.parse().ok()?;
+            nums[count] = p.parse().ok()?;
+            count += 1;
+        }
+        if count < 2 {
+            return None;
         }
         let [major, minor, patch] = nums;
         Some(Self::new(major, minor, patch))

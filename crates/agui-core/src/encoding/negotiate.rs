@@ -75,7 +75,7 @@ pub fn negotiate_explicit(accept: Option<&str>) -> Encoding {
     // (quality, position) of the explicit entries for each type.
     let mut proto: Option<(f64, usize)> = None;
     let mut sse: Option<(f64, usize)> = None;
-    for (index, raw) in split_outside_quotes(accept, ',').into_iter().enumerate() {
+    for (index, raw) in split_outside_quotes(accept, ',').enumerate() {
         let Some(entry) = parse_entry(trim_js(raw), index) else {
             continue;
         };
@@ -119,7 +119,7 @@ struct Entry<'a> {
 fn proto_quality(accept: &str) -> f64 {
     // Priority of the best match so far: (specificity, quality, entry index).
     let mut best: (i32, f64, i64) = (0, 0.0, -1);
-    for (index, raw) in split_outside_quotes(accept, ',').into_iter().enumerate() {
+    for (index, raw) in split_outside_quotes(accept, ',').enumerate() {
         let Some(entry) = parse_entry(trim_js(raw), index) else {
             continue;
         };

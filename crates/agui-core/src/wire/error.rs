@@ -173,54 +173,10 @@ mod tests {
         r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[{"id":"i","reason":"approve","metadata":{"n":18446744073709551615}}]},"rawEvent":{"x":[[[]]]},"extra":"kept"}"#,
     ];
 
-    /// A mutation: overwrite, insert or delete bytes at a position, or cut the input.
-    #[derive(Debug, Clone)]
-    enum Edit {
-        Set(usize, u8),
-        Insert(usize, Vec<u8>),
-        Delete(usize, usize),
-        Cut(usize),
-    }
+    use crate::wire::mutate::{apply, edit};
 
-    fn edit() -> impl Strategy<Value = Edit> {
-        let byte = prop_oneof![
-            4 => prop::sample::select(b"{}[]\":,\\0123456789.eE+-tfnu ".to_vec()),
-            1 => any::<u8>(),
-        ];
-        prop_oneof![
-            (any::<usize>(), byte).prop_map(|(i, b)| Edit::Set(i, b)),
-            (any::<usize>(), prop::collection::vec(any::<u8>(), 1..4))
-                .prop_map(|(i, b)| Edit::Insert(i, b)),
-            (any::<usize>(), 1usize..8).prop_map(|(i, n)| Edit::Delete(i, n)),
-            any::<usize>().prop_map(Edit::Cut),
-        ]
-    }
-
-    fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
-        for e in edits {
-            let at = |i: usize, len: usize| if len == 0 { 0 } else { i % len };
-            match e {
-                Edit::Set(i, b) if !bytes.is_empty() => {
-                    let i = at(*i, bytes.len());
-                    bytes[i] = *b;
-                }
-                Edit::Insert(i, b) => {
-                    let i = at(*i, bytes.len() + 1);
-                    bytes.splice(i..i, b.iter().copied());
-                }
-                Edit::Delete(i, n) if !bytes.is_empty() => {
-                    let i = at(*i, bytes.len());
-                    let end = (i + n).min(bytes.len());
-                    bytes.drain(i..end);
-                }
-                Edit::Cut(i) => {
-                    let i = at(*i, bytes.len() + 1);
-                    bytes.truncate(i);
-                }
-                _ => {}
-            }
-        }
-        bytes
+    fn edit_json() -> impl Strategy<Value = crate::wire::mutate::Edit> {
+        edit(b"{}[]\":,\\0123456789.eE+-tfnu ")
     }
 
     proptest! {
@@ -231,7 +187,7 @@ mod tests {
         #[test]
         fn utf8_once_reads_exactly_as_bytes(
             seed in 0..SEEDS.len(),
-            edits in prop::collection::vec(edit(), 0..4),
+            edits in prop::collection::vec(edit_json(), 0..4),
         ) {
             let bytes = apply(SEEDS[seed].as_bytes().to_vec(), &edits);
             let fast = super::decode::<Event>(&bytes, true);

@@ -8,6 +8,8 @@ pub mod de;
 pub(crate) mod direct;
 mod error;
 #[cfg(test)]
+pub(crate) mod mutate;
+#[cfg(test)]
 pub(crate) use error::decode as decode_bytes;
 pub(crate) use error::decode_text;
 pub(crate) mod js_number;

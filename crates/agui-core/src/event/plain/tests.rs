@@ -2,6 +2,7 @@ use proptest::prelude::*;
 
 use super::read;
 use crate::event::{Event, ReasoningMessageContent, TextMessageContent, ToolCallArgs};
+use crate::wire::mutate::apply;
 
 /// The exact decoder (serde, with the field path on errors).
 fn exact(bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
@@ -124,54 +125,8 @@ fn seed() -> impl Strategy<Value = String> {
         })
 }
 
-/// A mutation: overwrite, insert or delete bytes, or cut the input.
-#[derive(Debug, Clone)]
-enum Edit {
-    Set(usize, u8),
-    Insert(usize, Vec<u8>),
-    Delete(usize, usize),
-    Cut(usize),
-}
-
-fn edit() -> impl Strategy<Value = Edit> {
-    let byte = prop_oneof![
-        4 => prop::sample::select(b"{}[]\":,\\/0123456789abcdefuUDntr \t\x01".to_vec()),
-        1 => any::<u8>(),
-    ];
-    prop_oneof![
-        (any::<usize>(), byte).prop_map(|(i, b)| Edit::Set(i, b)),
-        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..4))
-            .prop_map(|(i, b)| Edit::Insert(i, b)),
-        (any::<usize>(), 1usize..8).prop_map(|(i, n)| Edit::Delete(i, n)),
-        any::<usize>().prop_map(Edit::Cut),
-    ]
-}
-
-fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
-    for e in edits {
-        let at = |i: usize, len: usize| if len == 0 { 0 } else { i % len };
-        match e {
-            Edit::Set(i, b) if !bytes.is_empty() => {
-                let i = at(*i, bytes.len());
-                bytes[i] = *b;
-            }
-            Edit::Insert(i, b) => {
-                let i = at(*i, bytes.len() + 1);
-                bytes.splice(i..i, b.iter().copied());
-            }
-            Edit::Delete(i, n) if !bytes.is_empty() => {
-                let i = at(*i, bytes.len());
-                let end = (i + n).min(bytes.len());
-                bytes.drain(i..end);
-            }
-            Edit::Cut(i) => {
-                let i = at(*i, bytes.len() + 1);
-                bytes.truncate(i);
-            }
-            _ => {}
-        }
-    }
-    bytes
+fn edit() -> impl Strategy<Value = crate::wire::mutate::Edit> {
+    crate::wire::mutate::edit(b"{}[]\":,\\/0123456789abcdefuUDntr \t\x01")
 }
 
 proptest! {

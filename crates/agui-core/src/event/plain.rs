@@ -25,8 +25,8 @@ pub(crate) fn read(text: &str) -> Option<Event> {
 #[inline]
 pub(crate) fn read_into(text: &str, blank: &mut impl FnMut() -> String) -> Option<Event> {
     let b = text.as_bytes();
-    // Every member is a string: three `"…":"…"` spans. Start cheap: the event's type is
-    // recognised first, wherever it stands.
+    // Three `"key":"value"` members, in any order; the type is checked as soon as it is
+    // read, so that another event is left at once.
     let mut at = skip_ws(b, 0);
     if b.get(at) != Some(&b'{') {
         return None;
@@ -52,6 +52,12 @@ pub(crate) fn read_into(text: &str, blank: &mut impl FnMut() -> String) -> Optio
         match key {
             "type" if ty.is_none() => {
                 let (value, next) = plain_string(text, at)?;
+                if !matches!(
+                    value,
+                    "TEXT_MESSAGE_CONTENT" | "REASONING_MESSAGE_CONTENT" | "TOOL_CALL_ARGS"
+                ) {
+                    return None;
+                }
                 ty = Some(value);
                 at = next;
             }
@@ -218,8 +224,8 @@ fn special(b: &[u8]) -> Option<usize> {
 /// converter) then neither allocates nor frees their text. [`Recycler::decode`] decodes
 /// exactly as [`Event::from_json_slice`]; [`Recycler::recycle`] takes an event back.
 ///
-/// What it keeps is bounded: strings up to 4 KiB of capacity, 512 KiB in all; the rest
-/// is freed as usual.
+/// What it keeps is bounded: 4,096 strings of up to 4 KiB of capacity each, 512 KiB in
+/// all; the rest is freed as usual.
 ///
 /// ```
 /// use agui_core::event::Recycler;
@@ -246,6 +252,8 @@ impl Recycler {
     const MAX_STRING: usize = 4 << 10;
     /// Most capacity kept in all.
     const MAX_KEPT: usize = 512 << 10;
+    /// Most strings kept.
+    const MAX_STRINGS: usize = 4096;
 
     /// An empty recycler.
     pub fn new() -> Self {
@@ -282,7 +290,11 @@ impl Recycler {
     #[inline]
     fn keep(&mut self, mut s: String) {
         let cap = s.capacity();
-        if cap != 0 && cap <= Self::MAX_STRING && self.kept + cap <= Self::MAX_KEPT {
+        if cap != 0
+            && cap <= Self::MAX_STRING
+            && self.kept + cap <= Self::MAX_KEPT
+            && self.strings.len() < Self::MAX_STRINGS
+        {
             s.clear();
             self.kept += cap;
             self.strings.push(s);

@@ -233,4 +233,10 @@ fn a_recycler_reuses_what_it_is_given_and_keeps_a_bounded_amount() {
     assert_eq!(kept, recycler.kept);
     assert!(kept <= 512 << 10, "{kept}");
     assert!(recycler.strings.len() >= 500);
+    // Nor more than 4,096 strings, however small.
+    let mut recycler = super::Recycler::new();
+    for _ in 0..5000 {
+        recycler.recycle(TextMessageContent::new("m", "d").into());
+    }
+    assert_eq!(recycler.strings.len(), 4096);
 }

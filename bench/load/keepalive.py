@@ -8,7 +8,8 @@ For each input (a short, the default and a long user message, so replies of 13, 
 wrk (one thread, 64 keep-alive connections, zero delay) posts the input for the given
 time to each server in turn. Reported: runs/s and events/s (wall), the server's own CPU
 time (utime + stime from /proc, so the load client's share of the machine is not
-counted) and events per server CPU-second, and the ratios ours / Node. Fitting each
+counted), split into user and kernel time, and events per server CPU-second, and the
+ratios ours / Node. Fitting each
 server's CPU time per run as `a + b * events` over the short and long inputs separates
 the per-run cost (request parse, routing, run start and end) from the per-event cost.
 
@@ -30,9 +31,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def cpu_seconds(pid):
+def cpu_times(pid):
+    """(user, system) CPU seconds of the process so far."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    return int(fields[11]) / TICK, int(fields[12]) / TICK
 
 
 def wait_port(port, proc):
@@ -113,12 +115,13 @@ def main():
                 f.write(payload)
             result = {}
             for name, port, proc in servers:
-                c0 = cpu_seconds(proc.pid)
+                (u0, s0) = cpu_times(proc.pid)
                 n, secs = wrk(port, f.name, a.seconds, a.connections)
-                cpu = cpu_seconds(proc.pid) - c0
+                (u1, s1) = cpu_times(proc.pid)
+                cpu = (u1 - u0) + (s1 - s0)
                 result[name] = (n, secs, cpu)
                 rows.append((label, events, name, n / secs, n * events / secs, cpu, n * events / cpu if cpu else 0,
-                             cpu / n * 1e6))
+                             cpu / n * 1e6, (u1 - u0) / n * 1e6, (s1 - s0) / n * 1e6))
                 print(f"{label:8} {events:4} events  {name:26} {n / secs:9.0f} runs/s {n * events / secs:10.0f} events/s"
                       f"  server CPU {cpu:5.2f} s  {n * events / cpu:10.0f} events/CPU-s  {cpu / n * 1e6:7.1f} µs CPU/run",
                       flush=True)
@@ -133,11 +136,12 @@ def main():
         f"`bench/load/keepalive.py --seconds {a.seconds} --connections {a.connections}`: wrk, one thread, "
         f"{a.connections} keep-alive connections, zero delay, on the same machine as the server. "
         "Bodies checked byte-identical before measuring.", "",
-        "| input | events/run | server | runs/s | events/s | server CPU s | events per server CPU-s | server CPU µs per run |",
-        "|---|---:|---|---:|---:|---:|---:|---:|",
+        "| input | events/run | server | runs/s | events/s | server CPU s | events per server CPU-s | server CPU µs per run | of which user | of which kernel |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:,.0f} | {r[4]:,.0f} | {r[5]:.2f} | {r[6]:,.0f} | {r[7]:.1f} |")
+        lines.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:,.0f} | {r[4]:,.0f} | {r[5]:.2f} | {r[6]:,.0f} | {r[7]:.1f} "
+                     f"| {r[8]:.1f} | {r[9]:.1f} |")
     lines.append("")
     for label in ("short", "default", "long"):
         by = {r[2]: r for r in rows if r[0] == label}
@@ -155,6 +159,15 @@ def main():
         a0 = s[name] - b * e1
         lines.append(f"- {name}: a = {a0 * 1e6:.1f} µs per run (request, routing, run start and end), "
                      f"b = {b * 1e6:.2f} µs per event")
+    lines.append("")
+    lines.append("The kernel's share bounds the ratio per CPU-second: a server whose user time were zero would "
+                 "still spend its kernel time per run (one read and one write of the socket per run).")
+    for label in ("short", "default", "long"):
+        by = {r[2]: r for r in rows if r[0] == label}
+        node_row, quiet = by.get("Node + @ag-ui/encoder"), by.get("agui serve, AGUI_LOG=warn")
+        if node_row and quiet and quiet[9]:
+            lines.append(f"- {label}: Node's whole CPU per run ÷ agui serve's kernel CPU per run = "
+                         f"{node_row[7] / quiet[9]:.1f}× (the most any user-space work could reach)")
     text = "\n".join(lines) + "\n"
     open(os.path.join(HERE, "keepalive-last-run.md"), "w").write(text)
     print("\n" + text)

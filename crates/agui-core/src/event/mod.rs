@@ -327,14 +327,7 @@ impl Event {
     /// exact decoder.
     #[inline]
     pub fn from_json_slice(bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
-        match std::str::from_utf8(bytes) {
-            Ok(text) => match plain::read(text) {
-                Some(event) => Ok(event),
-                None => crate::wire::decode_text(text),
-            },
-            // The byte decoder reports where the bad byte is.
-            Err(_) => crate::wire::from_json_slice(bytes),
-        }
+        plain::decode(bytes, &mut String::new)
     }
 
     /// Decodes one event from a JSON string. See [`Event::from_json_slice`].

@@ -20,6 +20,23 @@ pub(crate) fn read(text: &str) -> Option<Event> {
     read_into(text, &mut String::new)
 }
 
+/// Decodes one event from JSON bytes: directly when it is in a plain shape, exactly
+/// otherwise (see [`Event::from_json_slice`]); `blank` gives the direct reader's strings.
+#[inline]
+pub(crate) fn decode(
+    bytes: &[u8],
+    blank: &mut impl FnMut() -> String,
+) -> Result<Event, crate::wire::JsonError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => match read_into(text, blank) {
+            Some(event) => Ok(event),
+            None => crate::wire::decode_text(text),
+        },
+        // The byte decoder reports where the bad byte is.
+        Err(_) => crate::wire::from_json_slice(bytes),
+    }
+}
+
 /// [`read`], with the event's strings written into the empty strings `blank` gives
 /// (recycled ones keep their capacity).
 #[inline]
@@ -264,13 +281,7 @@ impl Recycler {
     /// recycled strings where it can.
     #[inline]
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
-        match std::str::from_utf8(bytes) {
-            Ok(text) => match read_into(text, &mut || self.blank()) {
-                Some(event) => Ok(event),
-                None => crate::wire::decode_text(text),
-            },
-            Err(_) => crate::wire::from_json_slice(bytes),
-        }
+        decode(bytes, &mut || self.blank())
     }
 
     /// Takes an event back: the strings of a streamed-content event are kept for the

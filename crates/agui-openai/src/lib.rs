@@ -397,6 +397,8 @@ async fn run(
     let mut messages = request::messages(&input, &parts);
     let frontend: HashSet<&str> = input.tools.iter().map(|t| t.name.as_str()).collect();
     let mut state = input.state.as_ref().map_or(Value::Null, |s| s.to_value());
+    // One patcher for the run: the state's size is measured once, at the first `copy`.
+    let mut patcher = agui_core::semantics::patch::Patcher::new();
     let mut usage: Vec<TokenUsage> = Vec::new();
 
     for step in 0..config.max_steps {
@@ -441,8 +443,7 @@ async fn run(
             }
             let output = run_tool(&config, call, &state, &input, &ctx).await;
             if let Some(patch) = &output.state_patch {
-                if let Err(e) = agui_core::semantics::patch::apply_patch(&mut state, patch.clone())
-                {
+                if let Err(e) = patcher.apply(&mut state, patch.clone()) {
                     tracing::warn!(tool = %call.name, error = %e, "a tool's state patch does not apply");
                 } else {
                     tx.emit(Event::state_delta(patch.clone())).await?;

@@ -10,7 +10,7 @@ use crate::event::*;
 use crate::types::JsonPatch;
 use crate::JsonObject;
 
-use super::patch::apply_patch;
+use super::patch::Patcher;
 
 fn merge(target: Option<JsonObject>, incoming: Option<&JsonObject>) -> Option<JsonObject> {
     match (target, incoming) {
@@ -185,12 +185,17 @@ impl Compactor {
             metadata = merge(metadata, e.metadata());
         }
         let mut state = Value::Object(JsonObject::new());
+        // One patcher for the whole run of patches: the state's size is measured once.
+        let mut patcher = Patcher::new();
         for e in events.into_iter().skip(last) {
             match e {
-                Event::StateSnapshot(s) => state = s.snapshot,
+                Event::StateSnapshot(s) => {
+                    state = s.snapshot;
+                    patcher.reset();
+                }
                 Event::StateDelta(d) => {
                     let patch: JsonPatch = d.delta;
-                    if let Err(err) = apply_patch(&mut state, patch) {
+                    if let Err(err) = patcher.apply(&mut state, patch) {
                         tracing::warn!(%err, "failed to apply a state patch while compacting; skipped");
                     }
                 }

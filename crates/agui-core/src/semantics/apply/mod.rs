@@ -15,7 +15,7 @@ use crate::event::*;
 use crate::types::*;
 use crate::{JsonObject, JsonText};
 
-use super::patch::{apply_patch, apply_patch_optional};
+use super::patch::{apply_patch, Patcher};
 
 mod activity;
 pub use activity::{authoritative_activity_types, ActivityOwnership};
@@ -77,6 +77,8 @@ pub enum ApplyError {
 pub struct Reducer {
     messages: Vec<Message>,
     state: Option<Value>,
+    /// Applies state patches, keeping the state's size for the `copy` bound.
+    patcher: Patcher,
     pending_interrupts: Vec<Interrupt>,
     last_outcome: Option<RunOutcome>,
     by_id: HashMap<String, usize>,
@@ -388,9 +390,10 @@ impl Reducer {
             Event::ToolCallResult(e) => self.tool_call_result(&mut out, *e),
             Event::StateSnapshot(e) => {
                 self.state = Some(e.snapshot);
+                self.patcher.reset();
                 out.state_changed = true;
             }
-            Event::StateDelta(e) => match apply_patch_optional(&mut self.state, e.delta) {
+            Event::StateDelta(e) => match self.patcher.apply_optional(&mut self.state, e.delta) {
                 Ok(()) => out.state_changed = true,
                 Err(err) => warn(&mut out, format!("Failed to apply state patch: {err}")),
             },

@@ -330,6 +330,20 @@ impl Emitter {
         }
     }
 
+    /// Applies `patch` to the tracker's state and publishes it as a `STATE_DELTA`; it
+    /// costs what the patch touches, whatever the state's size. A patch that does not
+    /// apply is not sent, and the run fails (an internal error: the reason is logged).
+    pub async fn patch_state(
+        &self,
+        tracker: &mut StateTracker,
+        patch: agui_core::JsonPatch,
+    ) -> Result<(), AgentError> {
+        match tracker.patch(patch) {
+            Ok(e) => self.emit(e).await,
+            Err(e) => Err(AgentError::internal(e)),
+        }
+    }
+
     /// Changes the state with `change` and publishes the change as a `STATE_DELTA`
     /// (nothing is sent when nothing changed).
     ///

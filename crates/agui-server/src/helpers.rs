@@ -93,16 +93,25 @@ pub fn interrupt_finished(thread_id: &str, run_id: &str, interrupts: Vec<Interru
 }
 
 /// Remembers the last state an agent published, so the next change can be sent as a
-/// JSON Patch (`STATE_DELTA`) computed by diffing.
+/// JSON Patch (`STATE_DELTA`).
+///
+/// Two ways to publish a change: [`patch`](Self::patch) applies a patch the agent wrote
+/// and costs what the patch touches; [`update`](Self::update) and
+/// [`delta`](Self::delta) compute the patch by diffing, which walks (and, for
+/// `update`, copies) the whole state: simple, and fine for small states.
 #[derive(Debug, Clone, Default)]
 pub struct StateTracker {
     state: Value,
+    patcher: agui_core::semantics::patch::Patcher,
 }
 
 impl StateTracker {
     /// A tracker starting from `state`.
     pub fn new(state: Value) -> Self {
-        StateTracker { state }
+        StateTracker {
+            state,
+            patcher: Default::default(),
+        }
     }
 
     /// A tracker starting from the state the client sent, or `{}` when it sent none (as
@@ -111,8 +120,23 @@ impl StateTracker {
         Self::new(input.state_or_empty())
     }
 
+    /// Applies `patch` to the state (atomically: on failure the state is unchanged) and
+    /// returns the `STATE_DELTA` that publishes it. It costs what the patch touches,
+    /// whatever the state's size.
+    ///
+    /// # Errors
+    /// The patch does not apply to the state (the failure names the operation).
+    pub fn patch(
+        &mut self,
+        patch: JsonPatch,
+    ) -> Result<Event, agui_core::semantics::patch::PatchFailure> {
+        self.patcher.apply(&mut self.state, patch.clone())?;
+        Ok(Event::state_delta(patch))
+    }
+
     /// Changes the state in place with `change` and returns the `STATE_DELTA` that
-    /// publishes it (`None` when nothing changed).
+    /// publishes it (`None` when nothing changed). It copies and diffs the whole state:
+    /// for a large state, prefer [`patch`](Self::patch).
     pub fn update(&mut self, change: impl FnOnce(&mut Value)) -> Option<Event> {
         let mut next = self.state.clone();
         change(&mut next);
@@ -127,6 +151,7 @@ impl StateTracker {
     /// Publishes `state` whole: a `STATE_SNAPSHOT`.
     pub fn snapshot(&mut self, state: Value) -> Event {
         self.state = state;
+        self.patcher.reset();
         Event::state_snapshot(self.state.clone())
     }
 
@@ -135,6 +160,7 @@ impl StateTracker {
     pub fn diff(&mut self, state: Value) -> Option<JsonPatch> {
         let patch = json_patch::diff(&self.state, &state);
         self.state = state;
+        self.patcher.reset();
         // json-patch's operations have the RFC 6902 JSON form, which ours read.
         let converted = serde_json::to_value(&patch)
             .map_err(|e| e.to_string())
@@ -165,6 +191,30 @@ impl StateTracker {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn state_tracker_applies_and_publishes_a_patch() {
+        let mut t = StateTracker::new(json!({"a": 1, "list": [1, 2]}));
+        let e = t
+            .patch(vec![agui_core::PatchOperation::add("/list/-", json!(3))])
+            .unwrap();
+        assert_eq!(t.state(), &json!({"a": 1, "list": [1, 2, 3]}));
+        let Event::StateDelta(d) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            d.delta,
+            vec![agui_core::PatchOperation::add("/list/-", json!(3))]
+        );
+        let err = t
+            .patch(vec![
+                agui_core::PatchOperation::remove("/a"),
+                agui_core::PatchOperation::remove("/missing"),
+            ])
+            .unwrap_err();
+        assert_eq!(err.operation, 1);
+        assert_eq!(t.state(), &json!({"a": 1, "list": [1, 2, 3]}), "unchanged");
+    }
 
     #[test]
     fn state_tracker_publishes_diffs_that_rebuild_the_state() {

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use agui_core::{AgentCapabilities, IdentityCapabilities, StateCapabilities};
+use agui_core::{AgentCapabilities, IdentityCapabilities, PatchOperation, StateCapabilities};
 use serde_json::{json, Value};
 
 use super::{id, words};
@@ -17,21 +17,19 @@ const STEPS: [&str; 4] = [
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
         let mut tracker = StateTracker::default();
-        let mut state = json!({
+        let state = json!({
             "steps": STEPS
                 .iter()
                 .map(|d| json!({ "description": d, "status": "pending" }))
                 .collect::<Vec<Value>>(),
         });
-        tx.state_snapshot(&mut tracker, state.clone()).await?;
+        tx.state_snapshot(&mut tracker, state).await?;
         for i in 0..STEPS.len() {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            if let Some(step) = state.pointer_mut(&format!("/steps/{i}/status")) {
-                *step = Value::from("completed");
-            }
-            tx.state_delta(&mut tracker, state.clone()).await?;
+            let done = PatchOperation::replace(format!("/steps/{i}/status"), "completed".into());
+            tx.patch_state(&mut tracker, vec![done]).await?;
         }
         tx.text_message(
             &id(&input, "reply"),

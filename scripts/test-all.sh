@@ -11,6 +11,9 @@ cargo test --workspace --all-targets
 # The AG-UI 1.1 conformance lane again, printing its per-fixture table.
 cargo test -p agui-client --test conformance -- --nocapture conformance_corpus_1_1
 cargo test --workspace --doc
+# The deterministic cost gates: allocations and instructions per operation on the hot
+# paths against their committed budgets (release build; valgrind).
+./scripts/check-costs.sh
 # A real CopilotKit page against `agui serve`, in headless Chromium (installs Debian's
 # chromium and the example's npm packages when missing).
 ./scripts/test-browser.sh

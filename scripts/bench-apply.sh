@@ -4,8 +4,8 @@
 # generated JSON Lines input, in the same run; then ours alone at the full sizes.
 #
 # The workload: 20-byte TEXT_MESSAGE_CONTENT deltas over 1,000 messages with one
-# STATE_DELTA per 10 deltas on a 1 MB state. Scale 1 = 1,000,000 deltas and 100,000
-# patches. The reference copies the message list and the state on every event, so it
+# STATE_DELTA (a copy and a replace) per 100 deltas on a 1 MB state. Scale 1 =
+# 1,000,000 deltas and 10,000 patches. The reference copies the message list and the state on every event, so it
 # is compared at small scales only (COMPARE_SCALES); ours also runs at FULL_SCALES.
 #
 # Environment: COMPARE_SCALES (default "0.001 0.01"), FULL_SCALES (default "0.1,1,10"),

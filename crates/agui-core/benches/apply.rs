@@ -2,8 +2,9 @@
 //! messages) interleaved with `STATE_DELTA` patches on a large state, at several sizes,
 //! each measured in a fresh process (time and peak resident memory).
 //!
-//! At scale 1: 1,000,000 deltas over 1,000 messages and 100,000 patches on a 1 MB
-//! state. Scales 0.1 and 10 multiply the number of events (the messages and state keep
+//! At scale 1: 1,000,000 deltas over 1,000 messages and 10,000 patches on a 1 MB
+//! state, each patch a `copy` of one entry and a `replace` of another (the `copy` is
+//! what once made every patch cost the whole state). Scales 0.1 and 10 multiply the number of events (the messages and state keep
 //! their number and size, so each message ends 10 times longer or shorter) and show
 //! that the cost per event does not grow.
 //!
@@ -41,7 +42,7 @@ impl Workload {
         Workload {
             messages: 1_000,
             deltas: n(1_000_000.0),
-            patches: n(100_000.0),
+            patches: n(10_000.0),
             // ~112 bytes per entry: 1 MB.
             state_keys: 9_000,
         }
@@ -67,10 +68,14 @@ impl Workload {
             ));
             if d % every == every - 1 && patches < self.patches {
                 let k = (patches * 7919) % self.state_keys;
-                f(Event::state_delta(vec![PatchOperation::replace(
-                    format!("/key{k:06}"),
-                    Value::String(format!("{patches:0100}")),
-                )]));
+                let from = (patches * 104_729) % self.state_keys;
+                f(Event::state_delta(vec![
+                    PatchOperation::copy(format!("/key{from:06}"), "/copied"),
+                    PatchOperation::replace(
+                        format!("/key{k:06}"),
+                        Value::String(format!("{patches:0100}")),
+                    ),
+                ]));
                 patches += 1;
             }
         }
@@ -211,7 +216,7 @@ fn main() {
         .collect();
     let exe = std::env::current_exe().expect("own path");
     println!(
-        "reducer: 20-byte TEXT_MESSAGE_CONTENT deltas + 1-op STATE_DELTA patches (1 per 10 deltas)"
+        "reducer: 20-byte TEXT_MESSAGE_CONTENT deltas + STATE_DELTA patches of a copy and a replace (1 per 100 deltas)"
     );
     println!(
         "{:>6} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8} {:>9} {:>11}",

@@ -156,16 +156,33 @@ pub fn apply(args: ApplyArgs) -> Result<(), CliError> {
     let mut inbound = Inbound::with_reducer(config, reducer);
     take_in(&mut inbound, args.from, args.file.as_deref(), args.threads)?;
     let reducer = inbound.into_reducer().unwrap_or_default();
-    let mut json = reducer.to_json();
-    if let serde_json::Value::Object(o) = &mut json {
-        o.entry("state").or_insert(serde_json::Value::Null);
-    }
     let mut out = stdout();
-    let mut text = Vec::new();
-    agui_core::wire::write_canonical(&json, &mut text);
-    text.push(b'\n');
-    std::io::Write::write_all(&mut out, &text).map_err(CliError::io("writing standard output"))?;
+    write_conversation(&reducer, &mut out).map_err(CliError::io("writing standard output"))?;
     flush(&mut out)
+}
+
+/// Writes `{"messages":[...],"state":...}` (`state` `null` when never set) as
+/// [`Reducer::to_json`] would give it, one message at a time: no copy of the
+/// conversation is built, whatever its size.
+fn write_conversation(reducer: &Reducer, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(4096);
+    out.write_all(b"{\"messages\":[")?;
+    for (i, m) in reducer.messages().iter().enumerate() {
+        buf.clear();
+        if i > 0 {
+            buf.push(b',');
+        }
+        agui_core::wire::write_canonical(m, &mut buf);
+        out.write_all(&buf)?;
+    }
+    buf.clear();
+    buf.extend_from_slice(b"],\"state\":");
+    match reducer.state() {
+        Some(s) => agui_core::wire::write_canonical(s, &mut buf),
+        None => buf.extend_from_slice(b"null"),
+    }
+    buf.extend_from_slice(b"}\n");
+    out.write_all(&buf)
 }
 
 /// `agui transform`: JSON Lines out.

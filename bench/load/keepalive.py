@@ -13,10 +13,16 @@ ratios ours / Node. Fitting each
 server's CPU time per run as `a + b * events` over the short and long inputs separates
 the per-run cost (request parse, routing, run start and end) from the per-event cost.
 
-    bench/load/keepalive.py [--seconds 10] [--connections 64] [--agui target/release/agui]
+The floor: `srv_floor` (src/bin/srv_floor.rs), a bare hyper server answering each POST
+with the very bytes `agui serve` sent for that input, as one chunk (`whole`) or one
+chunk per SSE frame (`frames`). `agui serve`'s CPU per run and per event are reported
+against it (aim: at most 1.5×), user and kernel time apart. `--before BIN` adds another
+`agui` build (AGUI_LOG=warn), to compare two builds in one run.
 
-Needs wrk, Node.js with interop/'s packages (npm ci in interop/) and a release `agui`
-(built if absent). Writes bench/load/keepalive-last-run.md.
+    bench/load/keepalive.py [--seconds 10] [--connections 64] [--agui target/release/agui] [--before BIN]
+
+Needs wrk, Node.js with interop/'s packages (npm ci in interop/), a release `agui`
+(built if absent) and srv_floor (built here with cargo if absent). Writes bench/load/keepalive-last-run.md.
 """
 import argparse, json, os, re, socket, subprocess, sys, tempfile, time, urllib.request
 
@@ -79,7 +85,11 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--agui", default=os.path.join(ROOT, "target", "release", "agui"))
+    ap.add_argument("--before", help="another agui build to measure beside --agui")
     a = ap.parse_args()
+    floor_bin = os.path.join(HERE, "target", "release", "srv_floor")
+    if not os.path.exists(floor_bin):
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "srv_floor"], cwd=HERE, check=True)
     if not os.path.exists(a.agui):
         subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "agui"], cwd=ROOT, check=True)
     ours_port, quiet_port, node_port = free_port(), free_port(), free_port()
@@ -91,8 +101,14 @@ def main():
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     node = subprocess.Popen(["node", "bench-chat-server.mjs", str(node_port)], cwd=os.path.join(ROOT, "interop"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    servers = (("agui serve", ours_port, ours), ("agui serve, AGUI_LOG=warn", quiet_port, quiet),
-               ("Node + @ag-ui/encoder", node_port, node))
+    servers = [("agui serve", ours_port, ours), ("agui serve, AGUI_LOG=warn", quiet_port, quiet),
+               ("Node + @ag-ui/encoder", node_port, node)]
+    if a.before:
+        before_port = free_port()
+        before = subprocess.Popen([a.before, "serve", "--delay-ms", "0", "--store", "off", "--addr",
+                                   f"127.0.0.1:{before_port}"], env={**os.environ, "AGUI_LOG": "warn"},
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        servers.insert(2, ("before, AGUI_LOG=warn", before_port, before))
     rows, fits = [], {}
     try:
         for _, port, proc in servers:
@@ -113,20 +129,36 @@ def main():
             events = mine.count(b"\ndata: ") + mine.startswith(b"data: ")
             with tempfile.NamedTemporaryFile(delete=False) as f:
                 f.write(payload)
+            with tempfile.NamedTemporaryFile(delete=False) as reply:
+                reply.write(mine)
+            floors = []
+            for mode in ("whole", "frames"):
+                port = free_port()
+                proc = subprocess.Popen([floor_bin, str(port), reply.name, mode], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+                wait_port(port, proc)
+                if body_of(port, payload) != mine:
+                    sys.exit(f"{label}: the floor's body differs from agui serve's")
+                floors.append((f"floor ({mode})", port, proc))
             result = {}
-            for name, port, proc in servers:
+            for name, port, proc in servers + floors:
                 (u0, s0) = cpu_times(proc.pid)
                 n, secs = wrk(port, f.name, a.seconds, a.connections)
                 (u1, s1) = cpu_times(proc.pid)
                 cpu = (u1 - u0) + (s1 - s0)
-                result[name] = (n, secs, cpu)
+                result[name] = (n, secs, cpu, u1 - u0, s1 - s0)
                 rows.append((label, events, name, n / secs, n * events / secs, cpu, n * events / cpu if cpu else 0,
                              cpu / n * 1e6, (u1 - u0) / n * 1e6, (s1 - s0) / n * 1e6))
                 print(f"{label:8} {events:4} events  {name:26} {n / secs:9.0f} runs/s {n * events / secs:10.0f} events/s"
                       f"  server CPU {cpu:5.2f} s  {n * events / cpu:10.0f} events/CPU-s  {cpu / n * 1e6:7.1f} µs CPU/run",
                       flush=True)
             os.unlink(f.name)
-            fits[label] = (events, {k: v[2] / v[0] for k, v in result.items()})
+            os.unlink(reply.name)
+            for _, _, p in floors:
+                p.terminate()
+                p.wait()
+            fits[label] = (events, {k: v[2] / v[0] for k, v in result.items()},
+                           {k: (v[3] / v[0], v[4] / v[0]) for k, v in result.items()})
     finally:
         for _, _, p in servers:
             p.terminate()
@@ -150,15 +182,36 @@ def main():
             if node_row and name in by:
                 lines.append(f"- {label}, {name} ÷ Node: {by[name][4] / node_row[4]:.1f}× events/s (wall), "
                              f"{by[name][6] / node_row[6]:.1f}× events per server CPU-second")
-    (e1, s), (e2, l) = fits["short"], fits["long"]
+    (e1, s, su), (e2, l, lu) = fits["short"], fits["long"]
     lines.append("")
-    lines.append("Server CPU per run fitted as `a + b × events` over the short and long inputs:")
+    lines.append("Server CPU per run fitted as `a + b × events` over the short and long inputs "
+                 "(user and kernel time fitted apart):")
     lines.append("")
+    fitted = {}
     for name in s:
         b = (l[name] - s[name]) / (e2 - e1)
         a0 = s[name] - b * e1
-        lines.append(f"- {name}: a = {a0 * 1e6:.1f} µs per run (request, routing, run start and end), "
-                     f"b = {b * 1e6:.2f} µs per event")
+        bu = (lu[name][0] - su[name][0]) / (e2 - e1)
+        bk = (lu[name][1] - su[name][1]) / (e2 - e1)
+        fitted[name] = (a0, b, su[name][0] - bu * e1, bu, su[name][1] - bk * e1, bk)
+        lines.append(f"- {name}: a = {a0 * 1e6:.1f} µs per run (user {fitted[name][2] * 1e6:.1f}, kernel "
+                     f"{fitted[name][4] * 1e6:.1f}), b = {b * 1e6:.2f} µs per event (user {bu * 1e6:.2f}, "
+                     f"kernel {bk * 1e6:.2f})")
+    lines.append("")
+    lines.append("Against the floor (a bare hyper server sending the same bytes), aim 1.5× at most:")
+    lines.append("")
+    lines.append("| agui build | short run CPU ÷ floor (whole) | of which user | of which kernel "
+                 "| per event `b` ÷ floor (frames) per chunk `b` |")
+    lines.append("|---|---:|---:|---:|---:|")
+    short_rows = {r[2]: r for r in rows if r[0] == "short"}
+    fw, ff = short_rows.get("floor (whole)"), fitted.get("floor (frames)")
+    for name in ("agui serve", "agui serve, AGUI_LOG=warn", "before, AGUI_LOG=warn"):
+        me = short_rows.get(name)
+        if me and fw and ff and name in fitted:
+            per_event = fitted[name][1] / ff[1] if ff[1] > 0 else float("nan")
+            lines.append(f"| {name} | {me[7] / fw[7]:.2f}× ({me[7]:.1f} ÷ {fw[7]:.1f} µs) "
+                         f"| {me[8]:.1f} ÷ {fw[8]:.1f} µs | {me[9]:.1f} ÷ {fw[9]:.1f} µs "
+                         f"| {per_event:.2f}× ({fitted[name][1] * 1e6:.2f} ÷ {ff[1] * 1e6:.2f} µs) |")
     lines.append("")
     lines.append("The kernel's share bounds the ratio per CPU-second: a server whose user time were zero would "
                  "still spend its kernel time per run (one read and one write of the socket per run).")

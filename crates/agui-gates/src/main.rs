@@ -305,7 +305,7 @@ fn main() -> ExitCode {
     };
     let mut failures = Vec::new();
     println!(
-        "{:<14} {:<12} {:>12} {:>12} {:>12} {:>12}  verdict",
+        "{:<17} {:<12} {:>12} {:>12} {:>12} {:>12}  verdict",
         "gate", "metric", "small ctx", "large ctx", "budget", "limit"
     );
     for gate in GATES {
@@ -361,7 +361,7 @@ fn main() -> ExitCode {
             }
             let verdict = verdicts.join(", ");
             println!(
-                "{:<14} {:<12} {:>12.1} {:>12.1} {:>12} {:>12.1}  {verdict}",
+                "{:<17} {:<12} {:>12.1} {:>12.1} {:>12} {:>12.1}  {verdict}",
                 gate.name,
                 metric.name(),
                 s,

@@ -89,6 +89,14 @@ pub const GATES: &[Gate] = &[
         setup: |c, n| Box::new(ReducerText::new(c, n)),
     },
     Gate {
+        name: "reducer-metadata",
+        op: "one TEXT_MESSAGE_CONTENT carrying metadata merged into the message's",
+        context_unit: "messages in the conversation",
+        contexts: [100, 10_000],
+        ops: 2_000,
+        setup: |c, n| Box::new(ReducerText::with_metadata(c, n)),
+    },
+    Gate {
         name: "reducer-patch",
         op: "one STATE_DELTA (copy, replace, add, remove) applied",
         context_unit: "bytes of state",
@@ -293,6 +301,34 @@ impl ReducerText {
                 .map(|i| Event::text_message_content(&target, delta(i)))
                 .collect(),
         }
+    }
+}
+
+impl ReducerText {
+    /// As [`ReducerText::new`], each delta carrying metadata (two keys, one new value)
+    /// for a message that keeps a few keys of its own.
+    fn with_metadata(context: usize, ops: usize) -> ReducerText {
+        let mut w = ReducerText::new(context, ops);
+        let kept: JsonObject = serde_json::from_str(
+            r#"{"model":"gpt-test","provider":"local","tags":["a","b"],"step":0}"#,
+        )
+        .expect("metadata");
+        let target = format!("msg-{:06}", context / 2);
+        w.reducer
+            .apply_owned(Event::from(agui_core::event::TextMessageContent {
+                metadata: Some(Box::new(kept)),
+                ..agui_core::event::TextMessageContent::new(&target, "")
+            }))
+            .expect("applies");
+        for (i, e) in w.events.iter_mut().enumerate() {
+            if let Event::TextMessageContent(c) = e {
+                let mut m = JsonObject::new();
+                m.insert("step".into(), Value::from(i as u64));
+                m.insert("model".into(), Value::from("gpt-test"));
+                c.metadata = Some(Box::new(m));
+            }
+        }
+        w
     }
 }
 

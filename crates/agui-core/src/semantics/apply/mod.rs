@@ -18,7 +18,9 @@ use crate::{JsonObject, JsonText};
 use super::patch::{apply_patch, Patcher};
 
 mod activity;
+mod metadata;
 pub use activity::{authoritative_activity_types, ActivityOwnership};
+use metadata::merge_metadata;
 
 /// How a run ended, as reported to the application when `RUN_FINISHED` is applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,26 +88,6 @@ pub struct Reducer {
     run_tool_call_ids: IndexSet<String>,
     answered_tool_call_ids: HashSet<String>,
     applied: usize,
-}
-
-/// Merges an event's metadata into a message's or a tool call's (the event's keys win).
-fn merge_metadata(target: &mut Option<JsonText>, incoming: Option<JsonObject>) -> bool {
-    match incoming {
-        None => false,
-        Some(inc) => {
-            let merged = match target.as_ref().map(JsonText::to_value) {
-                Some(serde_json::Value::Object(mut t)) => {
-                    for (k, v) in inc {
-                        t.insert(k, v);
-                    }
-                    t
-                }
-                _ => inc,
-            };
-            *target = Some(JsonText::from(merged));
-            true
-        }
-    }
 }
 
 /// Appends to a message's text as the reference does (`(string content or "") +

@@ -255,6 +255,67 @@ async fn copilotkit_routes_pass_the_0_0_48_0_0_59_and_1_0_reference_clients() {
     }
 }
 
+/// Runs `interop/copilotkit-stop.mjs`: a run stopped from outside at its first delta,
+/// through each client CopilotKit pages use (0.0.48, 0.0.59, 1.0.0), its raw stream and
+/// the thread's replay after it against that version's schemas and verifier.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_copilotkit_run_passes_the_0_0_48_0_0_59_and_1_0_reference_clients() {
+    if !interop_gate::ready(
+        "a_stopped_copilotkit_run_passes_the_0_0_48_0_0_59_and_1_0_reference_clients",
+    ) {
+        return;
+    }
+    let shutdown = Shutdown::new();
+    let mut config = agui_server::ServerConfig::default();
+    config.verify = true;
+    // Slow enough that a stop lands mid-reply.
+    let app = agui_server::demo::app(Duration::from_millis(300), config, shutdown.clone(), None);
+    let srv = start(app, shutdown).await;
+    let lines = node_lines(&srv, "copilotkit-stop.mjs", "ag-ui-client-0059", &[]).await;
+    let (control, results) = lines.split_last().expect("output");
+    // Declared 1.1, the stopped run ends with the `cancelled` outcome, which 0.0.59's
+    // schemas refuse: the downgrade is what makes the checks below pass.
+    assert_eq!(control["control"], true);
+    assert_eq!(
+        control["finished"]["outcome"],
+        json!({"type": "cancelled"}),
+        "{control}"
+    );
+    assert!(
+        !control["schemaErrors"].as_array().unwrap().is_empty(),
+        "the undowngraded stopped run must fail the 0.0.59 schemas: {control}"
+    );
+    let versions: Vec<&str> = results
+        .iter()
+        .map(|r| r["client"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["0.0.48", "0.0.59", "1.0.0"]);
+    for r in results {
+        assert_eq!(r["ok"], true, "{r}");
+        let finished = &r["finished"];
+        assert_eq!(finished["type"], "RUN_FINISHED", "{r}");
+        assert!(
+            finished["threadId"].is_string() && finished["runId"].is_string(),
+            "{r}"
+        );
+        if r["client"] == "1.0.0" {
+            assert_eq!(finished["outcome"], json!({"type": "cancelled"}), "{r}");
+        } else {
+            assert!(finished.get("outcome").is_none(), "{r}");
+            assert_eq!(finished["result"], json!({"cancelled": true}), "{r}");
+        }
+        // The replay holds the stopped run, ended.
+        let replay: Vec<&str> = r["replay"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert_eq!(replay.first(), Some(&"RUN_STARTED"), "{r}");
+        assert_eq!(replay.last(), Some(&"RUN_FINISHED"), "{r}");
+    }
+}
+
 fn validator() -> PathBuf {
     let v = interop_dir().join(".venv/bin/ag-ui-validate");
     assert!(

@@ -12,6 +12,8 @@
 //! | `SUBAGENT_STARTED`, `SUBAGENT_FINISHED`, `SUBAGENT_ERROR` (unknown types there) | a `CUSTOM` event named after the type, whose `value` is the event's fields: nothing is lost |
 //! | `TEXT_MESSAGE_CONTENT`, `REASONING_MESSAGE_CONTENT` with an empty `delta` (refused there) | dropped: it carries nothing |
 //! | `RUN_STARTED` | no `protocolVersion` (the consumer did not declare one it knows) |
+//! | `RUN_FINISHED` with outcome `cancelled` (refused by 0.0.59) | no `outcome`, and `result` `{"cancelled": true}` (the run's own result, if any, under `result` in it); logged as a warning, since the consumer now reads a success |
+//! | `RUN_FINISHED` with outcome `success` and `pendingToolCallIds` (refused by 0.0.59) | outcome `{"type": "success"}`: the consumer finds the unanswered calls in its messages, as a 0.0.x client does anyway |
 //! | user messages in `RUN_STARTED.input` and `MESSAGES_SNAPSHOT` with `image`, `audio`, `video` or `document` parts (unknown there) | each such part written as the older `binary` part: `mimeType`, and `data`, `url` or `id` from the source, `filename` from the metadata |
 //!
 //! Everything else is identical in both: the 1.0 fields the old schemas do not list
@@ -21,9 +23,9 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::event::{Custom, Event};
+use crate::event::{Custom, Event, RunFinished};
 use crate::semantics::ProtocolVersion;
-use crate::types::{Content, ContentPart, Message, PartSource};
+use crate::types::{Content, ContentPart, Message, PartSource, RunFinishedOutcome};
 use crate::JsonText;
 
 /// One outgoing event after [`Downgrade::apply`].
@@ -107,6 +109,7 @@ impl Downgrade {
                 }
                 event
             }
+            Event::RunFinished(e) => Event::RunFinished(finished_for_pre_1_0(e)),
             Event::MessagesSnapshot(ref e) if e.messages.iter().any(has_media) => {
                 return Some(Outgoing::Json(with_binary_parts(&event)));
             }
@@ -114,6 +117,32 @@ impl Downgrade {
         };
         Some(Outgoing::Event(event))
     }
+}
+
+/// `RUN_FINISHED` with an outcome a 0.0.x schema reads (see the module docs).
+fn finished_for_pre_1_0(mut e: Box<RunFinished>) -> Box<RunFinished> {
+    match e.outcome.take() {
+        Some(RunFinishedOutcome::Cancelled(_)) => {
+            tracing::warn!(
+                thread_id = %e.thread_id,
+                run_id = %e.run_id,
+                "the client declared no protocol version (pre-1.0), which has no `cancelled` outcome: \
+                 RUN_FINISHED goes without one, with result {{\"cancelled\": true}}"
+            );
+            let mut stand_in = Map::new();
+            stand_in.insert("cancelled".into(), Value::Bool(true));
+            if let Some(result) = e.result.take() {
+                stand_in.insert("result".into(), result);
+            }
+            e.result = Some(Value::Object(stand_in));
+        }
+        Some(RunFinishedOutcome::Success(mut s)) => {
+            s.pending_tool_call_ids = None;
+            e.outcome = Some(RunFinishedOutcome::Success(s));
+        }
+        other => e.outcome = other,
+    }
+    e
 }
 
 fn has_media(m: &Message) -> bool {
@@ -187,6 +216,8 @@ fn binary_part(part: &Value) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::types::{RunAgentInput, UserMessage};
 
@@ -208,6 +239,57 @@ mod tests {
         assert_eq!(
             Downgrade::for_declared(Some("1.0")).apply(e.clone()),
             Some(Outgoing::Event(e))
+        );
+    }
+
+    fn finished(outcome: Option<RunFinishedOutcome>, result: Option<Value>) -> Event {
+        let mut e = RunFinished::new("t", "r");
+        e.outcome = outcome;
+        e.result = result;
+        Event::from(e)
+    }
+
+    fn json_of(o: Option<Outgoing>) -> Value {
+        match o {
+            Some(Outgoing::Event(e)) => serde_json::to_value(&e).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_cancelled_run_finishes_without_an_outcome_for_a_pre_1_0_consumer() {
+        let cancelled = || {
+            Some(RunFinishedOutcome::Cancelled(
+                crate::types::CancelledOutcome::wire_blank(),
+            ))
+        };
+        assert_eq!(
+            json_of(old().apply(finished(cancelled(), None))),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "result": {"cancelled": true}})
+        );
+        assert_eq!(
+            json_of(old().apply(finished(cancelled(), Some(json!([1]))))),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "result": {"cancelled": true, "result": [1]}})
+        );
+        // A 1.x consumer gets the outcome.
+        let current = Downgrade::for_declared(Some("1.1")).apply(finished(cancelled(), None));
+        assert_eq!(json_of(current)["outcome"], json!({"type": "cancelled"}));
+    }
+
+    #[test]
+    fn success_and_interrupt_outcomes_keep_what_0_0_59_reads() {
+        let mut success = crate::types::SuccessOutcome::wire_blank();
+        success.pending_tool_call_ids = Some(vec!["c1".into()]);
+        assert_eq!(
+            json_of(old().apply(finished(Some(RunFinishedOutcome::Success(success)), None))),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {"type": "success"}})
+        );
+        let interrupt =
+            RunFinishedOutcome::interrupt(vec![crate::types::Interrupt::new("i1", "approval")]);
+        let e = finished(Some(interrupt), None);
+        assert_eq!(
+            json_of(old().apply(e.clone())),
+            serde_json::to_value(&e).unwrap()
         );
     }
 

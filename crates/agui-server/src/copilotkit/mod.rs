@@ -29,14 +29,16 @@
 //! thread's past runs and then the live run from its first event. `stop` cancels the
 //! agent and ends the run with the closing events of whatever was open, a result for
 //! each tool call left unanswered (so the page does not execute it), and
-//! `RUN_FINISHED` with outcome `cancelled`. When the agent's `RUN_STARTED` carries no
+//! `RUN_FINISHED` with outcome `cancelled` (for a client that declared no protocol
+//! version, as CopilotKit's do, its stand-in: see the next section). When the agent's `RUN_STARTED` carries no
 //! `input`, the request's is recorded there, less the messages the thread already
 //! holds: that is how a restored thread shows the user's messages, each once.
 //!
 //! # Older clients
 //!
-//! CopilotKit's client is `@ag-ui/client` 0.0.48, older than protocol 1.0: it sends
-//! no `protocolVersion`, and a schema error in an event silently ends its stream. A
+//! CopilotKit's clients are `@ag-ui/client` 0.0.48 (CopilotKit 1.54) and 0.0.59 (1.74),
+//! older than protocol 1.0: they send no `protocolVersion`, and a schema error in an
+//! event ends their stream. A
 //! request that declares no version, or one below 1.0, gets events rewritten by
 //! [`Downgrade`](agui_core::semantics::Downgrade) (its docs list every rewrite); its
 //! history replay has no `RUN_ERROR` followed by more runs (that client accepts

@@ -30,9 +30,10 @@
 //! agent and ends the run with the closing events of whatever was open, a result for
 //! each tool call left unanswered (so the page does not execute it), and
 //! `RUN_FINISHED` with outcome `cancelled` (for a client that declared no protocol
-//! version, as CopilotKit's do, its stand-in: see the next section). When the agent's `RUN_STARTED` carries no
-//! `input`, the request's is recorded there, less the messages the thread already
-//! holds: that is how a restored thread shows the user's messages, each once.
+//! version, as CopilotKit's do, its stand-in: see the next section). When the agent's
+//! `RUN_STARTED` carries no `input`, the request's is recorded there, less the messages
+//! the thread already holds: that is how a restored thread shows the user's messages,
+//! each once.
 //!
 //! # Older clients
 //!

@@ -24,10 +24,20 @@ def main():
     if not (os.path.exists(agui) and os.path.exists(sse) and os.path.exists(pb)):
         sys.exit("run bench/cli/run.sh first (it builds agui and writes data/)")
     env = {**os.environ, "NODE_PATH": os.path.join(ROOT, "interop", "node_modules")}
+    # `apply`: the first 5,000 events of the corpus (the reference reducer copies the
+    # conversation on every event, so the whole corpus would take it many minutes).
+    apply_sse = os.path.join(HERE, "data", "apply.sse")
+    if not os.path.exists(apply_sse):
+        with open(os.path.join(HERE, "data", "events.jsonl"), "rb") as f:
+            head = b"".join(line for _, line in zip(range(5000), f))
+        with open(apply_sse, "wb") as out:
+            subprocess.run([agui, "encode", "--to", "sse", "-"], input=head, stdout=out, check=True)
     pairs = [
         ("decode --from sse", [agui, "decode", "--from", "sse", sse], ["node", "ref-cli.mjs", "decode", "sse", sse]),
         ("verify --from sse", [agui, "verify", "--from", "sse", sse], ["node", "ref-cli.mjs", "verify", "sse", sse]),
         ("decode --from proto", [agui, "decode", "--from", "proto", pb], ["node", "ref-cli.mjs", "decode", "proto", pb]),
+        ("apply --from sse (5,000 events)", [agui, "apply", "--from", "sse", apply_sse],
+         ["node", "ref-cli.mjs", "apply", "sse", apply_sse]),
     ]
     times = {(name, side): [] for name, _, _ in pairs for side in ("agui", "reference")}
 

@@ -17,12 +17,7 @@
 import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 const { from, lastValueFrom, toArray } = require("rxjs");
-
-const clients = {
-  "0.0.48": { client: require("ag-ui-client-0048"), core: require("ag-ui-core-0048"), declares: undefined },
-  "0.0.59": { client: require("ag-ui-client-0059"), core: require("ag-ui-core-0059"), declares: undefined },
-  "1.0.0": { client: require("@ag-ui/client"), core: require("@ag-ui/core/schemas"), declares: "1.0.0" },
-};
+import { clients, schemaErrors } from "./copilotkit-common.mjs";
 
 const base = process.argv[2].replace(/\/$/, "") + "/copilotkit";
 const agentName = "agentic_chat";
@@ -66,15 +61,6 @@ async function sse(path, body, onEvent = () => {}) {
     }
   }
   return events;
-}
-
-function schemaErrors(core, events, where) {
-  const out = [];
-  events.forEach((e, i) => {
-    const r = core.EventSchemas.safeParse(e);
-    if (!r.success) out.push(`${where} event ${i} (${e.type}): ${r.error.issues.map((x) => `${x.path.join(".")}: ${x.message}`).join("; ")}`);
-  });
-  return out;
 }
 
 async function verifyError(client, events) {

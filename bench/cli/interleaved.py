@@ -2,8 +2,8 @@
 """The ratios of bench/cli/run.sh, and `agui apply` against the reference's
 `defaultApplyEvents` on the corpus's first 5,000 events, measured interleaved: each
 round runs every command once, in turn, so that a machine whose speed drifts (a shared
-one) slows both sides of a ratio alike. Reports each command's median and minimum wall time over the rounds and
-the ratios reference ÷ agui of the medians.
+one) slows both sides of a ratio alike. Reports each command's median and minimum wall
+time over the rounds and the ratios reference ÷ agui of the medians.
 
     bench/cli/interleaved.py [--rounds 15]
 

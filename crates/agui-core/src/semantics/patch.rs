@@ -487,12 +487,14 @@ fn put(doc: &mut Value, path: &str, value: Value) -> Result<Put, (Kind, Value)> 
     };
     match doc.pointer_mut(parent) {
         Some(Value::Object(o)) => {
-            let key = last.decoded().into_owned();
-            let slot = member_slot(&key);
-            match o.insert(key, value) {
-                None => Ok(Put::Inserted { index: None, slot }),
-                Some(prev) => Ok(Put::Replaced(prev)),
+            let key = last.decoded();
+            // A member that is there is replaced in place, with no copy of its key.
+            if let Some(there) = o.get_mut(key.as_ref()) {
+                return Ok(Put::Replaced(std::mem::replace(there, value)));
             }
+            let slot = member_slot(&key);
+            o.insert(key.into_owned(), value);
+            Ok(Put::Inserted { index: None, slot })
         }
         Some(Value::Array(a)) => {
             match last

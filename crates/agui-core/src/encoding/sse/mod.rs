@@ -70,6 +70,73 @@ pub fn encode_comment(text: &str, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
+/// The keep-alive frame every writer of this SDK sends on an idle stream: the comment
+/// `: keep-alive` and its blank line. Decoders ignore it.
+pub const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
+
+/// Appends a frame whose data is `json`, already encoded on one line:
+/// `data: <json>\n\n`, the bytes [`encode_event`] writes for the event `json` encodes.
+/// For events kept as JSON (a run log's entries, a recording).
+///
+/// JSON text never holds a raw line break; a `json` that does (not JSON) would be read
+/// as several lines, so its line breaks are written as spaces.
+pub fn encode_data(json: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(b"data: ");
+    let start = out.len();
+    out.extend_from_slice(json);
+    if memchr::memchr2(b'\n', b'\r', json).is_some() {
+        for b in &mut out[start..] {
+            if matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+    }
+    out.extend_from_slice(b"\n\n");
+}
+
+/// Appends an `id:` field, the start of the frame that follows: a client resuming the
+/// stream sends the last id it saw as `Last-Event-ID`. Line breaks in `id` are
+/// dropped, and so are NUL characters (which make a client ignore the field).
+///
+/// ```
+/// use agui_core::{encoding::sse, Event};
+/// let mut out = Vec::new();
+/// sse::encode_retry(1000, &mut out);
+/// sse::encode_id(format_args!("{}:{}", "run-1", 7), &mut out);
+/// sse::encode_event(&Event::text_message_end("m1"), &mut out);
+/// out.extend_from_slice(sse::KEEP_ALIVE);
+/// assert_eq!(
+///     String::from_utf8(out).unwrap(),
+///     "retry: 1000\nid: run-1:7\ndata: {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m1\"}\n\n: keep-alive\n\n"
+/// );
+/// ```
+pub fn encode_id(id: impl std::fmt::Display, out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    out.extend_from_slice(b"id: ");
+    let start = out.len();
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, "{id}");
+    if out[start..].iter().any(|b| matches!(*b, b'\n' | b'\r' | 0)) {
+        let mut i = start;
+        while i < out.len() {
+            if matches!(out[i], b'\n' | b'\r' | 0) {
+                out.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    out.push(b'\n');
+}
+
+/// Appends a `retry:` field: how many milliseconds a client waits before reconnecting.
+/// Like `id:`, it belongs to the frame that follows.
+pub fn encode_retry(ms: u64, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"retry: ");
+    out.extend_from_slice(itoa::Buffer::new().format(ms).as_bytes());
+    out.push(b'\n');
+}
+
 /// One dispatched SSE event, before its data is read as an AG-UI event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

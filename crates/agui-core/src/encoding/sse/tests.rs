@@ -242,3 +242,35 @@ fn boundaries_are_after_blank_lines_ending_in_a_line_feed() {
     assert_eq!(last_boundary(b"\r\n"), Some(2));
     assert_eq!(last_boundary(b"x\r"), None);
 }
+
+#[test]
+fn the_frame_writer_is_read_back_by_the_decoder() {
+    let mut out = Vec::new();
+    encode_retry(2500, &mut out);
+    encode_id(format_args!("run-1:{}", 1), &mut out);
+    encode_event(&Event::text_message_start("m"), &mut out);
+    out.extend_from_slice(KEEP_ALIVE);
+    encode_comment("cursor_expired", &mut out);
+    encode_id("bad\nid\r\0x", &mut out);
+    let end = Event::text_message_end("m").to_json_string();
+    encode_data(end.as_bytes(), &mut out);
+    // Line breaks in data that is not JSON cannot split the frame.
+    encode_data(b"{\"type\":\"RUN_ERROR\",\n\"message\":\"m\"}", &mut out);
+
+    let mut dec = SseDecoder::new();
+    dec.push(&out);
+    dec.finish();
+    let first = dec.next_frame().unwrap().unwrap();
+    assert_eq!(first.last_event_id, "run-1:1");
+    assert_eq!(first.data, Event::text_message_start("m").to_json_string());
+    assert_eq!(dec.retry(), Some(2500));
+    let second = dec.next_frame().unwrap().unwrap();
+    assert_eq!(second.last_event_id, "badidx");
+    assert_eq!(second.data, end);
+    let third = dec.next().unwrap().unwrap();
+    assert_eq!(
+        third.to_json_string(),
+        r#"{"type":"RUN_ERROR","message":"m"}"#
+    );
+    assert!(dec.next().is_none());
+}

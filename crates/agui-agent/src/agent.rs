@@ -77,18 +77,18 @@ impl<F> std::fmt::Debug for StreamAgent<F> {
 /// adds `RUN_STARTED` and the terminal event, as for any agent.
 ///
 /// ```no_run
-/// use agui_server::prelude::*;
+/// use agui_agent::{agent_stream, agui_core::{Event, RunAgentInput}};
 ///
 /// let echo = agent_stream(|input: RunAgentInput, _ctx| {
 ///     let text = input.last_user_text().unwrap_or_default();
 ///     let id = format!("{}-echo", input.run_id);
-///     agui_server::futures_util::stream::iter([
+///     agui_agent::futures_util::stream::iter([
 ///         Ok(Event::text_message_start(&id)),
 ///         Ok(Event::text_message_content(&id, text)),
 ///         Ok(Event::text_message_end(&id)),
 ///     ])
 /// });
-/// # let _ = AgentRouter::new().agent("echo", echo);
+/// # let _ = echo;
 /// ```
 pub fn agent_stream<F, S>(f: F) -> StreamAgent<F>
 where
@@ -348,7 +348,7 @@ impl Emitter {
     /// (nothing is sent when nothing changed).
     ///
     /// ```no_run
-    /// # use agui_server::{agent_fn, StateTracker};
+    /// # use agui_agent::{agent_fn, StateTracker};
     /// let counter = agent_fn(|input, _ctx, tx| async move {
     ///     let mut state = StateTracker::from_input(&input);
     ///     tx.update_state(&mut state, |s| s["count"] = serde_json::json!(1)).await?;
@@ -415,7 +415,7 @@ impl std::fmt::Debug for FnAgent {
 ///
 /// ```
 /// use std::time::Duration;
-/// use agui_server::{agent_fn, AgentError};
+/// use agui_agent::{agent_fn, AgentError};
 ///
 /// let agent = agent_fn(|input, _ctx, tx| async move {
 ///     let id = format!("{}-reply", input.run_id);

@@ -99,30 +99,46 @@ pub fn interrupt_finished(thread_id: &str, run_id: &str, interrupts: Vec<Interru
 /// and costs what the patch touches; [`update`](Self::update) and
 /// [`delta`](Self::delta) compute the patch by diffing, which walks (and, for
 /// `update`, copies) the whole state: simple, and fine for small states.
+///
+/// The default tracker holds `null` and a client that has no state: its first change is
+/// published as a `STATE_SNAPSHOT`.
 #[derive(Debug, Clone, Default)]
 pub struct StateTracker {
     state: Value,
     patcher: agui_core::semantics::patch::Patcher,
+    /// Whether the client has the tracked state (else the next change is a snapshot).
+    published: bool,
 }
 
 impl StateTracker {
-    /// A tracker starting from `state`.
+    /// A tracker starting from `state`, which the client already has.
     pub fn new(state: Value) -> Self {
         StateTracker {
             state,
             patcher: Default::default(),
+            published: true,
         }
     }
 
-    /// A tracker starting from the state the client sent, or `{}` when it sent none (as
-    /// a client starts a thread).
+    /// A tracker starting from the state the client sent. When it sent none, the
+    /// tracker starts from `{}` but the client has *no* state (a `STATE_DELTA` would not
+    /// apply to it), so the first change it publishes is a `STATE_SNAPSHOT`.
     pub fn from_input(input: &agui_core::RunAgentInput) -> Self {
-        Self::new(input.state_or_empty())
+        let mut tracker = Self::new(input.state_or_empty());
+        tracker.published = input.state.is_some();
+        tracker
+    }
+
+    /// Whether the client has the tracked state; when not, the next change is published
+    /// as a `STATE_SNAPSHOT`.
+    pub fn is_published(&self) -> bool {
+        self.published
     }
 
     /// Applies `patch` to the state (atomically: on failure the state is unchanged) and
     /// returns the `STATE_DELTA` that publishes it. It costs what the patch touches,
-    /// whatever the state's size.
+    /// whatever the state's size. (The first change of a state the client does not have
+    /// yet, see [`from_input`](Self::from_input), is published as a `STATE_SNAPSHOT`.)
     ///
     /// # Errors
     /// The patch does not apply to the state (the failure names the operation).
@@ -130,6 +146,11 @@ impl StateTracker {
         &mut self,
         patch: JsonPatch,
     ) -> Result<Event, agui_core::semantics::patch::PatchFailure> {
+        if !self.published {
+            self.patcher.apply(&mut self.state, patch)?;
+            self.published = true;
+            return Ok(Event::state_snapshot(self.state.clone()));
+        }
         self.patcher.apply(&mut self.state, patch.clone())?;
         Ok(Event::state_delta(patch))
     }
@@ -151,12 +172,15 @@ impl StateTracker {
     /// Publishes `state` whole: a `STATE_SNAPSHOT`.
     pub fn snapshot(&mut self, state: Value) -> Event {
         self.state = state;
+        self.published = true;
         self.patcher.reset();
         Event::state_snapshot(self.state.clone())
     }
 
     /// The JSON Patch from the last published state to `state`, remembering `state`.
-    /// `None` only if the computed patch could not be represented (not expected).
+    /// `None` only if the computed patch could not be represented (not expected). The
+    /// patch is for a client that has the tracked state: see
+    /// [`is_published`](Self::is_published).
     pub fn diff(&mut self, state: Value) -> Option<JsonPatch> {
         let patch = json_patch::diff(&self.state, &state);
         self.state = state;
@@ -177,8 +201,12 @@ impl StateTracker {
     }
 
     /// Publishes the change to `state` as a `STATE_DELTA`; `None` when nothing changed.
-    /// (Falls back to a `STATE_SNAPSHOT` if the patch cannot be represented.)
+    /// (A `STATE_SNAPSHOT` when the client has no state yet, see
+    /// [`from_input`](Self::from_input), or if the patch cannot be represented.)
     pub fn delta(&mut self, state: Value) -> Option<Event> {
+        if !self.published {
+            return Some(self.snapshot(state));
+        }
         match self.diff(state) {
             Some(p) if p.is_empty() => None,
             Some(p) => Some(Event::state_delta(p)),
@@ -231,6 +259,55 @@ mod tests {
         assert_eq!(t.state(), &next);
         assert!(t.delta(next).is_none(), "no change, no event");
         assert!(matches!(t.snapshot(json!(5)), Event::StateSnapshot(s) if s.snapshot == json!(5)));
+    }
+
+    fn input(state: Option<&str>) -> agui_core::RunAgentInput {
+        let state = state
+            .map(|s| format!(r#","state":{s}"#))
+            .unwrap_or_default();
+        serde_json::from_str(&format!(
+            r#"{{"threadId":"t","runId":"r","messages":[]{state}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn without_a_state_in_the_input_the_first_change_is_a_snapshot() {
+        for null in [None, Some("null")] {
+            let mut t = StateTracker::from_input(&input(null));
+            assert!(!t.is_published());
+            let e = t.update(|s| s["count"] = json!(1)).unwrap();
+            assert!(
+                matches!(&e, Event::StateSnapshot(s) if s.snapshot == json!({"count": 1})),
+                "{e:?}"
+            );
+            assert!(t.is_published());
+            assert!(matches!(
+                t.update(|s| s["count"] = json!(2)),
+                Some(Event::StateDelta(_))
+            ));
+        }
+        let mut t = StateTracker::from_input(&input(None));
+        let e = t
+            .patch(vec![agui_core::PatchOperation::add("/a", json!(1))])
+            .unwrap();
+        assert!(
+            matches!(&e, Event::StateSnapshot(s) if s.snapshot == json!({"a": 1})),
+            "{e:?}"
+        );
+        let mut t = StateTracker::from_input(&input(None));
+        assert!(
+            matches!(t.delta(json!({})), Some(Event::StateSnapshot(_))),
+            "even unchanged"
+        );
+
+        // A client that sent a state gets deltas from the start.
+        let mut t = StateTracker::from_input(&input(Some(r#"{"count":0}"#)));
+        assert!(t.is_published());
+        assert!(matches!(
+            t.update(|s| s["count"] = json!(1)),
+            Some(Event::StateDelta(_))
+        ));
     }
 
     #[test]

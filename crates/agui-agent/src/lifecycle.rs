@@ -16,7 +16,7 @@
 //!   shutdown after the grace period (code `shutdown`).
 //! * **verification**: every event the agent emits (and every event the guard adds) is
 //!   checked by an [`EventVerifier`] when verification is on (the default in debug
-//!   builds, see [`ServerConfig::verify`](crate::ServerConfig)).
+//!   builds, see `agui_server::ServerConfig::verify`).
 
 use agui_core::event::RunError;
 use agui_core::{Event, EventType};
@@ -107,6 +107,8 @@ pub struct LifecycleGuard {
     verifier: Option<Box<dyn EventVerifier>>,
     protocol_version: Option<String>,
     open: agui_core::semantics::OpenConstructs,
+    /// Whether the client has a state a `STATE_DELTA` can apply to.
+    state_defined: bool,
 }
 
 impl std::fmt::Debug for LifecycleGuard {
@@ -138,6 +140,7 @@ impl LifecycleGuard {
             verifier,
             protocol_version: Some(agui_core::PROTOCOL_VERSION.to_owned()),
             open: agui_core::semantics::OpenConstructs::new(),
+            state_defined: true,
         }
     }
 
@@ -146,6 +149,16 @@ impl LifecycleGuard {
     /// speaks, so a client is not told of a version it does not know).
     pub fn declare_protocol_version(mut self, version: Option<String>) -> Self {
         self.protocol_version = version;
+        self
+    }
+
+    /// Whether the request carried a state (`RunAgentInput.state`; the default is
+    /// `true`). A client that sent none reduces the run from *no* state, where a
+    /// `STATE_DELTA` does not apply; with verification on, a delta before the run's first
+    /// `STATE_SNAPSHOT` is then a protocol violation (unless it sets the whole document,
+    /// as the reducer allows).
+    pub fn input_state(mut self, present: bool) -> Self {
+        self.state_defined = present;
         self
     }
 
@@ -196,6 +209,9 @@ impl LifecycleGuard {
             if let Err(why) = v.check(&event) {
                 return self.violation(index, ty, why.to_string(), out);
             }
+            if let Err(why) = track_state(&mut self.state_defined, &event) {
+                return self.violation(index, ty, why, out);
+            }
         }
         let terminal = matches!(ty, EventType::RunFinished | EventType::RunError);
         self.open.observe(&event);
@@ -239,12 +255,7 @@ impl LifecycleGuard {
 
     /// The agent panicked: adds `RUN_ERROR` (the panic message is logged only).
     pub fn on_panic(&mut self, panic: &(dyn std::any::Any + Send), out: &mut Vec<Event>) {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string panic payload".to_owned());
-        tracing::error!(panic = %what, "agent panicked");
+        tracing::error!(panic = %panic_message(panic), "agent panicked");
         self.fail("agent panicked".to_owned(), "agent_panic", out);
     }
 
@@ -329,6 +340,57 @@ impl LifecycleGuard {
     }
 }
 
+/// Follows whether the client has a state: a snapshot defines it; a delta applies
+/// to an undefined state only when its first operation (after whole-document removes)
+/// adds or replaces the whole document, as the reducer's rule is.
+fn track_state(defined: &mut bool, event: &Event) -> Result<(), String> {
+    match event {
+        Event::StateSnapshot(_) => *defined = true,
+        Event::StateDelta(d) if !*defined => {
+            use agui_core::types::PatchOperation as Op;
+            for (i, op) in d.delta.iter().enumerate() {
+                match op {
+                    Op::Remove(o) if o.path.is_empty() => continue,
+                    Op::Add(o) if o.path.is_empty() => {}
+                    Op::Replace(o) if o.path.is_empty() => {}
+                    other => {
+                        return Err(format!(
+                            "STATE_DELTA operation {i} ({} {:?}) applies to an undefined state: the request carried no state and the run has not sent a STATE_SNAPSHOT; send one first",
+                            op_name(other),
+                            other.path()
+                        ))
+                    }
+                }
+                *defined = true;
+                break;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn op_name(op: &agui_core::types::PatchOperation) -> &'static str {
+    use agui_core::types::PatchOperation as Op;
+    match op {
+        Op::Add(_) => "add",
+        Op::Remove(_) => "remove",
+        Op::Replace(_) => "replace",
+        Op::Move(_) => "move",
+        Op::Copy(_) => "copy",
+        Op::Test(_) => "test",
+    }
+}
+
+/// A panic's message, for the log.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,6 +470,52 @@ mod tests {
             GuardFlow::End
         );
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn a_delta_against_no_state_is_a_violation() {
+        use agui_core::PatchOperation as Op;
+        let delta = |ops| Event::state_delta(ops);
+        let snapshot = Event::state_snapshot(serde_json::json!({}));
+        let add_a = || vec![Op::add("/a", serde_json::json!(1))];
+
+        let mut g = guard().input_state(false);
+        let mut out = Vec::new();
+        assert_eq!(g.on_event(delta(add_a()), &mut out), GuardFlow::End);
+        let (msg, code) = match out.last() {
+            Some(Event::RunError(e)) => (e.message.clone(), e.code.clone()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(code.as_deref(), Some("protocol_violation"));
+        assert!(
+            msg.contains("event 0 (STATE_DELTA)")
+                && msg.contains("operation 0 (add \"/a\")")
+                && msg.contains("undefined state"),
+            "{msg}"
+        );
+
+        // A snapshot first, or a delta that sets the whole document, defines the state.
+        for first in [
+            snapshot,
+            delta(vec![Op::remove(""), Op::add("", serde_json::json!({}))]),
+        ] {
+            let mut g = guard().input_state(false);
+            let mut out = Vec::new();
+            assert_eq!(g.on_event(first, &mut out), GuardFlow::Continue);
+            assert_eq!(
+                g.on_event(delta(add_a()), &mut out),
+                GuardFlow::Continue,
+                "{out:?}"
+            );
+        }
+        // A request that carried a state, and a guard without a verifier, accept it.
+        for mut g in [
+            guard(),
+            LifecycleGuard::new("t", "r", None).input_state(false),
+        ] {
+            let mut out = Vec::new();
+            assert_eq!(g.on_event(delta(add_a()), &mut out), GuardFlow::Continue);
+        }
     }
 
     #[test]

@@ -447,9 +447,7 @@ async fn download(
         let mut out = Vec::with_capacity(r.raw_events().iter().map(|e| e.len() + 8).sum());
         for e in r.raw_events() {
             if sse {
-                out.extend_from_slice(b"data: ");
-                out.extend_from_slice(e);
-                out.extend_from_slice(b"\n\n");
+                agui_core::encoding::sse::encode_data(e, &mut out);
             } else {
                 out.extend_from_slice(e);
                 out.push(b'\n');

@@ -55,7 +55,7 @@ use std::time::Duration;
 use agui_core::event::{RunFinished, ToolCallResult};
 use agui_core::types::{PatchOperation, TokenUsage};
 use agui_core::{Event, RunAgentInput};
-use agui_server::{agent_fn, AgentError, Emitter, FnAgent, RunContext};
+use agui_agent::{agent_fn, AgentError, Emitter, FnAgent, RunContext};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};

@@ -1,6 +1,8 @@
 //! The chat-completions stream as it arrives: Server-Sent Events whose data is a JSON
 //! chunk (or `[DONE]`), read with bounded memory.
 
+use agui_core::encoding::sse::SseDecoder;
+use agui_core::encoding::{DecodeErrorKind, DecoderLimits};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -91,78 +93,45 @@ pub(crate) enum WireError {
     BadChunk(String),
 }
 
-/// Splits the bytes of a chat-completions stream into items. Lines may end in LF or
-/// CRLF; comments and fields other than `data` are ignored; a `data:` value of
-/// `[DONE]` ends the stream.
+/// Splits the bytes of a chat-completions stream into items, with `agui-core`'s SSE
+/// decoder (every line ending, comments and other fields ignored, bounded memory); a
+/// `data:` value of `[DONE]` ends the stream.
 #[derive(Debug)]
 pub(crate) struct SseReader {
-    buf: Vec<u8>,
-    /// Where in `buf` the search for the next line end resumes (bytes before it hold no
-    /// newline), so that a line arriving in many reads is scanned once.
-    scanned: usize,
-    data: Vec<u8>,
+    decoder: SseDecoder,
     max_event: usize,
 }
 
 impl SseReader {
     pub(crate) fn new(max_event: usize) -> Self {
+        let limits = DecoderLimits::default().with_max_event_size(max_event);
         SseReader {
-            buf: Vec::new(),
-            scanned: 0,
-            data: Vec::new(),
+            decoder: SseDecoder::with_limits(limits),
             max_event,
         }
     }
 
     /// Takes bytes in; appends the complete items to `out`.
     pub(crate) fn push(&mut self, bytes: &[u8], out: &mut Vec<Item>) -> Result<(), WireError> {
-        self.buf.extend_from_slice(bytes);
-        let mut start = 0;
-        let mut from = self.scanned;
-        while let Some(nl) = memchr::memchr(b'\n', &self.buf[from..]) {
-            let end = from + nl;
-            let mut line = &self.buf[start..end];
-            if line.last() == Some(&b'\r') {
-                line = &line[..line.len() - 1];
-            }
-            if line.is_empty() {
-                // Dispatch.
-                if !self.data.is_empty() {
-                    let data = std::mem::take(&mut self.data);
-                    out.push(parse(&data)?);
-                }
-            } else if let Some(rest) = line.strip_prefix(b"data:") {
-                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-                if !self.data.is_empty() {
-                    self.data.push(b'\n');
-                }
-                self.data.extend_from_slice(rest);
-                if self.data.len() > self.max_event {
-                    return Err(WireError::TooLarge(self.max_event));
-                }
-            }
-            start = end + 1;
-            from = start;
-        }
-        self.buf.drain(..start);
-        self.scanned = self.buf.len();
-        if self.buf.len() > self.max_event {
-            return Err(WireError::TooLarge(self.max_event));
-        }
-        Ok(())
+        self.decoder.push(bytes);
+        self.drain(out)
     }
 
-    /// The end of the bytes: a last event without its blank line is still read.
+    /// The end of the bytes: a last event without its blank line is still read (as
+    /// model servers are known to end a stream with `data: [DONE]` and nothing after).
     pub(crate) fn finish(&mut self, out: &mut Vec<Item>) -> Result<(), WireError> {
-        if !self.buf.is_empty() {
-            let rest = std::mem::take(&mut self.buf);
-            self.scanned = 0;
-            self.push(&rest, out)?;
-            self.push(b"\n", out)?;
-        }
-        if !self.data.is_empty() {
-            let data = std::mem::take(&mut self.data);
-            out.push(parse(&data)?);
+        self.decoder.push(b"\n\n");
+        self.decoder.finish();
+        self.drain(out)
+    }
+
+    fn drain(&mut self, out: &mut Vec<Item>) -> Result<(), WireError> {
+        while let Some(frame) = self.decoder.next_frame() {
+            let frame = frame.map_err(|e| match e.kind {
+                DecodeErrorKind::TooLarge { .. } => WireError::TooLarge(self.max_event),
+                _ => WireError::BadChunk(e.to_string()),
+            })?;
+            out.push(parse(frame.data.as_bytes())?);
         }
         Ok(())
     }

@@ -39,7 +39,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use agui_server::runs::{
+use agui_agent::runs::{
     Batch, CancelOutcome, Created, Fence, Heartbeat, NewRun, RunKey, RunRecord, RunStatus,
     RunStore, RunStoreError, RunStoreFuture,
 };

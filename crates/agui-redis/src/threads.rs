@@ -5,12 +5,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agui_core::semantics::Compactor;
-use agui_core::Event;
-use agui_server::runs::RunStoreError;
-use agui_server::threads::{
+use agui_agent::runs::RunStoreError;
+use agui_agent::threads::{
     recorded_message_ids, RunBegun, RunPage, StoreError, StoreFuture, ThreadSnapshot, ThreadStore,
 };
+use agui_core::semantics::Compactor;
+use agui_core::Event;
 use redis::aio::ConnectionManager;
 use redis::{Script, Value};
 use sha2::{Digest, Sha256};

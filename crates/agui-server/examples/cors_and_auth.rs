@@ -46,8 +46,8 @@ async fn main() -> std::io::Result<()> {
         .allow_methods([Method::GET, Method::POST])
         .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION, header::ACCEPT]);
 
+    // `serve` triggers it on SIGINT/SIGTERM.
     let shutdown = Shutdown::new();
-    shutdown.trigger_on_signals();
     let app = agui_server::demo::router(Duration::from_millis(50))
         .shutdown(shutdown.clone())
         .into_router()

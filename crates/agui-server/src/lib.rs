@@ -19,30 +19,28 @@
 //! * `demo` (feature `demo`, off by default; the `agui` command line turns it on) holds
 //!   ten deterministic demo agents, one per AG-UI feature.
 
-pub mod agent;
-pub mod context;
+mod admission;
+pub use agui_agent::{agent, context, engine, helpers, lifecycle, threads};
 pub mod copilotkit;
 mod cost;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;
-pub mod helpers;
-pub mod lifecycle;
 mod response;
 pub mod router;
 pub mod runs;
 pub mod shutdown;
-pub mod threads;
 
-pub use agent::{agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, StreamAgent};
-pub use context::RunContext;
-pub use error::{AgentError, ApiError};
-pub use helpers::StateTracker;
-pub use lifecycle::{EventVerifier, LifecycleGuard, Violation};
+pub use agui_agent::{agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, StreamAgent};
+pub use agui_agent::{
+    AgentError, EventVerifier, LifecycleGuard, RunContext, StateTracker, Violation,
+};
+pub use error::ApiError;
 pub use router::{AgentRouter, Negotiation, ServerConfig, VerifierFactory};
 pub use shutdown::{serve, serve_with, termination_signal, ServeLimits, Shutdown};
 
 // Re-exported so that an agent needs no other dependency to build JSON or add routes.
+pub use agui_agent;
 pub use agui_core;
 pub use axum;
 pub use futures_util;

@@ -3,8 +3,6 @@
 //! and the shutdown grace period.
 
 use std::convert::Infallible;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -14,13 +12,12 @@ use agui_core::Event;
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Response, StatusCode};
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
-use tokio::time::{Instant, Sleep};
-use tokio_util::sync::WaitForCancellationFutureOwned;
+use std::future::Future;
 
-use crate::agent::AgentStream;
-use crate::context::RunContext;
-use crate::lifecycle::{GuardFlow, LifecycleGuard};
+use futures_util::Stream;
+use tokio::time::{Instant, Sleep};
+
+use crate::engine::{Progress, RunDriver};
 
 /// Whether the protobuf encoding is served.
 pub(crate) const PROTOBUF_AVAILABLE: bool = true;
@@ -35,11 +32,7 @@ const FIRST_CHUNK: usize = 2048;
 /// A chunk is handed to the body once this many bytes are encoded.
 const BATCH_BYTES: usize = 16 * 1024;
 
-/// The largest encoded event sent: what the decoders accept on input (10 MiB), so that
-/// no client of this crate (or the reference, whose limit is the same) is sent an event
-/// it refuses.
-pub(crate) const MAX_OUTPUT_EVENT: usize =
-    agui_core::encoding::DecoderLimits::DEFAULT_MAX_EVENT_SIZE;
+pub(crate) use crate::engine::MAX_OUTPUT_EVENT;
 
 /// Encodes the events waiting in `scratch` into `out`. An event larger than
 /// [`MAX_OUTPUT_EVENT`] is not written: its type and size are returned (the caller ends
@@ -75,39 +68,25 @@ fn encode_scratch(
         return false;
     };
     scratch.clear();
-    let message = format!(
-        "the agent emitted a {ty} event of {size} bytes, over the {MAX_OUTPUT_EVENT} a client accepts"
-    );
-    tracing::warn!(%message, "event too large: ending the run");
-    let mut e = agui_core::event::RunError::new(message);
-    e.code = Some("event_too_large".into());
-    encoder.encode(&Event::from(e), out);
+    encoder.encode(&crate::engine::event_too_large(ty, size), out);
     *sent += 1;
     true
 }
-
-const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
 /// Settings of one run's stream.
 #[derive(Debug, Clone)]
 pub(crate) struct StreamSettings {
     pub encoding: Encoding,
     pub keep_alive: Option<Duration>,
-    pub shutdown_grace: Duration,
 }
 
 /// The body stream of one run.
 pub(crate) struct RunStream {
-    agent: Option<AgentStream>,
-    guard: LifecycleGuard,
+    run: RunDriver,
     encoder: EventEncoder,
-    ctx: RunContext,
     span: tracing::Span,
     keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
     last_write: Instant,
-    shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
-    shutdown_grace: Duration,
-    grace_timer: Option<Pin<Box<Sleep>>>,
     done: bool,
     scratch: Vec<Event>,
     /// Encoded bytes not yet handed to the body.
@@ -119,10 +98,7 @@ pub(crate) struct RunStream {
 
 impl RunStream {
     pub(crate) fn new(
-        agent: AgentStream,
-        guard: LifecycleGuard,
-        ctx: RunContext,
-        shutdown: &tokio_util::sync::CancellationToken,
+        run: RunDriver,
         settings: &StreamSettings,
         span: tracing::Span,
         permit: crate::cost::RunPermit,
@@ -133,16 +109,11 @@ impl RunStream {
             _ => None,
         };
         RunStream {
-            agent: Some(agent),
-            guard,
+            run,
             encoder: EventEncoder::new(settings.encoding),
-            ctx,
             span,
             keep_alive,
             last_write: Instant::now(),
-            shutdown: Box::pin(shutdown.clone().cancelled_owned()),
-            shutdown_grace: settings.shutdown_grace,
-            grace_timer: None,
             done: false,
             scratch: Vec::new(),
             out: Vec::new(),
@@ -159,7 +130,7 @@ impl RunStream {
             &mut self.out,
             &mut self.sent,
         ) {
-            self.stop_agent();
+            self.run.detach();
             self.done = true;
         }
         self.last_write = Instant::now();
@@ -175,15 +146,8 @@ impl RunStream {
         }
     }
 
-    /// Stops reading the agent: drops it and cancels its context.
-    fn stop_agent(&mut self) {
-        self.agent = None;
-        self.ctx.cancel();
-    }
-
-    /// Ends the run after the guard has produced the terminal event.
+    /// Ends the run after the driver has produced the terminal event.
     fn finish(&mut self) -> Poll<Option<Result<Bytes, Infallible>>> {
-        self.stop_agent();
         self.done = true;
         let bytes = self.take_chunk();
         tracing::info!(events = self.sent, "run ended");
@@ -202,66 +166,41 @@ impl Stream for RunStream {
         let span = this.span.clone();
         let _entered = span.enter();
 
-        // Shutdown: start the grace period (the agent's context is cancelled by the
-        // shutdown token itself, being its child), then end the run when it is over.
-        if this.grace_timer.is_none() && this.shutdown.as_mut().poll(cx).is_ready() {
-            tracing::info!(grace = ?this.shutdown_grace, "shutdown: waiting for the run to finish");
-            this.grace_timer = Some(Box::pin(tokio::time::sleep(this.shutdown_grace)));
-        }
-        if let Some(t) = this.grace_timer.as_mut() {
-            if t.as_mut().poll(cx).is_ready() {
-                tracing::warn!("shutdown: grace period over, ending the run");
-                this.guard.on_shutdown(&mut this.scratch);
-                return this.finish();
-            }
+        // The grace period of a shutdown; the agent's context, a child of the shutdown
+        // signal, is cancelled by the signal itself.
+        if this.run.poll_shutdown(cx, &mut this.scratch).is_ready() {
+            return this.finish();
         }
 
-        if let Some(agent) = this.agent.as_mut() {
-            // Everything the agent has ready goes out in one chunk (up to a bound):
-            // no added delay, fewer frames and writes under load.
-            loop {
-                let polled =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| agent.poll_next_unpin(cx)));
-                match polled {
-                    Err(panic) => {
-                        this.guard.on_panic(&*panic, &mut this.scratch);
+        // Everything the agent has ready goes out in one chunk (up to a bound): no added
+        // delay, fewer frames and writes under load.
+        loop {
+            match this.run.poll_agent(cx, &mut this.scratch) {
+                Poll::Ready(Progress::Ended) => return this.finish(),
+                Poll::Ready(Progress::More) => {
+                    if this.out.capacity() == 0 {
+                        // A burst starts: room for a few events at once, rather than
+                        // growing from nothing through every small size.
+                        this.out.reserve(FIRST_CHUNK);
+                    }
+                    if encode_scratch(
+                        &this.encoder,
+                        &mut this.scratch,
+                        &mut this.out,
+                        &mut this.sent,
+                    ) {
+                        this.run.detach();
                         return this.finish();
                     }
-                    Ok(Poll::Ready(Some(Ok(event)))) => {
-                        if this.out.capacity() == 0 {
-                            // A burst starts: room for a few events at once, rather than
-                            // growing from nothing through every small size.
-                            this.out.reserve(FIRST_CHUNK);
-                        }
-                        if this.guard.on_event(event, &mut this.scratch) == GuardFlow::End {
-                            return this.finish();
-                        }
-                        if encode_scratch(
-                            &this.encoder,
-                            &mut this.scratch,
-                            &mut this.out,
-                            &mut this.sent,
-                        ) {
-                            return this.finish();
-                        }
-                        if this.out.len() >= BATCH_BYTES {
-                            break;
-                        }
+                    if this.out.len() >= BATCH_BYTES {
+                        break;
                     }
-                    Ok(Poll::Ready(Some(Err(err)))) => {
-                        this.guard.on_error(err, &mut this.scratch);
-                        return this.finish();
-                    }
-                    Ok(Poll::Ready(None)) => {
-                        this.guard.on_end(&mut this.scratch);
-                        return this.finish();
-                    }
-                    Ok(Poll::Pending) => break,
                 }
+                Poll::Pending => break,
             }
-            if !this.out.is_empty() {
-                return Poll::Ready(Some(Ok(this.take_chunk())));
-            }
+        }
+        if !this.out.is_empty() {
+            return Poll::Ready(Some(Ok(this.take_chunk())));
         }
 
         if let Some((interval, timer)) = this.keep_alive.as_mut() {
@@ -273,7 +212,9 @@ impl Stream for RunStream {
                     // Register the timer again before returning.
                     let _ = timer.as_mut().poll(cx);
                     this.last_write = now;
-                    return Poll::Ready(Some(Ok(Bytes::from_static(KEEP_ALIVE_COMMENT))));
+                    return Poll::Ready(Some(Ok(Bytes::from_static(
+                        agui_core::encoding::sse::KEEP_ALIVE,
+                    ))));
                 }
                 timer.as_mut().reset(due);
                 let _ = timer.as_mut().poll(cx);
@@ -296,15 +237,22 @@ impl Drop for RunStream {
         if !self.done {
             let _entered = self.span.enter();
             tracing::info!(events = self.sent, "client went away: cancelling the run");
-            self.ctx.mark_disconnected();
+            self.run.abandon();
         }
-        self.ctx.cancel();
     }
 }
 
 /// The HTTP response streaming `stream`.
 pub(crate) fn streaming_response(encoding: Encoding, stream: RunStream) -> Response<Body> {
-    let mut res = Response::new(Body::from_stream(stream));
+    event_stream_response(encoding, Body::from_stream(stream))
+}
+
+/// Every event-stream response of the server (a run, a re-attach, a CopilotKit run or
+/// connect): status 200, the encoding's content type, `Cache-Control: no-cache` (as the
+/// reference servers send) and `X-Accel-Buffering: no` (so that a proxy in front passes
+/// each event on at once).
+pub(crate) fn event_stream_response(encoding: Encoding, body: Body) -> Response<Body> {
+    let mut res = Response::new(body);
     *res.status_mut() = StatusCode::OK;
     let h = res.headers_mut();
     h.insert(

@@ -23,20 +23,19 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agui_core::{AgentCapabilities, RunAgentInput, TransportCapabilities};
+use agui_core::{AgentCapabilities, TransportCapabilities};
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 
-use crate::agent::{Agent, AgentStream};
-use crate::context::RunContext;
-use crate::error::{AgentError, ApiError};
-use crate::lifecycle::{default_verifier, EventVerifier, LifecycleGuard};
+use crate::admission::{Admission, Admitted};
+use crate::agent::Agent;
+use crate::error::ApiError;
+use crate::lifecycle::EventVerifier;
 use crate::response::{streaming_response, RunStream, StreamSettings};
 use crate::runs::http::{self as runs_http, Owner, Resumable};
 use crate::shutdown::Shutdown;
@@ -278,11 +277,13 @@ impl AgentRouter {
         self.shutdown.clone()
     }
 
-    /// Serves the agents on `listener` until the router's shutdown switch is triggered
-    /// (by SIGINT/SIGTERM: they are listened for here, or by anyone holding
+    /// Serves the agents on `listener` with [`serve`](crate::serve): until the router's
+    /// shutdown switch is triggered (by SIGINT/SIGTERM, or by anyone holding
     /// [`shutdown_handle`](Self::shutdown_handle)), then lets in-flight runs finish
     /// within [`ServerConfig::shutdown_grace`]. The switch is the router's own, so the
-    /// runs and the server stop together.
+    /// runs and the server stop together. For other bounds, or to leave signals to the
+    /// application, pass [`into_router`](Self::into_router) and the handle to
+    /// [`serve_with`](crate::serve_with).
     ///
     /// ```no_run
     /// # async fn main_() -> std::io::Result<()> {
@@ -298,10 +299,7 @@ impl AgentRouter {
     /// ```
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         let shutdown = self.shutdown.clone();
-        let signals = shutdown.trigger_on_signals();
-        let result = crate::shutdown::serve(listener, self.into_router(), shutdown).await;
-        signals.abort();
-        result
+        crate::shutdown::serve(listener, self.into_router(), shutdown).await
     }
 
     /// The axum router.
@@ -316,19 +314,11 @@ impl AgentRouter {
             !(list && self.agents.iter().any(|(n, _)| n == "agents")),
             "an agent named 'agents' conflicts with the GET /agents listing"
         );
-        let runs = self.config.max_runs.map(|n| {
-            Arc::new(tokio::sync::Semaphore::new(
-                n.min(tokio::sync::Semaphore::MAX_PERMITS),
-            ))
-        });
-        let memory = crate::cost::memory_semaphore(self.config.memory_budget);
         let shared = Arc::new(Shared {
-            runs,
-            memory,
+            admission: Admission::new(self.config.clone(), self.shutdown.clone(), self.verifier),
             agents: self.agents,
             config: self.config,
             shutdown: self.shutdown,
-            verifier: self.verifier,
             resume: self.resumable.map(runs_http::ResumeState::new),
         });
         // The reaper starts with the router when a runtime is at hand (else with the
@@ -352,13 +342,10 @@ impl AgentRouter {
 }
 
 struct Shared {
-    runs: Option<Arc<tokio::sync::Semaphore>>,
-    /// The memory budget, in KiB permits.
-    memory: Option<Arc<tokio::sync::Semaphore>>,
+    admission: Admission,
     agents: Vec<(String, Arc<dyn Agent>)>,
     config: ServerConfig,
     shutdown: Shutdown,
-    verifier: Option<VerifierFactory>,
     resume: Option<runs_http::ResumeState>,
 }
 
@@ -437,43 +424,6 @@ async fn capabilities(
 }
 
 /// Reads at most `limit` bytes of `body`.
-pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("request body exceeds the limit of {limit} bytes"),
-        )
-    };
-    let mut out = Vec::new();
-    let mut frames = body.into_data_stream();
-    while let Some(chunk) = frames.next().await {
-        let chunk = chunk.map_err(|e| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "unreadable_body",
-                format!("cannot read the request body: {e}"),
-            )
-        })?;
-        if out.len() + chunk.len() > limit {
-            return Err(too_large());
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
-}
-
-pub(crate) fn is_json_media_type(v: &str) -> bool {
-    let essence = v
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
-}
-
 async fn run(
     State(s): State<Arc<Shared>>,
     Path(name): Path<String>,
@@ -498,62 +448,11 @@ async fn start_run(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (name, agent) = s.find(name).ok_or_else(|| s.unknown(name))?;
-    if s.shutdown.is_triggered() {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting_down",
-            "the server is shutting down",
-        ));
-    }
-    let permit = match &s.runs {
-        Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too_many_runs",
-                "the server is running as many runs as it is configured to; retry later",
-            )
-        })?),
-        None => None,
-    };
-    if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-        if !ct.to_str().map(is_json_media_type).unwrap_or(false) {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "the request body must be JSON (Content-Type: application/json)",
-            ));
-        }
-    }
-    let limit = s.config.body_limit;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("request body exceeds the limit of {limit} bytes"),
-        ));
-    }
-    let bytes = tokio::time::timeout(s.config.body_timeout, read_body(body, limit))
-        .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "body_timeout",
-                format!(
-                    "the request body did not arrive within {} ms",
-                    s.config.body_timeout.as_millis()
-                ),
-            )
-        })??;
-    let permit = crate::cost::run_permit(permit, s.memory.as_ref(), &bytes)?;
-    let mut input: RunAgentInput =
-        agui_core::wire::from_json_slice(&bytes).map_err(|e| ApiError::from_json_error(&e))?;
-    // The agent may hold its input for the whole run: no spare capacity (a `Message` is
-    // several hundred bytes, and a decoded list holds room for four).
-    input.messages.shrink_to_fit();
+    let Admitted {
+        body: bytes,
+        input,
+        permit,
+    } = s.admission.admit(headers, body).await?;
 
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let encoding = s.config.negotiation.pick(accept);
@@ -566,20 +465,13 @@ async fn start_run(
     let _entered = span.enter();
     tracing::info!(?encoding, messages = input.messages.len(), "run started");
 
-    let token = s.shutdown.token();
-    let ctx = RunContext::new(name, input.thread_id.clone(), input.run_id.clone(), token);
-    let verifier = s.config.verify.then(|| match &s.verifier {
-        Some(f) => f(),
-        None => default_verifier(),
-    });
-    let guard = LifecycleGuard::new(input.thread_id.clone(), input.run_id.clone(), verifier)
-        .declare_protocol_version(Some(declared_version(input.protocol_version.as_deref())));
+    let (ctx, guard) = s.admission.prepare(name, &input);
 
     // A resumable run: produced on a task of its own, served from the run store.
     let mut not_resumable = None;
     if let Some(rs) = s.resume.as_ref() {
         if runs_http::opted_in(headers, rs.config.mode) {
-            let owner = runs_http::owner_of(headers, owner);
+            let owner = runs_http::owner_of(headers, owner)?;
             match owner {
                 None => not_resumable = Some("no-owner"),
                 Some(_) if !runs_http::resumable_run_id(&input.run_id) => {
@@ -587,7 +479,7 @@ async fn start_run(
                 }
                 Some(owner) => {
                     drop(_entered);
-                    rs.ensure_reaper(token.clone());
+                    rs.ensure_reaper(s.shutdown.token().clone());
                     let started = runs_http::start(runs_http::Start {
                         state: rs,
                         agent_name: name,
@@ -607,22 +499,18 @@ async fn start_run(
                             local,
                             response,
                         } => {
-                            let stream = start_agent(agent.as_ref(), input, ctx.clone(), &span);
+                            let run = s.admission.start(agent.as_ref(), input, ctx, guard, &span);
                             let production = crate::runs::producer::Production {
                                 store: rs.config.store.clone(),
                                 registry: rs.registry.clone(),
                                 local,
                                 key,
                                 fence,
-                                agent: stream,
-                                guard,
-                                ctx,
-                                shutdown: token.clone(),
-                                settings: rs.producer_settings(s.config.shutdown_grace),
+                                settings: rs.producer_settings(),
                                 permit,
                             };
                             tokio::spawn(tracing::Instrument::instrument(
-                                crate::runs::producer::produce(production),
+                                crate::runs::producer::produce(production, run),
                                 span,
                             ));
                             response
@@ -633,14 +521,13 @@ async fn start_run(
         }
     }
 
-    let stream = start_agent(agent.as_ref(), input, ctx.clone(), &span);
+    drop(_entered);
+    let run = s.admission.start(agent.as_ref(), input, ctx, guard, &span);
     let settings = StreamSettings {
         encoding,
         keep_alive: s.config.keep_alive,
-        shutdown_grace: s.config.shutdown_grace,
     };
-    drop(_entered);
-    let run = RunStream::new(stream, guard, ctx, token, &settings, span, permit);
+    let run = RunStream::new(run, &settings, span, permit);
     let res = streaming_response(encoding, run);
     Ok(match not_resumable {
         Some(reason) => runs_http::mark_not_resumable(res, reason),
@@ -648,34 +535,13 @@ async fn start_run(
     })
 }
 
-/// The agent's stream for this run; a panic while starting it becomes an error item.
-pub(crate) fn start_agent(
-    agent: &dyn Agent,
-    input: RunAgentInput,
-    ctx: RunContext,
-    span: &tracing::Span,
-) -> AgentStream {
-    let _entered = span.enter();
-    match std::panic::catch_unwind(AssertUnwindSafe(|| agent.run(input, ctx))) {
-        Ok(st) => st,
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            tracing::error!(panic = %what, "agent panicked while starting the run");
-            Box::pin(futures_util::stream::iter([Err(AgentError::public(
-                "agent panicked",
-            )
-            .with_code("agent_panic"))]))
-        }
-    }
-}
-
 /// The owner of a request, for the re-attach routes.
+/// A malformed `AGUI-Resume-Token` names no owner here: no run can have it, so the
+/// routes answer `unknown_run`, as for any run of another owner.
 fn request_owner(parts: &axum::http::request::Parts) -> Option<String> {
     runs_http::owner_of(&parts.headers, parts.extensions.get::<Owner>())
+        .ok()
+        .flatten()
 }
 
 fn resume_state<'a>(s: &'a Shared, name: &str) -> Result<&'a runs_http::ResumeState, ApiError> {

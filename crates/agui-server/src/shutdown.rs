@@ -91,10 +91,16 @@ pub async fn termination_signal() {
     }
 }
 
-/// Time bounds of [`serve_with`]. Every field has a documented default.
+/// Time bounds and signal handling of [`serve_with`]. Every field has a documented
+/// default.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ServeLimits {
+    /// Whether SIGINT and SIGTERM (Ctrl-C on non-Unix systems) trigger the shutdown
+    /// switch while serving, and a second one closes the connections at once (default
+    /// `true`). Turn it off when the application handles signals itself; the switch
+    /// still works.
+    pub signals: bool,
     /// Longest time for a request head to arrive, from the connection's start or the
     /// end of its previous request (default 10 s): silent, partial-head and drip-fed
     /// connections, and idle keep-alive ones, are closed after it.
@@ -112,6 +118,7 @@ pub struct ServeLimits {
 impl Default for ServeLimits {
     fn default() -> Self {
         ServeLimits {
+            signals: true,
             header_read_timeout: Duration::from_secs(10),
             drain: Duration::from_secs(11),
             accept_backoff: Duration::from_millis(50),
@@ -119,16 +126,18 @@ impl Default for ServeLimits {
     }
 }
 
-/// Serves `router` on `listener` until `shutdown` is triggered, then lets connections
-/// finish within the drain time of the default [`ServeLimits`] (in-flight runs end
-/// within their grace period). Accepted sockets have `TCP_NODELAY` set: a streamed
-/// event goes out at once, not after the peer's delayed acknowledgement.
+/// Serves `router` on `listener` until `shutdown` is triggered (by SIGINT or SIGTERM,
+/// or by anyone holding the switch), then lets connections finish within the drain
+/// time of the default [`ServeLimits`] (in-flight runs end within their grace period).
+/// Accepted sockets have `TCP_NODELAY` set: a streamed event goes out at once, not
+/// after the peer's delayed acknowledgement. [`serve_with`] sets the bounds and can
+/// leave signals to the application.
 pub async fn serve(listener: TcpListener, router: Router, shutdown: Shutdown) -> io::Result<()> {
     serve_with(listener, router, shutdown, ServeLimits::default()).await
 }
 
-/// [`serve`] with explicit time bounds. Connections speak HTTP/1.1 (cleartext HTTP/2
-/// is not offered: put TLS and HTTP/2 in the proxy in front).
+/// [`serve`] with explicit time bounds and signal handling. Connections speak HTTP/1.1
+/// (cleartext HTTP/2 is not offered: put TLS and HTTP/2 in the proxy in front).
 pub async fn serve_with(
     listener: TcpListener,
     router: Router,
@@ -149,6 +158,16 @@ pub async fn serve_with(
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Aborted when serving ends, so that the signals go back to the application.
+    struct AbortOnDrop(Option<tokio::task::JoinHandle<()>>);
+    impl Drop for AbortOnDrop {
+        fn drop(&mut self) {
+            if let Some(h) = &self.0 {
+                h.abort();
+            }
+        }
+    }
+    let _signals = AbortOnDrop(limits.signals.then(|| shutdown.trigger_on_signals()));
     let mut connections = tokio::task::JoinSet::new();
     let mut last_accept_error: Option<std::time::Instant> = None;
     let stop = shutdown.triggered();
@@ -215,7 +234,13 @@ pub async fn serve_with(
         open = connections.len(),
         "shutting down: closing connections as they finish"
     );
-    let second_signal = termination_signal();
+    let second_signal = async {
+        if limits.signals {
+            termination_signal().await
+        } else {
+            std::future::pending().await
+        }
+    };
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(limits.drain) => {

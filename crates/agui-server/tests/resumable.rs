@@ -263,6 +263,36 @@ async fn without_an_owner_or_a_valid_run_id_a_run_is_served_as_before() {
 }
 
 #[tokio::test]
+async fn an_opt_in_with_a_malformed_resume_token_is_refused_with_the_rule() {
+    let s = serve(1, None, Resumable::default()).await;
+    for (token, says) in [
+        ("too-short-a-secret", "has 18 characters"),
+        ("0123456789abcdefABCDEF:colon", "outside that set"),
+    ] {
+        let mut c = post(
+            s.srv.addr,
+            "r1",
+            &[("AGUI-Resumable", "1"), ("AGUI-Resume-Token", token)],
+        )
+        .await;
+        assert_eq!(c.status, 400, "{token}");
+        let body = c.json().await;
+        assert_eq!(body["error"]["code"], "invalid_resume_token");
+        assert_eq!(body["error"]["field"], "AGUI-Resume-Token");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("22 to 512 characters") && message.contains(says),
+            "{message}"
+        );
+    }
+    assert_eq!(s.runs.load(Ordering::SeqCst), 0, "no run started");
+    // Without the opt-in the header is not read: a plain run, as before.
+    let mut c = post(s.srv.addr, "r2", &[("AGUI-Resume-Token", "short")]).await;
+    assert_eq!(c.status, 200);
+    assert!(frames(&mut c).await.iter().all(|f| f.id.is_none()));
+}
+
+#[tokio::test]
 async fn runs_belong_to_their_owner() {
     let s = serve(1, None, Resumable::default()).await;
     frames(&mut post_resumable(s.srv.addr, "r1", TOKEN).await).await;

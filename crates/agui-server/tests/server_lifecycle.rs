@@ -312,3 +312,63 @@ async fn a_panicking_capabilities_still_gets_an_answer() {
         .await;
     assert_eq!(types(&ev), ["RUN_STARTED", "RUN_FINISHED"]);
 }
+
+#[tokio::test]
+async fn the_documented_state_pattern_works_for_a_client_that_sent_no_state() {
+    // `StateTracker::from_input` + `update_state`, as the docs show it.
+    let counter = agent_fn(|input, _ctx, tx| async move {
+        let mut state = agui_server::StateTracker::from_input(&input);
+        tx.update_state(&mut state, |s| s["count"] = json!(1))
+            .await?;
+        tx.update_state(&mut state, |s| s["count"] = json!(2))
+            .await?;
+        Ok(())
+    });
+    let srv = serve_one("a", counter).await;
+    let body = input("t1", "r1", "x");
+    assert!(body.get("state").is_none());
+    let mut c = Client::post_json(srv.addr, "/a", &body).await;
+    let ev = c.events().await;
+    assert_eq!(
+        types(&ev),
+        [
+            "RUN_STARTED",
+            "STATE_SNAPSHOT",
+            "STATE_DELTA",
+            "RUN_FINISHED"
+        ]
+    );
+    // A client reducing from no state ends with the agent's state.
+    let request: RunAgentInput = serde_json::from_value(body.clone()).unwrap();
+    let mut r = agui_core::semantics::Reducer::from_input(&request);
+    for e in &ev {
+        r.apply(e).unwrap();
+    }
+    assert_eq!(r.state(), Some(&json!({"count": 2})));
+}
+
+#[tokio::test]
+async fn the_verifier_flags_a_delta_against_a_state_the_client_does_not_have() {
+    let srv = serve_one(
+        "a",
+        Scripted(vec![Ok(Event::state_delta(vec![
+            agui_core::PatchOperation::replace("/count", json!(1)),
+        ]))]),
+    )
+    .await;
+    let mut c = Client::post_json(srv.addr, "/a", &input("t1", "r1", "x")).await;
+    let ev = c.events().await;
+    assert_eq!(types(&ev), ["RUN_STARTED", "RUN_ERROR"]);
+    let (message, code) = run_error(&ev[1]);
+    assert_eq!(code, Some("protocol_violation"));
+    assert!(message.contains("undefined state"), "{message}");
+
+    // The same delta after the client sent a state is fine.
+    let mut body = input("t1", "r2", "x");
+    body["state"] = json!({"count": 0});
+    let mut c = Client::post_json(srv.addr, "/a", &body).await;
+    assert_eq!(
+        types(&c.events().await),
+        ["RUN_STARTED", "STATE_DELTA", "RUN_FINISHED"]
+    );
+}

@@ -15,7 +15,7 @@
 //!   died is closed by a reaper on another replica with `RUN_ERROR` code `run_lost`.
 //!
 //! [`InMemoryRunStore`] is the default (one process); the `agui-redis` crate holds a
-//! Redis Streams store for several replicas. The HTTP surface ([`crate::router`]) and
+//! Redis Streams store for several replicas. The HTTP surface (`agui_server::router`) and
 //! the wire format (`id: {runId}:{seq}` on SSE frames, `AGUI-First-Seq` on protobuf
 //! responses) are described there.
 
@@ -28,14 +28,9 @@ use std::time::Duration;
 use bytes::Bytes;
 
 pub mod contract;
-pub mod http;
 mod memory;
-pub(crate) mod producer;
-mod viewer;
 
-pub use http::{Owner, Resumable, ResumeMode};
 pub use memory::{InMemoryRunStore, RunLimits};
-pub use producer::DetachPolicy;
 
 /// A boxed future returned by [`RunStore`] methods.
 pub type RunStoreFuture<'a, T> =
@@ -86,7 +81,7 @@ impl fmt::Display for RunKey {
 }
 
 /// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
+fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {

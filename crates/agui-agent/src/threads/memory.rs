@@ -72,8 +72,8 @@ impl ThreadLimits {
 ///
 /// ```
 /// # tokio_test_block_on(async {
-/// use agui_server::threads::{InMemoryThreadStore, ThreadLimits, ThreadStore};
-/// use agui_server::agui_core::Event;
+/// use agui_agent::threads::{InMemoryThreadStore, ThreadLimits, ThreadStore};
+/// use agui_agent::agui_core::Event;
 ///
 /// let store = InMemoryThreadStore::new(ThreadLimits::default().max_threads(100));
 /// store.begin_run("t1", "r1").await?;
@@ -83,7 +83,7 @@ impl ThreadLimits {
 /// let thread = store.snapshot("t1").await?.expect("held");
 /// assert_eq!(thread.history.len(), 1);
 /// assert!(thread.live.is_none());
-/// # Ok::<(), agui_server::threads::StoreError>(())
+/// # Ok::<(), agui_agent::threads::StoreError>(())
 /// # });
 /// # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
 /// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)

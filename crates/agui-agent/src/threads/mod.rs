@@ -1,7 +1,7 @@
 //! Threads: each thread's past runs and its live run, kept behind [`ThreadStore`].
 //!
 //! A thread is a conversation: a sequence of runs with the same `threadId`. The
-//! CopilotKit runtime ([`crate::copilotkit`]) keeps every run it executes in a store:
+//! CopilotKit runtime (`agui_server::copilotkit`) keeps every run it executes in a store:
 //!
 //! * the **live run**: its events as they are produced, in order, readable from any
 //!   position (a cursor is an index into the run's events) while the run goes on, and

@@ -71,8 +71,8 @@ pub fn inspect(args: InspectArgs) -> Result<(), CliError> {
         .build()
         .map_err(CliError::io("starting the async runtime"))?;
     rt.block_on(async move {
+        // `serve` triggers the switch on SIGINT/SIGTERM.
         let shutdown = agui_server::Shutdown::new();
-        shutdown.trigger_on_signals();
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
             .map_err(CliError::io(format!("cannot listen on {}", args.addr)))?;

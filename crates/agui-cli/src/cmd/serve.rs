@@ -130,8 +130,8 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         .build()
         .map_err(CliError::io("starting the async runtime"))?;
     rt.block_on(async move {
+        // `serve` triggers the switch on SIGINT/SIGTERM.
         let shutdown = agui_server::Shutdown::new();
-        shutdown.trigger_on_signals();
         let mut config = agui_server::ServerConfig::default();
         config.shutdown_grace = Duration::from_secs(args.grace_secs);
         // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS

@@ -16,14 +16,9 @@ use serde_json::{json, Map, Value};
 use super::runner::{self, Job, Registry, STOP_MESSAGE};
 use super::stream::{self, Writer};
 use super::CopilotRuntime;
-use crate::agent::{Agent, AgentStream};
-use crate::context::RunContext;
-use crate::error::{AgentError, ApiError};
-use crate::lifecycle::{default_verifier, LifecycleGuard};
-use crate::router::{
-    declared_version, is_json_media_type, read_body, ServerConfig, VerifierFactory,
-};
-use crate::shutdown::Shutdown;
+use crate::admission::{is_json_media_type, Admission, Admitted};
+use crate::agent::Agent;
+use crate::error::ApiError;
 use crate::threads::{InMemoryThreadStore, StoreError, ThreadLimits, ThreadStore};
 
 /// The state the handlers share.
@@ -31,35 +26,20 @@ struct Runtime {
     agents: Vec<(String, Arc<dyn Agent>)>,
     default_agent: Option<String>,
     store: Arc<dyn ThreadStore>,
-    config: ServerConfig,
-    shutdown: Shutdown,
-    verifier: Option<VerifierFactory>,
+    admission: Admission,
     registry: Arc<Registry>,
-    runs: Option<Arc<tokio::sync::Semaphore>>,
-    /// The memory budget (KiB permits).
-    memory: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 pub(super) fn router(rt: CopilotRuntime) -> Router {
     let cors = rt.cors.layer();
-    let runs = rt.config.max_runs.map(|n| {
-        Arc::new(tokio::sync::Semaphore::new(
-            n.min(tokio::sync::Semaphore::MAX_PERMITS),
-        ))
-    });
-    let memory = crate::cost::memory_semaphore(rt.config.memory_budget);
     let shared = Arc::new(Runtime {
         agents: rt.agents,
         default_agent: rt.default_agent,
         store: rt
             .store
             .unwrap_or_else(|| Arc::new(InMemoryThreadStore::new(ThreadLimits::default()))),
-        config: rt.config,
-        shutdown: rt.shutdown,
-        verifier: rt.verifier,
+        admission: Admission::new(rt.config, rt.shutdown, rt.verifier),
         registry: Arc::new(Registry::default()),
-        runs,
-        memory,
     });
     let router = Router::new()
         .route("/", post(single_route))
@@ -187,32 +167,7 @@ impl Runtime {
 
     /// The request body, within the configured size and time.
     async fn body(&self, headers: &HeaderMap, body: Body) -> Result<Vec<u8>, Failure> {
-        if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-            if !ct.to_str().map(is_json_media_type).unwrap_or(false) {
-                return Err(Failure::new(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "Unsupported media type",
-                    "unsupported_media_type",
-                    "the request body must be JSON (Content-Type: application/json)",
-                ));
-            }
-        }
-        let limit = self.config.body_limit;
-        let timeout = self.config.body_timeout;
-        tokio::time::timeout(timeout, read_body(body, limit))
-            .await
-            .map_err(|_| {
-                Failure::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "Request body timeout",
-                    "body_timeout",
-                    format!(
-                        "the request body did not arrive within {} ms",
-                        timeout.as_millis()
-                    ),
-                )
-            })?
-            .map_err(Failure::from)
+        Ok(self.admission.read_body(headers, body).await?)
     }
 
     fn parse_input(bytes: &[u8]) -> Result<RunAgentInput, Failure> {
@@ -220,32 +175,12 @@ impl Runtime {
             .map_err(|e| Failure::from(ApiError::from_json_error(&e)))
     }
 
-    async fn run(&self, agent_id: &str, bytes: &[u8]) -> Result<Response, Failure> {
+    async fn run(&self, agent_id: &str, bytes: Vec<u8>) -> Result<Response, Failure> {
         let (name, agent) = self
             .find(agent_id)
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
-        if self.shutdown.is_triggered() {
-            return Err(Failure::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Service unavailable",
-                "shutting_down",
-                "the server is shutting down",
-            ));
-        }
-        let input = Self::parse_input(bytes)?;
-        let permit = match &self.runs {
-            Some(sem) => Some(sem.clone().try_acquire_owned().map_err(|_| {
-                Failure::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Service unavailable",
-                    "too_many_runs",
-                    "the server is running as many runs as it is configured to; retry later",
-                )
-            })?),
-            None => None,
-        };
-        let permit =
-            crate::cost::run_permit(permit, self.memory.as_ref(), bytes).map_err(Failure::from)?;
+        let slot = self.admission.open()?;
+        let Admitted { input, permit, .. } = self.admission.admit_body(slot, bytes)?;
         let thread_id = input.thread_id.clone();
         let run_id = input.run_id.clone();
         let begun = self
@@ -289,47 +224,27 @@ impl Runtime {
             run_id = %run_id,
         );
         let downgrade = Downgrade::for_declared(input.protocol_version.as_deref());
-        let token = self.shutdown.token();
-        let ctx = RunContext::new(name, thread_id.clone(), run_id.clone(), token);
-        let verifier = self.config.verify.then(|| match &self.verifier {
-            Some(f) => f(),
-            None => default_verifier(),
-        });
-        let guard = LifecycleGuard::new(thread_id.clone(), run_id.clone(), verifier)
-            .declare_protocol_version(Some(declared_version(input.protocol_version.as_deref())));
-        let agent_stream: AgentStream = {
-            let _entered = span.enter();
-            let (input, ctx) = (input.clone(), ctx.clone());
-            match std::panic::catch_unwind(AssertUnwindSafe(|| agent.run(input, ctx))) {
-                Ok(s) => s,
-                Err(_) => {
-                    tracing::error!("agent panicked while starting the run");
-                    Box::pin(futures_util::stream::iter([Err(AgentError::public(
-                        "agent panicked",
-                    )
-                    .with_code("agent_panic"))]))
-                }
-            }
-        };
-        runner::spawn(Job {
-            store: self.store.clone(),
-            registry: self.registry.clone(),
-            input,
-            known_message_ids: begun.known_message_ids,
-            agent: agent_stream,
-            guard,
-            ctx,
-            shutdown: token.clone(),
-            shutdown_grace: self.config.shutdown_grace,
-            permit,
-            span,
-        });
+        let (ctx, guard) = self.admission.prepare(name, &input);
+        let run = self
+            .admission
+            .start(agent.as_ref(), input.clone(), ctx, guard, &span);
+        runner::spawn(
+            Job {
+                store: self.store.clone(),
+                registry: self.registry.clone(),
+                input,
+                known_message_ids: begun.known_message_ids,
+                permit,
+                span,
+            },
+            run,
+        );
         Ok(stream::run_response(
             self.store.clone(),
             thread_id,
             run_id,
             Writer::new(downgrade),
-            self.config.keep_alive,
+            self.admission.config().keep_alive,
         ))
     }
 
@@ -369,7 +284,7 @@ impl Runtime {
             snapshot.live,
             last_seen.as_deref(),
             Writer::new(downgrade),
-            self.config.keep_alive,
+            self.admission.config().keep_alive,
         ))
     }
 
@@ -451,7 +366,7 @@ async fn run(
     body: Body,
 ) -> Result<Response, Failure> {
     let bytes = rt.body(&headers, body).await?;
-    rt.run(&agent_id, &bytes).await
+    rt.run(&agent_id, bytes).await
 }
 
 async fn connect(
@@ -562,7 +477,7 @@ async fn single_route(
         "info" => Ok(Json(rt.info()).into_response()),
         "agent/run" => {
             let agent_id = param("agentId")?;
-            rt.run(&agent_id, &inner_body()?).await
+            rt.run(&agent_id, inner_body()?).await
         }
         "agent/connect" => {
             let agent_id = param("agentId")?;

@@ -3,22 +3,16 @@
 //! anyone connecting to the thread, read them. A stop request ends the run.
 
 use std::collections::{HashMap, HashSet};
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use agui_core::{Event, RunAgentInput};
-use futures_util::{FutureExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::AgentStream;
-use crate::context::RunContext;
+use crate::engine::{Progress, RunDriver};
 use crate::error::AgentError;
-use crate::lifecycle::{GuardFlow, LifecycleGuard};
 use crate::threads::{StoreError, ThreadStore};
 
-/// The message of the results given to tool calls a stopped run left unanswered.
-pub(crate) const STOP_MESSAGE: &str = "Run stopped by user";
+pub(crate) use crate::engine::STOP_MESSAGE;
 
 /// The runs executing in this process, by thread: how to stop each.
 #[derive(Debug, Default)]
@@ -62,22 +56,17 @@ pub(crate) struct Job {
     pub registry: Arc<Registry>,
     pub input: RunAgentInput,
     pub known_message_ids: HashSet<String>,
-    pub agent: AgentStream,
-    pub guard: LifecycleGuard,
-    pub ctx: RunContext,
-    pub shutdown: CancellationToken,
-    pub shutdown_grace: Duration,
     pub permit: crate::cost::RunPermit,
     pub span: tracing::Span,
 }
 
 /// Registers the run and executes it on its own task.
-pub(crate) fn spawn(job: Job) {
+pub(crate) fn spawn(job: Job, run: RunDriver) {
     let stop = CancellationToken::new();
     job.registry
         .insert(&job.input.thread_id, &job.input.run_id, stop.clone());
     let span = job.span.clone();
-    tokio::spawn(tracing::Instrument::instrument(drive(job, stop), span));
+    tokio::spawn(tracing::Instrument::instrument(drive(job, run, stop), span));
 }
 
 /// Why the agent stopped being read.
@@ -90,28 +79,18 @@ enum Ending {
     Store(StoreError),
 }
 
-async fn drive(mut job: Job, stop: CancellationToken) {
+async fn drive(mut job: Job, mut run: RunDriver, stop: CancellationToken) {
     let thread_id = job.input.thread_id.clone();
     let run_id = job.input.run_id.clone();
     let mut out: Vec<Event> = Vec::new();
     let mut sent = 0usize;
-    let grace = {
-        let shutdown = job.shutdown.clone();
-        let grace = job.shutdown_grace;
-        async move {
-            shutdown.cancelled().await;
-            tracing::info!(?grace, "shutdown: waiting for the run to finish");
-            tokio::time::sleep(grace).await;
-        }
-    };
-    tokio::pin!(grace);
     tracing::info!("run started");
     let mut keep_alive = tokio::time::interval(crate::threads::KEEP_ALIVE_INTERVAL);
     keep_alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     keep_alive.reset();
 
     let ending = loop {
-        let flow = tokio::select! {
+        let progress = tokio::select! {
             biased;
             () = stop.cancelled() => break Ending::Stopped,
             _ = keep_alive.tick() => {
@@ -126,59 +105,21 @@ async fn drive(mut job: Job, stop: CancellationToken) {
                     }
                 }
             }
-            () = &mut grace => {
-                tracing::warn!("shutdown: grace period over, ending the run");
-                job.guard.on_shutdown(&mut out);
-                GuardFlow::End
-            }
-            item = AssertUnwindSafe(job.agent.next()).catch_unwind() => match item {
-                Ok(Some(Ok(event))) => job.guard.on_event(event, &mut out),
-                Ok(Some(Err(err))) => { job.guard.on_error(err, &mut out); GuardFlow::End }
-                Ok(None) => { job.guard.on_end(&mut out); GuardFlow::End }
-                Err(panic) => { job.guard.on_panic(&*panic, &mut out); GuardFlow::End }
-            },
+            progress = run.step(&mut out) => progress,
         };
         if let Err(e) = commit(&mut job, &mut out, &mut sent).await {
             break Ending::Store(e);
         }
-        if flow == GuardFlow::End || job.guard.is_ended() {
+        if progress == Progress::Ended {
             break Ending::Done;
         }
     };
-    // The agent is read no further.
-    drop(std::mem::replace(
-        &mut job.agent,
-        Box::pin(futures_util::stream::empty()),
-    ));
-    job.ctx.cancel();
 
     match ending {
         Ending::Done => {}
         Ending::Stopped => {
             tracing::info!("run stopped on request");
-            job.guard.close_open(&mut out);
-            // Calls left unanswered get a result saying so, so that a client does not
-            // go on to execute them.
-            let unanswered: Vec<String> = job
-                .guard
-                .open_constructs()
-                .unanswered_tool_calls()
-                .map(str::to_owned)
-                .collect();
-            for call in unanswered {
-                let result = Event::tool_call_result(
-                    format!("{call}-result"),
-                    call.as_str(),
-                    serde_json::json!({
-                        "status": "stopped",
-                        "reason": "stop_requested",
-                        "message": STOP_MESSAGE,
-                    })
-                    .to_string(),
-                );
-                job.guard.on_event(result, &mut out);
-            }
-            job.guard.on_cancel(&mut out);
+            run.cancel(&mut out);
             if let Err(e) = commit(&mut job, &mut out, &mut sent).await {
                 tracing::error!(error = %e, "could not record the end of a stopped run");
             }
@@ -186,12 +127,11 @@ async fn drive(mut job: Job, stop: CancellationToken) {
         Ending::Store(e) => {
             tracing::error!(error = %e, "the thread store refused the run's events: ending it");
             out.clear();
-            job.guard.close_open(&mut out);
             let code = match e {
                 StoreError::RunTooLong { .. } => "run_too_long",
                 _ => "store_error",
             };
-            job.guard.on_error(
+            run.fail(
                 AgentError::public(format!("the run could not be recorded: {e}")).with_code(code),
                 &mut out,
             );
@@ -201,6 +141,7 @@ async fn drive(mut job: Job, stop: CancellationToken) {
             }
         }
     }
+    drop(run);
     if let Err(e) = job.store.end_run(&thread_id, &run_id).await {
         tracing::error!(error = %e, "could not end the run in the thread store");
     }

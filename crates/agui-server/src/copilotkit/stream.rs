@@ -5,18 +5,17 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agui_core::encoding::sse;
 use agui_core::encoding::{Encoding, EventEncoder};
 use agui_core::event::RunFinished;
 use agui_core::semantics::{Downgrade, Outgoing};
 use agui_core::Event;
 use axum::body::Body;
-use axum::http::{header, HeaderValue, Response, StatusCode};
+use axum::http::Response;
 use bytes::Bytes;
 use serde_json::json;
 
 use crate::threads::ThreadStore;
-
-const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
 /// Writes events as SSE frames, each rewritten for the consumer first.
 #[derive(Debug)]
@@ -44,14 +43,14 @@ impl Writer {
             return;
         };
         if let Some((run, seq)) = id {
-            out.extend_from_slice(format!("id: {run}:{seq}\n").as_bytes());
+            sse::encode_id(format_args!("{run}:{seq}"), out);
         }
         match outgoing {
             Outgoing::Event(e) => self.encoder.encode(&e, out),
             Outgoing::Json(v) => {
-                out.extend_from_slice(b"data: ");
-                agui_core::wire::write_canonical(&v, out);
-                out.extend_from_slice(b"\n\n");
+                let mut json = Vec::new();
+                agui_core::wire::write_canonical(&v, &mut json);
+                sse::encode_data(&json, out);
             }
         }
     }
@@ -165,19 +164,7 @@ pub(crate) fn connect_response(
 
 fn respond(state: State) -> Response<Body> {
     let stream = futures_util::stream::unfold(state, next_chunk);
-    let mut res = Response::new(Body::from_stream(stream));
-    *res.status_mut() = StatusCode::OK;
-    let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(
-        header::HeaderName::from_static("x-accel-buffering"),
-        HeaderValue::from_static("no"),
-    );
-    res
+    crate::response::event_stream_response(Encoding::Sse, Body::from_stream(stream))
 }
 
 async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> {
@@ -240,7 +227,7 @@ async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> 
                 };
                 s.phase = Phase::Live { run_id, cursor };
                 if !waited {
-                    return Some((Ok(Bytes::from_static(KEEP_ALIVE_COMMENT)), s));
+                    return Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), s));
                 }
             }
         }

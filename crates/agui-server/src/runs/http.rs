@@ -178,12 +178,11 @@ impl ResumeState {
         });
     }
 
-    pub(crate) fn producer_settings(&self, shutdown_grace: Duration) -> ProducerSettings {
+    pub(crate) fn producer_settings(&self) -> ProducerSettings {
         ProducerSettings {
             detach: self.config.detach,
             max_run_duration: self.config.max_run_duration,
             heartbeat: self.config.heartbeat,
-            shutdown_grace,
         }
     }
 }
@@ -221,18 +220,47 @@ pub async fn reap(store: &dyn RunStore, replica: &str) {
     }
 }
 
-/// The owner of a request: the application's [`Owner`], else the hash of a valid
-/// `AGUI-Resume-Token`.
-pub(crate) fn owner_of(headers: &HeaderMap, extension: Option<&Owner>) -> Option<String> {
+/// The shortest `AGUI-Resume-Token` accepted: 22 characters (128 bits of a base64url
+/// random value), so that a token is hard to guess.
+pub const MIN_RESUME_TOKEN: usize = 22;
+/// The longest `AGUI-Resume-Token` accepted.
+pub const MAX_RESUME_TOKEN: usize = 512;
+
+/// The owner of a request: the application's [`Owner`], else the hash of the
+/// `AGUI-Resume-Token`; `None` when there is neither. A token that breaks the rule
+/// ([`MIN_RESUME_TOKEN`] to [`MAX_RESUME_TOKEN`] characters of `A-Z a-z 0-9 - _ = . ~`)
+/// is refused with a 400 `invalid_resume_token` that states the rule.
+pub(crate) fn owner_of(
+    headers: &HeaderMap,
+    extension: Option<&Owner>,
+) -> Result<Option<String>, ApiError> {
     if let Some(Owner(p)) = extension {
-        return Some(format!("principal:{p}"));
+        return Ok(Some(format!("principal:{p}")));
     }
-    let token = headers.get(RESUME_TOKEN_HEADER)?.to_str().ok()?;
-    let valid = (22..=512).contains(&token.len())
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'=' | b'.' | b'~'));
-    valid.then(|| format!("token:{}", sha256_hex(token.as_bytes())))
+    let Some(value) = headers.get(RESUME_TOKEN_HEADER) else {
+        return Ok(None);
+    };
+    let token = value.to_str().unwrap_or("");
+    let chars_ok = token
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'=' | b'.' | b'~'));
+    let len = value.len();
+    if !(MIN_RESUME_TOKEN..=MAX_RESUME_TOKEN).contains(&len) || !chars_ok || token.len() != len {
+        let got = if chars_ok && token.len() == len {
+            format!("{len} characters")
+        } else {
+            "a character outside that set".to_owned()
+        };
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_resume_token",
+            format!(
+                "AGUI-Resume-Token must be {MIN_RESUME_TOKEN} to {MAX_RESUME_TOKEN} characters of A-Z a-z 0-9 - _ = . ~ (a random secret of at least 128 bits); this one has {got}"
+            ),
+        )
+        .with("field", "AGUI-Resume-Token"));
+    }
+    Ok(Some(format!("token:{}", sha256_hex(token.as_bytes()))))
 }
 
 /// Whether the request asks for a resumable run.
@@ -628,20 +656,41 @@ mod tests {
     #[test]
     fn owners_and_run_ids() {
         let mut h = HeaderMap::new();
-        assert_eq!(owner_of(&h, None), None);
+        assert_eq!(owner_of(&h, None).unwrap(), None);
         h.insert(RESUME_TOKEN_HEADER, HeaderValue::from_static("short"));
-        assert_eq!(owner_of(&h, None), None, "too short to be a secret");
+        let e = owner_of(&h, None).unwrap_err();
+        assert_eq!(
+            (e.status, e.code),
+            (StatusCode::BAD_REQUEST, "invalid_resume_token")
+        );
+        assert!(
+            e.message.contains("22 to 512") && e.message.contains("has 5 characters"),
+            "{}",
+            e.message
+        );
+        h.insert(
+            RESUME_TOKEN_HEADER,
+            HeaderValue::from_static("0123456789abcdefABCDEF:x"),
+        );
+        let e = owner_of(&h, None).unwrap_err();
+        assert!(e.message.contains("outside that set"), "{}", e.message);
+        h.insert(RESUME_TOKEN_HEADER, HeaderValue::from_static("short"));
+        assert_eq!(
+            owner_of(&h, Some(&Owner("bob".into()))).unwrap().as_deref(),
+            Some("principal:bob"),
+            "the application's owner wins over a client header"
+        );
         h.insert(
             RESUME_TOKEN_HEADER,
             HeaderValue::from_static("0123456789abcdefABCDEF_-xyz"),
         );
-        let a = owner_of(&h, None).unwrap();
+        let a = owner_of(&h, None).unwrap().unwrap();
         assert!(
             a.starts_with("token:") && !a.contains("0123456789abcdef"),
             "only the hash is kept"
         );
         assert_eq!(
-            owner_of(&h, Some(&Owner("alice".into()))).unwrap(),
+            owner_of(&h, Some(&Owner("alice".into()))).unwrap().unwrap(),
             "principal:alice"
         );
         assert!(resumable_run_id("2f1c0c1e-aa.b_c~d"));

@@ -3,7 +3,6 @@
 //! task of its own (the run registry's), never inside an HTTP response.
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,14 +10,11 @@ use std::time::Duration;
 use agui_core::types::RunFinishedOutcome;
 use agui_core::Event;
 use bytes::Bytes;
-use futures_util::{FutureExt, StreamExt};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::{Fence, RunKey, RunStatus, RunStore, RunStoreError};
-use crate::agent::AgentStream;
-use crate::context::RunContext;
-use crate::lifecycle::{GuardFlow, LifecycleGuard};
+use crate::engine::{Progress, RunDriver};
 
 /// Most events committed in one store call.
 const MAX_BATCH: usize = 256;
@@ -108,7 +104,6 @@ pub(crate) struct ProducerSettings {
     pub detach: DetachPolicy,
     pub max_run_duration: Duration,
     pub heartbeat: Duration,
-    pub shutdown_grace: Duration,
 }
 
 /// One resumable run to produce.
@@ -118,10 +113,6 @@ pub(crate) struct Production {
     pub local: Arc<Local>,
     pub key: RunKey,
     pub fence: Fence,
-    pub agent: AgentStream,
-    pub guard: LifecycleGuard,
-    pub ctx: RunContext,
-    pub shutdown: CancellationToken,
     pub settings: ProducerSettings,
     pub permit: crate::cost::RunPermit,
 }
@@ -155,36 +146,22 @@ enum Stop {
     Fenced,
 }
 
-/// Produces the run to its end.
-pub(crate) async fn produce(mut p: Production) {
+/// Produces the run `run` drives to its end.
+pub(crate) async fn produce(mut p: Production, mut run: RunDriver) {
     let mut out: Vec<Event> = Vec::new();
     let mut head = 0u64;
     let deadline = tokio::time::sleep(p.settings.max_run_duration);
     tokio::pin!(deadline);
-    let grace = {
-        let shutdown = p.shutdown.clone();
-        let grace = p.settings.shutdown_grace;
-        async move {
-            shutdown.cancelled().await;
-            tokio::time::sleep(grace).await;
-        }
-    };
-    tokio::pin!(grace);
     let mut beat = tokio::time::interval(p.settings.heartbeat);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut unwatched_since: Option<tokio::time::Instant> = None;
     tracing::info!("resumable run started");
 
     let stop: Option<Stop> = loop {
-        let flow = tokio::select! {
+        let progress = tokio::select! {
             biased;
             () = p.local.cancel.cancelled() => break Some(Stop::Cancel),
             () = &mut deadline => break Some(Stop::Timeout),
-            () = &mut grace => {
-                tracing::warn!("shutdown: grace period over, ending the run");
-                p.guard.on_shutdown(&mut out);
-                GuardFlow::End
-            }
             _ = beat.tick() => {
                 match p.store.heartbeat(&p.key, p.fence).await {
                     Ok(hb) if hb.cancel_requested => break Some(Stop::Cancel),
@@ -203,17 +180,14 @@ pub(crate) async fn produce(mut p: Production) {
                 }
                 continue;
             }
-            item = AssertUnwindSafe(p.agent.next()).catch_unwind() => step(&mut p.guard, item, &mut out),
+            progress = run.step(&mut out) => progress,
         };
         // Everything else the agent has ready goes in the same batch, up to a bound (one
         // store call must not hold a shared store for long, nor delay the first event).
-        let mut flow = flow;
-        while flow == GuardFlow::Continue && !p.guard.is_ended() && out.len() < MAX_BATCH {
-            match AssertUnwindSafe(p.agent.next())
-                .catch_unwind()
-                .now_or_never()
-            {
-                Some(item) => flow = step(&mut p.guard, item, &mut out),
+        let mut progress = progress;
+        while progress == Progress::More && out.len() < MAX_BATCH {
+            match run.try_step(&mut out) {
+                Some(next) => progress = next,
                 None => break,
             }
         }
@@ -224,7 +198,7 @@ pub(crate) async fn produce(mut p: Production) {
             Err(e) => {
                 tracing::error!(error = %e, "the run store refused the run's events: ending it");
                 out.clear();
-                p.guard.on_error(
+                run.fail_now(
                     crate::AgentError::public("the run could not be recorded")
                         .with_code("store_unavailable"),
                     &mut out,
@@ -235,34 +209,30 @@ pub(crate) async fn produce(mut p: Production) {
                 break None;
             }
         }
-        if flow == GuardFlow::End || p.guard.is_ended() {
+        if progress == Progress::Ended {
             break None;
         }
     };
-    drop(std::mem::replace(
-        &mut p.agent,
-        Box::pin(futures_util::stream::empty()),
-    ));
-    p.ctx.cancel();
     match stop {
         None => {}
         Some(Stop::Fenced) => {
+            run.detach();
             tracing::warn!("another replica took the run over: the agent is stopped");
         }
         Some(stop) => {
             match stop {
-                Stop::Timeout => p.guard.on_error(
+                Stop::Timeout => run.fail_now(
                     crate::AgentError::public("the run exceeded its longest allowed duration")
                         .with_code("run_timeout"),
                     &mut out,
                 ),
                 Stop::Unwatched => {
                     tracing::info!("no viewer for too long: cancelling the run");
-                    p.guard.on_cancel(&mut out)
+                    run.cancel(&mut out)
                 }
                 _ => {
                     tracing::info!("run cancelled on request");
-                    p.guard.on_cancel(&mut out)
+                    run.cancel(&mut out)
                 }
             }
             if let Err(e) = commit(p.writer(), &mut out, &mut head).await {
@@ -270,6 +240,7 @@ pub(crate) async fn produce(mut p: Production) {
             }
         }
     }
+    drop(run);
     p.registry.remove(&p.key);
     tracing::info!(events = head, "resumable run ended");
     drop(std::mem::take(&mut p.permit));
@@ -281,28 +252,6 @@ impl Production {
             store: &self.store,
             key: &self.key,
             fence: self.fence,
-        }
-    }
-}
-
-fn step(
-    guard: &mut LifecycleGuard,
-    item: Result<Option<Result<Event, crate::AgentError>>, Box<dyn std::any::Any + Send>>,
-    out: &mut Vec<Event>,
-) -> GuardFlow {
-    match item {
-        Ok(Some(Ok(event))) => guard.on_event(event, out),
-        Ok(Some(Err(err))) => {
-            guard.on_error(err, out);
-            GuardFlow::End
-        }
-        Ok(None) => {
-            guard.on_end(out);
-            GuardFlow::End
-        }
-        Err(panic) => {
-            guard.on_panic(&*panic, out);
-            GuardFlow::End
         }
     }
 }
@@ -348,17 +297,9 @@ async fn commit(
     let mut too_large = false;
     for e in out.drain(..) {
         let bytes = event_bytes(&e);
-        if bytes.len() > crate::response::MAX_OUTPUT_EVENT {
-            let message = format!(
-                "the agent emitted a {} event of {} bytes, over the {} a client accepts",
-                e.event_type(),
-                bytes.len(),
-                crate::response::MAX_OUTPUT_EVENT
-            );
-            tracing::warn!(%message, "event too large: ending the run");
-            let mut err = agui_core::event::RunError::new(message);
-            err.code = Some("event_too_large".into());
-            batch.push(event_bytes(&err.into()));
+        if bytes.len() > crate::engine::MAX_OUTPUT_EVENT {
+            let err = crate::engine::event_too_large(e.event_type(), bytes.len());
+            batch.push(event_bytes(&err));
             terminal = Some(RunStatus::Error);
             too_large = true;
             break;

@@ -6,10 +6,11 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agui_core::encoding::sse;
 use agui_core::encoding::{Encoding, EventEncoder};
 use agui_core::Event;
 use axum::body::Body;
-use axum::http::{header, HeaderValue, Response, StatusCode};
+use axum::http::{HeaderValue, Response};
 use bytes::Bytes;
 use tokio::time::Instant;
 
@@ -67,21 +68,8 @@ pub(crate) fn response(
         _guard: guard,
     };
     let stream = futures_util::stream::unfold(state, next_chunk);
-    let mut res = Response::new(Body::from_stream(stream));
-    *res.status_mut() = StatusCode::OK;
+    let mut res = crate::response::event_stream_response(encoding, Body::from_stream(stream));
     let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(encoding.content_type()),
-    );
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache, no-transform"),
-    );
-    h.insert(
-        header::HeaderName::from_static("x-accel-buffering"),
-        HeaderValue::from_static("no"),
-    );
     h.insert("agui-first-seq", HeaderValue::from(after + 1));
     h.insert("agui-head-seq", HeaderValue::from(head));
     res
@@ -92,18 +80,11 @@ impl State {
         match self.settings.encoding {
             Encoding::Sse => {
                 if self.first {
-                    out.extend_from_slice(
-                        format!("retry: {}\n", self.settings.retry_ms).as_bytes(),
-                    );
+                    sse::encode_retry(self.settings.retry_ms, out);
                     self.first = false;
                 }
-                out.extend_from_slice(b"id: ");
-                out.extend_from_slice(self.run_id.as_bytes());
-                out.push(b':');
-                out.extend_from_slice(seq.to_string().as_bytes());
-                out.extend_from_slice(b"\ndata: ");
-                out.extend_from_slice(json);
-                out.extend_from_slice(b"\n\n");
+                sse::encode_id(format_args!("{}:{seq}", self.run_id), out);
+                sse::encode_data(json, out);
             }
             Encoding::Proto => match Event::from_json_slice(json) {
                 Ok(e) => self.encoder.encode(&e, out),
@@ -132,8 +113,11 @@ async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> 
                     "viewer fell behind the retained log"
                 );
                 s.done = true;
-                let comment = matches!(s.settings.encoding, Encoding::Sse)
-                    .then_some(Bytes::from_static(b": cursor_expired\n\n"));
+                let comment = matches!(s.settings.encoding, Encoding::Sse).then(|| {
+                    let mut out = Vec::new();
+                    sse::encode_comment("cursor_expired", &mut out);
+                    Bytes::from(out)
+                });
                 return comment.map(|c| (Ok(c), s));
             }
             Err(e) => {
@@ -163,7 +147,7 @@ async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> 
         if let (Encoding::Sse, Some(k)) = (s.settings.encoding, s.settings.keep_alive) {
             if !k.is_zero() && s.last_write.elapsed() >= k {
                 s.last_write = Instant::now();
-                return Some((Ok(Bytes::from_static(b": keep-alive\n\n")), s));
+                return Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), s));
             }
         }
     }

@@ -23,6 +23,7 @@ mod tools;
 
 pub use conversation::{Conversation, ConversationBuilder, RunParams, RunResult, Transport};
 pub use error::ClientError;
+pub use http::endpoint;
 pub use http::{
     EventStream, HttpAgent, HttpAgentBuilder, Reconnect, ResumeOptions, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, MAX_ERROR_BODY,

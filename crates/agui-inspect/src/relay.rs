@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use agui_client::endpoint::error_body;
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
@@ -99,11 +100,11 @@ async fn relay(run: &RunEntry, request: reqwest::RequestBuilder, max_error_body:
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if !status.is_success() {
-        let body = read_prefix(response, max_error_body).await;
+        let body = error_body(response, max_error_body, Some(ERROR_BODY_TIME)).await;
         return End::Failed(format!("the agent answered HTTP {status}: {body}"));
     }
     let Some(format) = framing_of(content_type.as_deref()) else {
-        let body = read_prefix(response, 2048).await;
+        let body = error_body(response, 2048, Some(ERROR_BODY_TIME)).await;
         return End::Failed(format!(
             "the agent answered Content-Type {}, not an event stream: {body}",
             content_type.as_deref().unwrap_or("(none)")
@@ -130,26 +131,8 @@ async fn relay(run: &RunEntry, request: reqwest::RequestBuilder, max_error_body:
     End::Completed
 }
 
-/// At most `max` bytes of a body, as text; the rest is discarded unread.
-async fn read_prefix(response: reqwest::Response, max: usize) -> String {
-    let mut kept = Vec::new();
-    let mut truncated = false;
-    let mut body = response.bytes_stream();
-    while let Some(Ok(chunk)) = body.next().await {
-        let room = max - kept.len();
-        if chunk.len() > room {
-            kept.extend_from_slice(&chunk[..room]);
-            truncated = true;
-            break;
-        }
-        kept.extend_from_slice(&chunk);
-    }
-    let mut text = String::from_utf8_lossy(&kept).into_owned();
-    if truncated {
-        text.push_str(" …");
-    }
-    text
-}
+/// The longest wait for an error answer's body.
+const ERROR_BODY_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// An error with its causes, `a: b: c`.
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {

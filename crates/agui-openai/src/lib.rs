@@ -52,15 +52,17 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agui_agent::{agent_fn, AgentError, Emitter, FnAgent, RunContext};
 use agui_core::event::{RunFinished, ToolCallResult};
 use agui_core::types::{PatchOperation, TokenUsage};
 use agui_core::{Event, RunAgentInput};
-use agui_agent::{agent_fn, AgentError, Emitter, FnAgent, RunContext};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 use crate::translate::{MadeCall, Turn};
+use agui_client::endpoint;
+
 use crate::wire::{Item, SseReader};
 
 /// Sampling parameters a run may set through `forwardedProps` (when allowed by name).
@@ -310,8 +312,8 @@ impl OpenAiAgentBuilder {
     }
 
     /// Retries of a `429`/`5xx` answer or a failed connection, before the first token
-    /// (default 3), and the first pause (default 500 ms, doubling, at most 20 s; a
-    /// `Retry-After` is honoured up to that bound).
+    /// (default 3), and the ceiling of the first pause (default 500 ms, doubling, at
+    /// most 20 s, with full jitter; a `Retry-After` takes its place, up to that bound).
     pub fn retries(mut self, n: u32, first_backoff: Duration) -> Self {
         self.config.retries = n;
         self.config.backoff = first_backoff;
@@ -664,6 +666,9 @@ fn drain(
     Ok(())
 }
 
+/// How much of the model endpoint's error answer is read (for the log).
+const ERROR_BODY_LOGGED: usize = 2048;
+
 /// POSTs the request, retrying `429`/`5xx` and failed connections (before any token).
 async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentError> {
     let url = format!("{}/chat/completions", config.base_url);
@@ -692,15 +697,10 @@ async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentE
             Ok(Ok(res)) if res.status().is_success() => return Ok(res),
             Ok(Ok(res)) => {
                 let status = res.status().as_u16();
-                let retry_after = res
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .map(Duration::from_secs_f64);
-                let text = res.text().await.unwrap_or_default();
-                tracing::warn!(status, body = %text.chars().take(500).collect::<String>(), "the model endpoint refused the request");
+                let retry_after = endpoint::retry_after(res.headers());
+                let text =
+                    endpoint::error_body(res, ERROR_BODY_LOGGED, Some(config.read_timeout)).await;
+                tracing::warn!(status, body = %text, "the model endpoint refused the request");
                 let retryable = status == 429 || (500..=599).contains(&status);
                 if !retryable || attempt >= config.retries {
                     return Err(fail(
@@ -718,9 +718,8 @@ async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentE
                 "upstream_error",
             ));
         }
-        let pause = retry_after
-            .unwrap_or_else(|| config.backoff.saturating_mul(1 << attempt.min(10)))
-            .min(config.max_backoff);
+        let pause =
+            endpoint::Backoff::new(config.backoff, config.max_backoff).pause(attempt, retry_after);
         attempt += 1;
         tracing::info!(attempt, ?pause, reason = %why, "retrying the model request");
         tokio::time::sleep(pause).await;

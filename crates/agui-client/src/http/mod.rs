@@ -20,6 +20,7 @@ use tracing::Instrument;
 use crate::error::ClientError;
 
 mod body;
+pub mod endpoint;
 mod resume;
 
 use body::BodyStream;
@@ -33,27 +34,13 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default [`HttpAgentBuilder::idle_timeout`].
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-/// How much of an error response's body is kept (the rest is not read).
-pub const MAX_ERROR_BODY: usize = 64 * 1024;
+pub use endpoint::MAX_ERROR_BODY;
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of `response`'s body, within `timeout`.
 async fn error_body(response: reqwest::Response, timeout: Option<Duration>) -> String {
-    let read = async {
-        let mut out = Vec::new();
-        let mut body = response.bytes_stream();
-        while let Some(Ok(chunk)) = body.next().await {
-            let room = MAX_ERROR_BODY - out.len();
-            out.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            if out.len() >= MAX_ERROR_BODY {
-                break;
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    };
-    match timeout {
-        Some(t) => tokio::time::timeout(t, read).await.unwrap_or_default(),
-        None => read.await,
-    }
+    endpoint::error_body(response, MAX_ERROR_BODY, timeout)
+        .await
+        .text
 }
 
 /// Warnings raised while a stream was taken in, waiting to be read.

@@ -26,7 +26,8 @@ pub struct ResumeOptions {
     /// The first pause before a re-attach (default 250 ms); it doubles with each
     /// failed attempt, up to [`max_backoff`](Self::max_backoff), with full jitter.
     pub initial_backoff: Duration,
-    /// The longest pause (default 8 s). A `Retry-After` from the server is honoured.
+    /// The longest pause (default 8 s). A `Retry-After` from the server takes the
+    /// place of the backoff, up to this.
     pub max_backoff: Duration,
     /// The owner token sent as `AGUI-Resume-Token` (default: 256 random bits, one per
     /// agent). A server binds each resumable run to it.
@@ -92,15 +93,9 @@ impl ResumeOptions {
         self
     }
 
-    /// The pause before attempt `attempt` (0-based): full jitter over an exponential
-    /// ceiling.
-    fn backoff_for(&self, attempt: u32) -> Duration {
-        let ceiling = self
-            .initial_backoff
-            .saturating_mul(1u32 << attempt.min(16))
-            .min(self.max_backoff);
-        let r = (uuid::Uuid::new_v4().as_u128() & 0xffff_ffff) as f64 / u32::MAX as f64;
-        ceiling.mul_f64(r)
+    /// The backoff of re-attaches.
+    fn backoff_policy(&self) -> super::endpoint::Backoff {
+        super::endpoint::Backoff::new(self.initial_backoff, self.max_backoff)
     }
 }
 
@@ -147,12 +142,7 @@ impl HttpAgent {
             )
         })?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = super::endpoint::retry_after(response.headers());
         match status {
             200..=299 if status != 204 => {
                 let encoding = if response
@@ -266,10 +256,7 @@ impl Resumer {
                 ),
             });
         }
-        let pause = self
-            .opts
-            .backoff_for(self.attempts)
-            .max(retry_after.unwrap_or_default());
+        let pause = self.opts.backoff_policy().pause(self.attempts, retry_after);
         self.attempts += 1;
         tracing::info!(run_id = %self.run_id, attempt = self.attempts, after_seq = self.last_seq, %reason, ?pause, "re-attaching");
         if let Some(f) = &self.opts.on_reconnect {

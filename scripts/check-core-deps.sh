@@ -12,3 +12,18 @@ if [ -n "$bad" ]; then
   exit 1
 fi
 echo "agui-core: $(printf '%s\n' "$deps" | wc -l) crates in its normal dependency tree, none of them I/O or async runtimes"
+
+# The agent layer, a model adapter and a store compile no HTTP server: no axum, no h2,
+# no server feature of hyper or hyper-util (agui-openai's HTTP client, reqwest, with
+# hyper's client side, is allowed).
+for crate in agui-agent agui-openai agui-redis; do
+  tree=$(cargo tree -p "$crate" -e normal,features --prefix none)
+  bad=$(printf '%s\n' "$tree" | grep -E '^(axum|axum-core|h2) v|^hyper(-util)? feature "server' | sort -u || true)
+  if [ -n "$bad" ]; then
+    echo "$crate compiles an HTTP server:" >&2
+    printf '  %s\n' "$bad" >&2
+    exit 1
+  fi
+  n=$(cargo tree -p "$crate" -e normal --prefix none --format '{p}' | awk '{print $1}' | sort -u | wc -l)
+  echo "$crate: $n crates in its normal dependency tree, no HTTP server"
+done

@@ -119,7 +119,7 @@ fn demo_talks_to_every_demo_agent() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    for name in agui_server::demo::NAMES {
+    for name in agui_demo::NAMES {
         assert!(
             text.contains(&format!("── {name} ──")),
             "{name} missing:\n{text}"

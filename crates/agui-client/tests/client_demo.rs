@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 async fn demo_server() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = agui_server::demo::router(Duration::ZERO).into_router();
+    let app = agui_demo::router(Duration::ZERO).into_router();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     format!("http://{addr}")
 }
@@ -43,7 +43,7 @@ fn start(b: ConversationBuilder) -> Conversation {
 async fn every_demo_agent_completes_a_verified_run() {
     let base = demo_server().await;
     for enc in [Encoding::Sse, Encoding::Proto] {
-        for name in agui_server::demo::NAMES {
+        for name in agui_demo::NAMES {
             let mut a = agent(&base, name, enc);
             let r = a
                 .run_agent(RunParams::new())

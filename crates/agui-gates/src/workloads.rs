@@ -425,7 +425,7 @@ struct ServerRun {
 impl ServerRun {
     fn new(context: usize, ops: usize) -> ServerRun {
         let rt = runtime();
-        let app = agui_server::demo::router(Duration::ZERO).into_router();
+        let app = agui_demo::router(Duration::ZERO).into_router();
         for run in 0..context {
             rt.block_on(serve_one(&app, "/agentic_chat", run));
         }

@@ -25,7 +25,7 @@ async fn spawn(router: Router) -> SocketAddr {
 }
 
 async fn demo(delay_ms: u64) -> SocketAddr {
-    spawn(agui_server::demo::router(Duration::from_millis(delay_ms)).into_router()).await
+    spawn(agui_demo::router(Duration::from_millis(delay_ms)).into_router()).await
 }
 
 async fn inspector(limits: Limits) -> (Inspector, SocketAddr) {

@@ -48,7 +48,7 @@ async fn main() -> std::io::Result<()> {
 
     // `serve` triggers it on SIGINT/SIGTERM.
     let shutdown = Shutdown::new();
-    let app = agui_server::demo::router(Duration::from_millis(50))
+    let app = agui_demo::router(Duration::from_millis(50))
         .shutdown(shutdown.clone())
         .into_router()
         // Layers run outermost last: CORS answers preflights before the token check.

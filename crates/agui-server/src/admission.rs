@@ -69,6 +69,7 @@ impl Admission {
         }
     }
 
+    #[cfg(feature = "copilotkit")]
     pub(crate) fn config(&self) -> &ServerConfig {
         &self.config
     }

@@ -16,18 +16,18 @@
 //! * [`copilotkit`] serves the CopilotKit runtime's REST contract, so CopilotKit's
 //!   React components talk straight to this process; runs and thread history live in
 //!   a [`threads::ThreadStore`].
-//! * `demo` (feature `demo`, off by default; the `agui` command line turns it on) holds
-//!   ten deterministic demo agents, one per AG-UI feature.
+//! * The ten deterministic demo agents, one per AG-UI feature, are in the `agui-demo`
+//!   crate.
 
 mod admission;
 pub use agui_agent::{agent, context, engine, helpers, lifecycle, threads};
+#[cfg(feature = "copilotkit")]
 pub mod copilotkit;
 mod cost;
-#[cfg(feature = "demo")]
-pub mod demo;
 pub mod error;
 mod response;
 pub mod router;
+#[cfg(feature = "resumable")]
 pub mod runs;
 pub mod shutdown;
 

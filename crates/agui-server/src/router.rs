@@ -26,9 +26,11 @@ use std::time::Duration;
 use agui_core::{AgentCapabilities, TransportCapabilities};
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
+#[cfg(feature = "resumable")]
+use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
@@ -37,6 +39,7 @@ use crate::agent::Agent;
 use crate::error::ApiError;
 use crate::lifecycle::EventVerifier;
 use crate::response::{streaming_response, RunStream, StreamSettings};
+#[cfg(feature = "resumable")]
 use crate::runs::http::{self as runs_http, Owner, Resumable};
 use crate::shutdown::Shutdown;
 use agui_core::encoding::negotiate;
@@ -144,6 +147,7 @@ pub struct AgentRouter {
     config: ServerConfig,
     shutdown: Shutdown,
     verifier: Option<VerifierFactory>,
+    #[cfg(feature = "resumable")]
     resumable: Option<Resumable>,
 }
 
@@ -173,14 +177,16 @@ impl AgentRouter {
             config: ServerConfig::default(),
             shutdown: Shutdown::new(),
             verifier: None,
+            #[cfg(feature = "resumable")]
             resumable: None,
         }
     }
 
-    /// Makes runs resumable (see [`crate::runs`]): a request with
+    /// Makes runs resumable (see [`crate::runs`]; feature `resumable`): a request with
     /// `AGUI-Resumable: 1` and an owner gets a run that outlives its connection, with
     /// sequence numbers on its events, and the routes `GET /{name}/runs/{runId}/events`,
     /// `GET /{name}/runs/{runId}` and `POST /{name}/runs/{runId}/cancel` serve it.
+    #[cfg(feature = "resumable")]
     pub fn resumable(mut self, config: Resumable) -> Self {
         self.resumable = Some(config);
         self
@@ -318,11 +324,14 @@ impl AgentRouter {
             admission: Admission::new(self.config.clone(), self.shutdown.clone(), self.verifier),
             agents: self.agents,
             config: self.config,
+            #[cfg(feature = "resumable")]
             shutdown: self.shutdown,
+            #[cfg(feature = "resumable")]
             resume: self.resumable.map(runs_http::ResumeState::new),
         });
         // The reaper starts with the router when a runtime is at hand (else with the
         // first resumable request): a replica reaps even before it serves anything.
+        #[cfg(feature = "resumable")]
         if let (Some(rs), Ok(_)) = (&shared.resume, tokio::runtime::Handle::try_current()) {
             rs.ensure_reaper(shared.shutdown.token().clone());
         }
@@ -330,11 +339,15 @@ impl AgentRouter {
         if list {
             router = router.route("/agents", get(list_agents));
         }
+        router = router.route("/{name}", get(capabilities).post(run));
+        #[cfg(feature = "resumable")]
+        {
+            router = router
+                .route("/{name}/runs/{run_id}", get(run_status))
+                .route("/{name}/runs/{run_id}/events", get(run_events))
+                .route("/{name}/runs/{run_id}/cancel", post(run_cancel));
+        }
         router
-            .route("/{name}", get(capabilities).post(run))
-            .route("/{name}/runs/{run_id}", get(run_status))
-            .route("/{name}/runs/{run_id}/events", get(run_events))
-            .route("/{name}/runs/{run_id}/cancel", post(run_cancel))
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)
             .with_state(shared)
@@ -345,7 +358,9 @@ struct Shared {
     admission: Admission,
     agents: Vec<(String, Arc<dyn Agent>)>,
     config: ServerConfig,
+    #[cfg(feature = "resumable")]
     shutdown: Shutdown,
+    #[cfg(feature = "resumable")]
     resume: Option<runs_http::ResumeState>,
 }
 
@@ -423,15 +438,13 @@ async fn capabilities(
     Ok(Json(s.capabilities_of(name, agent.as_ref())))
 }
 
-/// Reads at most `limit` bytes of `body`.
 async fn run(
     State(s): State<Arc<Shared>>,
     Path(name): Path<String>,
     req: axum::extract::Request,
 ) -> Response {
     let (parts, body) = req.into_parts();
-    let owner = parts.extensions.get::<Owner>();
-    match start_run(&s, &name, &parts.headers, owner, body).await {
+    match start_run(&s, &name, &parts, body).await {
         Ok(r) => r,
         Err(e) => {
             tracing::debug!(agent = %name, code = e.code, message = %e.message, "request refused");
@@ -443,11 +456,12 @@ async fn run(
 async fn start_run(
     s: &Arc<Shared>,
     name: &str,
-    headers: &HeaderMap,
-    owner: Option<&Owner>,
+    parts: &axum::http::request::Parts,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let headers = &parts.headers;
     let (name, agent) = s.find(name).ok_or_else(|| s.unknown(name))?;
+    #[cfg_attr(not(feature = "resumable"), allow(unused_variables))]
     let Admitted {
         body: bytes,
         input,
@@ -468,8 +482,11 @@ async fn start_run(
     let (ctx, guard) = s.admission.prepare(name, &input);
 
     // A resumable run: produced on a task of its own, served from the run store.
+    #[cfg(feature = "resumable")]
     let mut not_resumable = None;
+    #[cfg(feature = "resumable")]
     if let Some(rs) = s.resume.as_ref() {
+        let owner = parts.extensions.get::<Owner>();
         if runs_http::opted_in(headers, rs.config.mode) {
             let owner = runs_http::owner_of(headers, owner)?;
             match owner {
@@ -529,12 +546,15 @@ async fn start_run(
     };
     let run = RunStream::new(run, &settings, span, permit);
     let res = streaming_response(encoding, run);
-    Ok(match not_resumable {
+    #[cfg(feature = "resumable")]
+    let res = match not_resumable {
         Some(reason) => runs_http::mark_not_resumable(res, reason),
         None => res,
-    })
+    };
+    Ok(res)
 }
 
+#[cfg(feature = "resumable")]
 /// The owner of a request, for the re-attach routes.
 /// A malformed `AGUI-Resume-Token` names no owner here: no run can have it, so the
 /// routes answer `unknown_run`, as for any run of another owner.
@@ -544,6 +564,7 @@ fn request_owner(parts: &axum::http::request::Parts) -> Option<String> {
         .flatten()
 }
 
+#[cfg(feature = "resumable")]
 fn resume_state<'a>(s: &'a Shared, name: &str) -> Result<&'a runs_http::ResumeState, ApiError> {
     s.find(name).ok_or_else(|| s.unknown(name))?;
     let rs = s.resume.as_ref().ok_or_else(|| {
@@ -558,11 +579,13 @@ fn resume_state<'a>(s: &'a Shared, name: &str) -> Result<&'a runs_http::ResumeSt
     Ok(rs)
 }
 
+#[cfg(feature = "resumable")]
 #[derive(Debug, serde::Deserialize)]
 struct EventsQuery {
     after: Option<String>,
 }
 
+#[cfg(feature = "resumable")]
 async fn run_events(
     State(s): State<Arc<Shared>>,
     Path((name, run_id)): Path<(String, String)>,
@@ -588,6 +611,7 @@ async fn run_events(
     .await
 }
 
+#[cfg(feature = "resumable")]
 async fn run_status(
     State(s): State<Arc<Shared>>,
     Path((name, run_id)): Path<(String, String)>,
@@ -598,6 +622,7 @@ async fn run_status(
     runs_http::status(rs, &name, &run_id, request_owner(&parts)).await
 }
 
+#[cfg(feature = "resumable")]
 async fn run_cancel(
     State(s): State<Arc<Shared>>,
     Path((name, run_id)): Path<(String, String)>,

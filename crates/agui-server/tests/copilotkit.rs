@@ -711,7 +711,7 @@ async fn cors_echoes_requested_headers_for_allowed_origins_only() {
 
 #[tokio::test]
 async fn a_pre_1_0_client_gets_events_its_schemas_accept() {
-    let s = serve(agui_server::demo::copilot_runtime(Duration::ZERO)).await;
+    let s = serve(agui_demo::copilot_runtime(Duration::ZERO)).await;
     let run = |version: Option<&str>, run: &'static str| {
         let mut b = body("t", run, json!([user("u", "go")]));
         if let Some(v) = version {
@@ -809,7 +809,7 @@ async fn a_pre_1_0_replay_has_nothing_after_a_run_error() {
 #[tokio::test]
 async fn the_demo_app_serves_both_route_families() {
     let shutdown = Shutdown::new();
-    let app = agui_server::demo::app(Duration::ZERO, Default::default(), shutdown.clone(), None);
+    let app = agui_demo::app(Duration::ZERO, Default::default(), shutdown.clone(), None);
     let s = start(app, shutdown).await;
     let mut c = post(s.addr, "/agentic_chat", &common::input("t", "r", "hi")).await;
     assert_eq!(c.status, 200);

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 async fn demo() -> TestServer {
     let shutdown = Shutdown::new();
-    let router = agui_server::demo::router(Duration::ZERO)
+    let router = agui_demo::router(Duration::ZERO)
         .verify(true)
         .shutdown(shutdown.clone())
         .into_router();
@@ -125,7 +125,7 @@ fn apply_state(mut state: Value, events: &[Event]) -> Value {
 #[tokio::test]
 async fn every_demo_agent_streams_a_well_formed_run_with_fresh_ids() {
     let srv = demo().await;
-    for name in agui_server::demo::NAMES {
+    for name in agui_demo::NAMES {
         // Separate threads: the interrupt agent expects an answer on the same thread.
         let a = run(&srv, name, body("t1", "r1", user("hi"))).await;
         let b = run(&srv, name, body("t2", "r2", user("hi"))).await;

@@ -36,7 +36,7 @@ const SETUP: &str = "run scripts/setup-interop.sh to install the reference packa
 
 async fn demo() -> TestServer {
     let shutdown = Shutdown::new();
-    let router = agui_server::demo::router(Duration::ZERO)
+    let router = agui_demo::router(Duration::ZERO)
         .verify(true)
         .shutdown(shutdown.clone())
         .into_router();
@@ -86,7 +86,7 @@ fn check_reference_client(results: &[Value], content_type: &str) {
         .iter()
         .map(|r| r["agent"].as_str().unwrap())
         .collect();
-    assert_eq!(names, agui_server::demo::NAMES);
+    assert_eq!(names, agui_demo::NAMES);
     for r in results {
         let name = r["agent"].as_str().unwrap();
         assert_eq!(
@@ -186,7 +186,7 @@ async fn reference_client_accepts_resumable_streams_unchanged() {
         return;
     }
     let shutdown = Shutdown::new();
-    let router = agui_server::demo::router(Duration::ZERO)
+    let router = agui_demo::router(Duration::ZERO)
         .verify(true)
         .resumable(agui_server::runs::Resumable::default())
         .shutdown(shutdown.clone())
@@ -231,7 +231,7 @@ async fn copilotkit_routes_pass_the_0_0_48_0_0_59_and_1_0_reference_clients() {
     let shutdown = Shutdown::new();
     let mut config = agui_server::ServerConfig::default();
     config.verify = true;
-    let app = agui_server::demo::app(Duration::ZERO, config, shutdown.clone(), None);
+    let app = agui_demo::app(Duration::ZERO, config, shutdown.clone(), None);
     let srv = start(app, shutdown).await;
     let lines = node_lines(&srv, "copilotkit-clients.mjs", "ag-ui-client-0048", &[]).await;
     let (control, results) = lines.split_last().expect("output");
@@ -246,7 +246,7 @@ async fn copilotkit_routes_pass_the_0_0_48_0_0_59_and_1_0_reference_clients() {
             .filter(|r| r["client"] == version)
             .map(|r| r["agent"].as_str().unwrap())
             .collect();
-        assert_eq!(names, agui_server::demo::NAMES, "client {version}");
+        assert_eq!(names, agui_demo::NAMES, "client {version}");
     }
     for r in results {
         assert_eq!(r["ok"], true, "{r}");
@@ -269,7 +269,7 @@ async fn a_stopped_copilotkit_run_passes_the_0_0_48_0_0_59_and_1_0_reference_cli
     let mut config = agui_server::ServerConfig::default();
     config.verify = true;
     // Slow enough that a stop lands mid-reply.
-    let app = agui_server::demo::app(Duration::from_millis(300), config, shutdown.clone(), None);
+    let app = agui_demo::app(Duration::from_millis(300), config, shutdown.clone(), None);
     let srv = start(app, shutdown).await;
     let lines = node_lines(&srv, "copilotkit-stop.mjs", "ag-ui-client-0059", &[]).await;
     let (control, results) = lines.split_last().expect("output");
@@ -394,7 +394,7 @@ async fn conformance_validator_finds_no_error_in_any_demo_agent() {
         ("predictive_state_updates", "predictive-state-updates"),
         ("interrupt", "human-in-the-loop"),
     ];
-    for name in agui_server::demo::NAMES {
+    for name in agui_demo::NAMES {
         let url = format!("http://{}/{name}", srv.addr);
         // Declaring shared-state turns on the rule that the state gets established.
         let declared = (name == "shared_state").then_some("shared-state");

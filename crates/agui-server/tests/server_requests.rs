@@ -157,7 +157,7 @@ async fn capabilities_are_served_as_json() {
     let list = c.json().await;
     let agents = list["agents"].as_array().unwrap();
     let names: Vec<&str> = agents.iter().map(|a| a["name"].as_str().unwrap()).collect();
-    assert_eq!(names, agui_server::demo::NAMES);
+    assert_eq!(names, agui_demo::NAMES);
     for a in agents {
         assert_eq!(a["path"], format!("/{}", a["name"].as_str().unwrap()));
         let _: AgentCapabilities = agui_core::wire::from_json_value(&a["capabilities"]).unwrap();
@@ -185,7 +185,7 @@ async fn works_behind_tower_layers_cors_and_bearer_auth() {
                 .into_response()
         }
     }
-    let app = agui_server::demo::router(Duration::ZERO)
+    let app = agui_demo::router(Duration::ZERO)
         .into_router()
         .layer(middleware::from_fn(auth))
         .layer(
@@ -298,7 +298,7 @@ async fn content_negotiation_serves_protobuf_or_sse() {
 #[tokio::test]
 async fn hostile_bodies_get_4xx_and_the_server_keeps_serving() {
     let shutdown = Shutdown::new();
-    let router = agui_server::demo::router(Duration::ZERO)
+    let router = agui_demo::router(Duration::ZERO)
         .body_timeout(Duration::from_millis(200))
         .shutdown(shutdown.clone())
         .into_router();
@@ -361,7 +361,7 @@ async fn the_reference_negotiation_stays_available() {
     let shutdown = agui_server::Shutdown::new();
     let mut config = agui_server::ServerConfig::default();
     config.negotiation = agui_server::Negotiation::Reference;
-    let router = agui_server::demo::router(std::time::Duration::ZERO)
+    let router = agui_demo::router(std::time::Duration::ZERO)
         .config(config)
         .shutdown(shutdown.clone())
         .into_router();

@@ -179,7 +179,7 @@ async fn many_concurrent_streams_all_complete() {
     for i in 0..200 {
         let addr = srv.addr;
         tasks.push(tokio::spawn(async move {
-            let name = agui_server::demo::NAMES[i % 9];
+            let name = agui_demo::NAMES[i % 9];
             let mut c = Client::post_json(
                 addr,
                 &format!("/{name}"),

@@ -23,7 +23,7 @@ async fn start() -> (
     tokio::task::JoinHandle<std::io::Result<()>>,
 ) {
     let shutdown = Shutdown::new();
-    let router = agui_server::demo::router(Duration::ZERO)
+    let router = agui_demo::router(Duration::ZERO)
         .shutdown(shutdown.clone())
         .into_router();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

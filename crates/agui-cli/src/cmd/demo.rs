@@ -150,7 +150,7 @@ async fn run_demo(args: DemoArgs, mut out: Out, color: bool) -> Result<(), CliEr
         .local_addr()
         .map_err(CliError::io("reading the bound address"))?;
     let shutdown = agui_server::Shutdown::new();
-    let app = agui_server::demo::router(Duration::from_millis(args.delay_ms))
+    let app = agui_demo::router(Duration::from_millis(args.delay_ms))
         .shutdown(shutdown.clone())
         .into_router();
     let server = tokio::spawn(agui_server::serve(listener, app, shutdown.clone()));

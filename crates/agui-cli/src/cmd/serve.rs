@@ -139,7 +139,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         let resumable = resumable(&args).await?;
         let threads = threads(&args).await?;
         let chat = chat_agent(&args)?;
-        let app = agui_server::demo::app_with(
+        let app = agui_demo::app_with(
             Duration::from_millis(args.delay_ms),
             config,
             shutdown.clone(),

@@ -321,7 +321,7 @@ impl Drop for DropFlag {
 /// The demo agents, with a 4 KiB body limit.
 pub async fn demo_server() -> TestServer {
     let shutdown = Shutdown::new();
-    let router = agui_server::demo::router(Duration::ZERO)
+    let router = agui_demo::router(Duration::ZERO)
         .body_limit(4096)
         .shutdown(shutdown.clone())
         .into_router();

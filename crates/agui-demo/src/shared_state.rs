@@ -4,8 +4,8 @@ use agui_core::{AgentCapabilities, IdentityCapabilities, StateCapabilities};
 use serde_json::{json, Value};
 
 use super::{id, words};
-use crate::agent::{agent_fn, FnAgent};
-use crate::helpers::StateTracker;
+use agui_server::agent::{agent_fn, FnAgent};
+use agui_server::helpers::StateTracker;
 
 /// The recipe the agent starts from when the client sent none.
 fn default_recipe() -> Value {

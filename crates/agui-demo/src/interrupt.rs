@@ -9,9 +9,9 @@ use agui_core::{
 use serde_json::{json, Value};
 
 use super::{id, words};
-use crate::agent::{agent_fn, Agent, AgentStream, FnAgent};
-use crate::context::RunContext;
-use crate::error::AgentError;
+use agui_server::agent::{agent_fn, Agent, AgentStream, FnAgent};
+use agui_server::AgentError;
+use agui_server::RunContext;
 
 /// Threads remembered with an open interrupt, at most (the oldest is forgotten first).
 const MAX_THREADS: usize = 10_000;

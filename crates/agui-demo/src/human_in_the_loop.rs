@@ -6,7 +6,7 @@ use agui_core::{
 use serde_json::{json, Value};
 
 use super::{id, json_pieces, trailing_tool_result, words};
-use crate::agent::{agent_fn, FnAgent};
+use agui_server::agent::{agent_fn, FnAgent};
 
 const STEPS: [&str; 4] = [
     "Preheat the oven",

@@ -4,8 +4,8 @@ use agui_core::{AgentCapabilities, IdentityCapabilities, PatchOperation, StateCa
 use serde_json::{json, Value};
 
 use super::{id, words};
-use crate::agent::{agent_fn, FnAgent};
-use crate::helpers::StateTracker;
+use agui_server::agent::{agent_fn, FnAgent};
+use agui_server::helpers::StateTracker;
 
 const STEPS: [&str; 4] = [
     "Research the topic",

@@ -27,11 +27,11 @@ use agui_core::{Content, Event, Message, RunAgentInput};
 
 use std::sync::Arc;
 
-use crate::agent::Agent;
-use crate::copilotkit::CopilotRuntime;
-use crate::router::{AgentRouter, ServerConfig};
-use crate::runs::Resumable;
-use crate::shutdown::Shutdown;
+use agui_server::agent::Agent;
+use agui_server::copilotkit::CopilotRuntime;
+use agui_server::runs::Resumable;
+use agui_server::Shutdown;
+use agui_server::{AgentRouter, ServerConfig};
 
 mod agentic_chat;
 mod agentic_generative_ui;
@@ -123,7 +123,7 @@ pub fn app(
     config: ServerConfig,
     shutdown: Shutdown,
     resumable: Option<Resumable>,
-) -> axum::Router {
+) -> agui_server::axum::Router {
     app_with(delay, config, shutdown, resumable, None, None)
 }
 
@@ -136,8 +136,8 @@ pub fn app_with(
     shutdown: Shutdown,
     resumable: Option<Resumable>,
     extra: Option<(&str, Arc<dyn Agent>)>,
-    threads: Option<Arc<dyn crate::threads::ThreadStore>>,
-) -> axum::Router {
+    threads: Option<Arc<dyn agui_server::threads::ThreadStore>>,
+) -> agui_server::axum::Router {
     let mut agents: Vec<(&str, Arc<dyn Agent>)> = agents(delay);
     if let Some(extra) = extra {
         agents.push(extra);
@@ -196,7 +196,7 @@ fn words(text: &str) -> Vec<String> {
 
 /// Splits JSON text into small pieces, so that partial arguments stream.
 fn json_pieces(value: &serde_json::Value, size: usize) -> Vec<String> {
-    crate::helpers::split_pieces(&value.to_string(), size)
+    agui_server::helpers::split_pieces(&value.to_string(), size)
 }
 
 /// Marks `event` as produced by the subagent invocation `subagent_run_id`.

@@ -4,8 +4,8 @@ use agui_core::{AgentCapabilities, Event, IdentityCapabilities, StateCapabilitie
 use serde_json::{json, Value};
 
 use super::{id, json_pieces, words};
-use crate::agent::{agent_fn, FnAgent};
-use crate::helpers::StateTracker;
+use agui_server::agent::{agent_fn, FnAgent};
+use agui_server::helpers::StateTracker;
 
 const DOCUMENT: &str = "Once upon a time, a small agent wrote a story one piece at a time.";
 

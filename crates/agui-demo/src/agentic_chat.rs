@@ -3,7 +3,7 @@ use std::time::Duration;
 use agui_core::{AgentCapabilities, IdentityCapabilities};
 
 use super::{id, last_user_text, trailing_tool_result, words};
-use crate::agent::{agent_fn, FnAgent};
+use agui_server::agent::{agent_fn, FnAgent};
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {

@@ -7,8 +7,8 @@ use agui_core::{
 use serde_json::json;
 
 use super::{attribute, id, json_pieces, last_user_text, words};
-use crate::agent::{agent_fn, FnAgent};
-use crate::helpers;
+use agui_server::agent::{agent_fn, FnAgent};
+use agui_server::helpers;
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {

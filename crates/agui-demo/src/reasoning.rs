@@ -4,7 +4,7 @@ use agui_core::event::{EncryptedValueSubtype, ReasoningEncryptedValue};
 use agui_core::{AgentCapabilities, Event, IdentityCapabilities, ReasoningCapabilities};
 
 use super::{id, words};
-use crate::agent::{agent_fn, FnAgent};
+use agui_server::agent::{agent_fn, FnAgent};
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {

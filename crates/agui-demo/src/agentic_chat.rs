@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use agui_core::{AgentCapabilities, IdentityCapabilities};
 
-use super::{id, last_user_text, trailing_tool_result, words};
+use super::{id, last_user_text, quote, trailing_tool_result, words};
 use agui_server::agent::{agent_fn, FnAgent};
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
@@ -10,7 +10,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         let reply = match trailing_tool_result(&input) {
             Some(result) => format!(
                 "Thanks, the tool returned: {}. Anything else?",
-                result.to_text()
+                quote(&result.to_text())
             ),
             None => match last_user_text(&input) {
                 Some(text) if !text.trim().is_empty() => {
@@ -37,25 +37,14 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
     })
 }
 
-/// The most of the user's text the reply quotes (a huge message must not become a
-/// reply of a million events).
-const MAX_QUOTE_CHARS: usize = 500;
-
-fn quote(text: &str) -> String {
-    match text.char_indices().nth(MAX_QUOTE_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn long_messages_are_quoted_in_part() {
         let long = "word ".repeat(100_000);
-        let q = super::quote(&long);
-        assert_eq!(q.chars().count(), super::MAX_QUOTE_CHARS + 1);
+        let q = crate::quote(&long);
+        assert_eq!(q.chars().count(), crate::MAX_QUOTE_CHARS + 1);
         assert!(q.ends_with('…'));
-        assert_eq!(super::quote("short"), "short");
+        assert_eq!(crate::quote("short"), "short");
     }
 }

@@ -5,7 +5,7 @@ use agui_core::{
 };
 use serde_json::{json, Value};
 
-use super::{id, json_pieces, trailing_tool_result, words};
+use super::{id, json_pieces, quote, trailing_tool_result, words, MAX_ECHO_BYTES};
 use agui_server::agent::{agent_fn, FnAgent};
 
 const STEPS: [&str; 4] = [
@@ -20,7 +20,11 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         if let Some(result) = trailing_tool_result(&input) {
             // The user reviewed the steps: count the ones they kept.
             let text = result.to_text();
-            let kept = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
+            // A result too large to be the reviewed steps is not parsed, only quoted.
+            let parsed = (text.len() <= MAX_ECHO_BYTES)
+                .then(|| serde_json::from_str::<Value>(&text).ok())
+                .flatten();
+            let kept = parsed.and_then(|v| {
                 let steps = v.get("steps")?.as_array()?.clone();
                 Some(
                     steps
@@ -31,7 +35,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             });
             let reply = match kept {
                 Some(n) => format!("Executing the {n} steps you approved."),
-                None => format!("Understood: {text}"),
+                None => format!("Understood: {}", quote(&text)),
             };
             tx.text_message(&id(&input, "reply"), words(&reply), delay)
                 .await?;

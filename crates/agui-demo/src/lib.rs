@@ -168,6 +168,37 @@ pub fn app_with(
         .nest("/copilotkit", runtime.into_router())
 }
 
+/// The most of a user's text or a tool result a reply quotes (a huge message must not
+/// become a reply of a million events).
+pub const MAX_QUOTE_CHARS: usize = 500;
+
+/// The largest state (as JSON text) or tool result the demo agents read and echo: a
+/// larger state ends the run with `RUN_ERROR` code `state_too_large`, a larger tool
+/// result is only quoted in part.
+pub const MAX_ECHO_BYTES: usize = 64 * 1024;
+
+/// `text`, cut after [`MAX_QUOTE_CHARS`] characters (with `…`).
+fn quote(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// The state the client sent, when it is small enough to be echoed (see
+/// [`MAX_ECHO_BYTES`]); `null` when it sent none.
+fn client_state(input: &RunAgentInput) -> Result<serde_json::Value, agui_server::AgentError> {
+    match &input.state {
+        Some(s) if s.len() > MAX_ECHO_BYTES => Err(agui_server::AgentError::public(format!(
+            "the demo agents read a state of at most {MAX_ECHO_BYTES} bytes of JSON; this one has {}",
+            s.len()
+        ))
+        .with_code("state_too_large")),
+        Some(s) => Ok(s.to_value()),
+        None => Ok(serde_json::Value::Null),
+    }
+}
+
 /// An id unique to this run.
 fn id(input: &RunAgentInput, suffix: &str) -> String {
     format!("{}-{suffix}", input.run_id)
@@ -216,3 +247,6 @@ fn attribute(mut event: Event, subagent_run_id: &str) -> Event {
     }
     event
 }
+
+#[cfg(test)]
+mod tests;

@@ -3,7 +3,7 @@ use std::time::Duration;
 use agui_core::{AgentCapabilities, Event, IdentityCapabilities, StateCapabilities};
 use serde_json::{json, Value};
 
-use super::{id, json_pieces, words};
+use super::{client_state, id, json_pieces, words};
 use agui_server::agent::{agent_fn, FnAgent};
 use agui_server::helpers::StateTracker;
 
@@ -11,8 +11,8 @@ const DOCUMENT: &str = "Once upon a time, a small agent wrote a story one piece 
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
-        let client_state = match input.state.as_ref().map(|s| s.to_value()) {
-            Some(v @ Value::Object(_)) => v,
+        let client_state = match client_state(&input)? {
+            v @ Value::Object(_) => v,
             _ => json!({}),
         };
         let mut tracker = StateTracker::new(client_state.clone());

@@ -3,7 +3,7 @@ use std::time::Duration;
 use agui_core::{AgentCapabilities, IdentityCapabilities, StateCapabilities};
 use serde_json::{json, Value};
 
-use super::{id, words};
+use super::{client_state, id, words};
 use agui_server::agent::{agent_fn, FnAgent};
 use agui_server::helpers::StateTracker;
 
@@ -19,7 +19,7 @@ fn default_recipe() -> Value {
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
         // Read the client's state; keep its other keys untouched.
-        let client_state = input.state.as_ref().map_or(Value::Null, |s| s.to_value());
+        let client_state = client_state(&input)?;
         let mut tracker = StateTracker::new(client_state.clone());
         let mut state = match client_state {
             Value::Object(o) if o.contains_key("ingredients") => Value::Object(o),

@@ -460,6 +460,8 @@ async fn copilotkit_threads_are_shared_by_replicas_and_survive_one_dying() {
             "{}/copilotkit/agent/agentic_chat/stop/{thread}",
             b.base
         ))
+        .header("content-type", "application/json")
+        .body("{}")
         .send()
         .await
         .unwrap()

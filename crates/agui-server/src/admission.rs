@@ -2,7 +2,8 @@
 //! routes, resumable or not, and the CopilotKit runtime's).
 //!
 //! In order: the server is not shutting down; a run slot is free
-//! ([`ServerConfig::max_runs`]); the body is JSON by its content type, within
+//! ([`ServerConfig::max_runs`]); the body is JSON by its content type (required: see
+//! [`require_json`]), within
 //! [`ServerConfig::body_limit`] (by its declared length, then as it arrives) and
 //! [`ServerConfig::body_timeout`]; the memory budget has room for it
 //! ([`ServerConfig::memory_budget`]); it parses as a `RunAgentInput`. Then the run's
@@ -107,22 +108,13 @@ impl Admission {
         }
     }
 
-    /// The body: JSON by its content type (when it has one), within the size limit and
-    /// the time limit.
+    /// The body: JSON by its content type, within the size limit and the time limit.
     pub(crate) async fn read_body(
         &self,
         headers: &HeaderMap,
         body: Body,
     ) -> Result<Vec<u8>, ApiError> {
-        if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-            if !ct.to_str().map(is_json_media_type).unwrap_or(false) {
-                return Err(ApiError::new(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "unsupported_media_type",
-                    "the request body must be JSON (Content-Type: application/json)",
-                ));
-            }
-        }
+        require_json(headers)?;
         let limit = self.config.body_limit;
         let declared = headers
             .get(header::CONTENT_LENGTH)
@@ -209,6 +201,24 @@ impl Admission {
             self.config.shutdown_grace,
         )
     }
+}
+
+/// Refuses a request whose `Content-Type` is missing or not JSON: a page on another
+/// site can send a body-less or `text/plain` POST without asking (a CORS-simple
+/// request), never one that declares JSON, so no such page starts or stops a run.
+pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|ct| ct.to_str().ok())
+        .is_some_and(is_json_media_type);
+    if json {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "the request body must be JSON (Content-Type: application/json)",
+    ))
 }
 
 fn too_large(limit: usize) -> ApiError {

@@ -871,3 +871,42 @@ async fn large_runs_beyond_the_memory_budget_are_refused() {
     gate.add_permits(1);
     first.events().await;
 }
+
+#[tokio::test]
+async fn cross_site_simple_requests_neither_start_nor_stop_a_run() {
+    let gate = Arc::new(Semaphore::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let s = serve(CopilotRuntime::new().agent("g", gated(gate.clone(), dropped.clone()))).await;
+    let run_body = serde_json::to_vec(&body("t", "r1", json!([user("u1", "go")]))).unwrap();
+    // What a page on any origin may send without a preflight: no Content-Type (a
+    // `fetch` with a Blob body) or text/plain.
+    for headers in [vec![], vec![("Content-Type", "text/plain")]] {
+        for path in ["/copilotkit/agent/g/run", "/copilotkit/agent/g/connect"] {
+            let mut c = Client::request(s.addr, "POST", path, &headers, &run_body).await;
+            assert_eq!(c.status, 415, "{path} {headers:?}");
+            assert_eq!(c.json().await["code"], "unsupported_media_type");
+        }
+    }
+    // A run started by CopilotKit's own client (JSON)…
+    let mut run = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r1", json!([user("u1", "go")])),
+    )
+    .await;
+    assert_eq!(run.status, 200);
+    run.next_event_within(5).await.expect("RUN_STARTED");
+    // …is not stopped by a body-less cross-site POST…
+    for headers in [vec![], vec![("Content-Type", "text/plain")]] {
+        let mut c =
+            Client::request(s.addr, "POST", "/copilotkit/agent/g/stop/t", &headers, b"").await;
+        assert_eq!(c.status, 415, "{headers:?}");
+        assert_eq!(c.json().await["code"], "unsupported_media_type");
+    }
+    assert!(!dropped.load(Ordering::SeqCst), "the run goes on");
+    // …but is by the client's JSON stop.
+    let mut stop = post(s.addr, "/copilotkit/agent/g/stop/t", &json!({})).await;
+    assert_eq!(stop.json().await["stopped"], true);
+    let rest = run.events().await;
+    assert_eq!(types(&rest).last(), Some(&"RUN_FINISHED"));
+}

@@ -451,3 +451,18 @@ async fn large_requests_beyond_the_memory_budget_are_refused() {
     gate.add_permits(1);
     again.events().await;
 }
+
+#[tokio::test]
+async fn a_run_posted_without_a_json_content_type_is_refused() {
+    // A page on any origin can POST a body with no Content-Type (`fetch(url, {body:
+    // blob})`) or text/plain without a preflight: such a request starts nothing.
+    let srv = common::demo_server().await;
+    let body = serde_json::to_vec(&common::input("t", "r", "hi")).unwrap();
+    for headers in [vec![], vec![("Content-Type", "text/plain;charset=UTF-8")]] {
+        let mut c = Client::request(srv.addr, "POST", "/agentic_chat", &headers, &body).await;
+        assert_eq!(c.status, 415, "{headers:?}");
+        assert_eq!(c.json().await["error"]["code"], "unsupported_media_type");
+    }
+    let c = Client::post_json(srv.addr, "/agentic_chat", &common::input("t", "r", "hi")).await;
+    assert_eq!(c.status, 200);
+}

@@ -382,7 +382,11 @@ async fn connect(
 async fn stop(
     State(rt): State<Arc<Runtime>>,
     Path((agent_id, thread_id)): Path<(String, String)>,
+    headers: HeaderMap,
 ) -> Result<Response, Failure> {
+    // CopilotKit's client sends `Content-Type: application/json` (and `{}`); a
+    // cross-site page cannot, without a preflight this runtime's CORS refuses.
+    crate::admission::require_json(&headers)?;
     rt.stop(&agent_id, &thread_id).await
 }
 

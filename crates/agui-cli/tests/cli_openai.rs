@@ -140,3 +140,54 @@ async fn a_frontend_tool_round_trip_through_agui_run() {
         &json!({ "role": "tool", "tool_call_id": "call_card", "content": "shown" })
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_secret_in_a_url_shows_in_any_output() {
+    let fake = fake::start().await;
+    // The model endpoint's URL with credentials in it, as a user may pass it.
+    let url = fake
+        .url()
+        .replacen("://", "://model-user:model-url-secret-42@", 1);
+    let srv = serve(&url, "server-tool");
+    let http = reqwest::Client::new();
+    let mut seen = String::new();
+    for path in ["/agents", "/chat", "/copilotkit/info"] {
+        let body = http
+            .get(format!("{}{path}", srv.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        seen.push_str(&body);
+    }
+    assert!(seen.contains("server-tool at http://***@"), "{seen}");
+    let run_url = format!("{}/chat", srv.base);
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&run_url, "--message", "what is 2 + 3?", "--json"], None)
+    })
+    .await
+    .unwrap();
+    seen.push_str(&String::from_utf8_lossy(&out.stdout));
+    seen.push_str(&String::from_utf8_lossy(&out.stderr));
+    seen.push_str(&srv.log.lock().unwrap());
+    assert!(!seen.contains("model-url-secret-42"), "{seen}");
+
+    // A store URL with a password: the start-up log and the error name it redacted.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
+        .arg("redis://:store-url-secret-42@127.0.0.1:1/0")
+        .env("RUST_LOG", "debug")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "nothing listens on port 1: {text}");
+    assert!(text.contains("redis://***@127.0.0.1:1/0"), "{text}");
+    assert!(!text.contains("store-url-secret-42"), "{text}");
+}

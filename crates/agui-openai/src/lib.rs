@@ -170,7 +170,7 @@ pub struct OpenAiAgentBuilder {
 impl std::fmt::Debug for OpenAiAgentBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiAgentBuilder")
-            .field("base_url", &self.config.base_url)
+            .field("base_url", &endpoint::redact_url(&self.config.base_url))
             .field("model", &self.config.model)
             .field("api_key", &self.config.api_key.as_ref().map(|_| "<set>"))
             .field(
@@ -581,7 +581,7 @@ async fn model_turn(
                 }
             }
             Some(Err(e)) => {
-                tracing::warn!(error = %e, "the model's stream broke");
+                tracing::warn!(error = %e.without_url(), "the model's stream broke");
                 break Some(fail(
                     "the connection to the model broke mid-answer",
                     "upstream_cut",
@@ -692,7 +692,7 @@ async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentE
             Ok(Err(e)) => (
                 e.is_connect() || e.is_timeout(),
                 None,
-                format!("cannot reach the model endpoint: {e}"),
+                format!("cannot reach the model endpoint: {}", e.without_url()),
             ),
             Ok(Ok(res)) if res.status().is_success() => return Ok(res),
             Ok(Ok(res)) => {

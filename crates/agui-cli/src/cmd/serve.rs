@@ -60,8 +60,9 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_server::FnAgent>, CliError
     let (Some(url), Some(model)) = (&args.openai_url, &args.model) else {
         return Ok(None);
     };
+    let shown = agui_client::endpoint::redact_url(url);
     let mut b = agui_openai::OpenAiAgent::builder(url.clone(), model.clone())
-        .description(format!("{model} at {url}"))
+        .description(format!("{model} at {shown}"))
         .forward_params(&["temperature", "max_tokens"])
         .tool(
             "add",
@@ -76,7 +77,7 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_server::FnAgent>, CliError
     }
     b.build()
         .map(Some)
-        .map_err(|e| CliError::Usage(format!("--openai-url: {e}")))
+        .map_err(|e| CliError::Usage(format!("--openai-url {shown}: {e}")))
 }
 
 /// The CopilotKit runtime's thread store `--store` names: Redis, shared by every
@@ -92,8 +93,28 @@ async fn threads(
     let limits = agui_redis::RedisThreadLimits::default().lease(lease);
     let store = agui_redis::RedisThreadStore::connect(url, "agui", limits)
         .await
-        .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?;
+        .map_err(|e| store_error(url, &e))?;
     Ok(Some(std::sync::Arc::new(store)))
+}
+
+/// A store that cannot be opened: its URL with the password redacted, and the cause
+/// with the password (which a client library may quote) redacted too.
+fn store_error(url: &str, e: &dyn std::fmt::Display) -> CliError {
+    let shown = agui_client::endpoint::redact_url(url);
+    let mut cause = e.to_string().replace(url, &shown);
+    if let Some(secret) = url_secret(url) {
+        cause = cause.replace(secret, "***");
+    }
+    CliError::Usage(format!("--store {shown}: {cause}"))
+}
+
+/// The password (or lone user token) of a URL's userinfo, if any.
+fn url_secret(url: &str) -> Option<&str> {
+    let rest = &url[url.find("://")? + 3..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let userinfo = &authority[..authority.rfind('@')?];
+    let secret = userinfo.split_once(':').map_or(userinfo, |(_, p)| p);
+    (!secret.is_empty()).then_some(secret)
 }
 
 /// The resumable-run configuration `--store` names.
@@ -106,7 +127,7 @@ async fn resumable(args: &ServeArgs) -> Result<Option<agui_server::runs::Resumab
             let store =
                 agui_redis::RedisRunStore::connect(url, "agui", agui_redis::RedisLimits::default())
                     .await
-                    .map_err(|e| CliError::Usage(format!("--store {url}: {e}")))?;
+                    .map_err(|e| store_error(url, &e))?;
             Resumable::new(std::sync::Arc::new(store))
         }
         other => {
@@ -158,7 +179,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         let local = listener
             .local_addr()
             .map_err(CliError::io("reading the bound address"))?;
-        tracing::info!(addr = %local, store = %args.store, "serving the demo agents");
+        tracing::info!(addr = %local, store = %agui_client::endpoint::redact_url(&args.store), "serving the demo agents");
         // The one line scripts wait for: where the server listens.
         eprintln!("agui: listening on http://{local}");
         agui_server::serve(listener, app, shutdown)

@@ -11,6 +11,28 @@ use reqwest::header::{HeaderMap, RETRY_AFTER};
 /// How much of an error answer's body is kept by default (the rest is not read).
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// `url` fit to show, log or describe: the userinfo (`user:password@`) of its
+/// authority replaced by `***`. Everything else is kept as it is, even when `url` is not
+/// a URL at all.
+///
+/// ```
+/// use agui_client::endpoint::redact_url;
+/// assert_eq!(redact_url("redis://:hunter2@cache:6379/0"), "redis://***@cache:6379/0");
+/// assert_eq!(redact_url("https://u:p@api.example/v1?q=1"), "https://***@api.example/v1?q=1");
+/// assert_eq!(redact_url("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+/// ```
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
+    };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..scheme_end], &rest[at..]),
+        None => url.to_owned(),
+    }
+}
+
 /// The start of an error answer's body: see [`error_body`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorBody {
@@ -123,6 +145,19 @@ impl Backoff {
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn userinfo_is_redacted_and_nothing_else() {
+        for (url, want) in [
+            ("http://user:s3cret@host:1/a@b", "http://***@host:1/a@b"),
+            ("rediss://s3cret@h", "rediss://***@h"),
+            ("http://h/path?u=a@b", "http://h/path?u=a@b"),
+            ("memory", "memory"),
+            ("http://a:b@c@d/x", "http://***@d/x"),
+        ] {
+            assert_eq!(redact_url(url), want, "{url}");
+        }
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_refuses_the_rest() {

@@ -910,3 +910,65 @@ async fn cross_site_simple_requests_neither_start_nor_stop_a_run() {
     let rest = run.events().await;
     assert_eq!(types(&rest).last(), Some(&"RUN_FINISHED"));
 }
+
+#[tokio::test]
+async fn a_stop_is_scoped_to_the_run_its_body_names() {
+    let gate = Arc::new(Semaphore::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let s = serve(CopilotRuntime::new().agent("g", gated(gate.clone(), dropped.clone()))).await;
+    let mut run = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r1", json!([user("u1", "go")])),
+    )
+    .await;
+    run.next_event_within(5).await.expect("RUN_STARTED");
+    let json_ct = [("Content-Type", "application/json")];
+    let stop = |b: &'static [u8]| {
+        Client::request(s.addr, "POST", "/copilotkit/agent/g/stop/t", &json_ct, b)
+    };
+
+    // Bodies CopilotKit's runtime refuses.
+    for (b, error) in [
+        (&br#"{"threadId":"t"}"#[..], "Invalid stop request"),
+        (br#"[]"#, "Invalid stop request"),
+        (br#"not json"#, "Invalid stop request"),
+        (br#"{"runId":""}"#, "Invalid runId"),
+        (br#"{"runId":7}"#, "Invalid runId"),
+    ] {
+        let mut c = stop(b).await;
+        assert_eq!(c.status, 400, "{}", String::from_utf8_lossy(b));
+        assert_eq!(c.json().await["error"], error);
+    }
+    // Another run's id stops nothing, on the route and through the single route.
+    let mut c = stop(br#"{"runId":"r0"}"#).await;
+    assert_eq!(
+        c.json().await,
+        json!({ "stopped": false, "message": "Run 'r0' is not the active run for thread 't'." })
+    );
+    let envelope = json!({
+        "method": "agent/stop",
+        "params": { "agentId": "g", "threadId": "t" },
+        "body": { "runId": "r0" },
+    });
+    let mut c = post(s.addr, "/copilotkit", &envelope).await;
+    assert_eq!(c.json().await["stopped"], false);
+    assert!(!dropped.load(Ordering::SeqCst), "the run goes on");
+
+    // The active run's id stops it.
+    let mut c = stop(br#"{"runId":"r1"}"#).await;
+    assert_eq!(c.json().await["stopped"], true);
+    assert_eq!(types(&run.events().await).last(), Some(&"RUN_FINISHED"));
+
+    // An empty body stops whatever runs.
+    let mut run = post(
+        s.addr,
+        "/copilotkit/agent/g/run",
+        &body("t", "r2", json!([user("u2", "go")])),
+    )
+    .await;
+    run.next_event_within(5).await.expect("RUN_STARTED");
+    let mut c = stop(b"").await;
+    assert_eq!(c.json().await["stopped"], true);
+    assert_eq!(types(&run.events().await).last(), Some(&"RUN_FINISHED"));
+}

@@ -13,7 +13,7 @@ use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde_json::{json, Map, Value};
 
-use super::runner::{self, Job, Registry, STOP_MESSAGE};
+use super::runner::{self, Job, Registry, Stop, STOP_MESSAGE};
 use super::stream::{self, Writer};
 use super::CopilotRuntime;
 use crate::admission::{is_json_media_type, Admission, Admitted};
@@ -88,6 +88,10 @@ impl Failure {
 
     fn invalid_request(status: StatusCode, message: impl Into<String>) -> Self {
         Failure::new(status, "invalid_request", "invalid_request", message)
+    }
+
+    fn invalid_stop(error: &'static str, message: impl Into<String>) -> Self {
+        Failure::new(StatusCode::BAD_REQUEST, error, "invalid_request", message)
     }
 
     fn unknown_agent(id: &str) -> Self {
@@ -288,12 +292,43 @@ impl Runtime {
         ))
     }
 
-    async fn stop(&self, agent_id: &str, thread_id: &str) -> Result<Response, Failure> {
+    /// Stops the thread's run; with `scope`, only when that is the thread's active run.
+    async fn stop(
+        &self,
+        agent_id: &str,
+        thread_id: &str,
+        scope: Option<String>,
+    ) -> Result<Response, Failure> {
         self.find(agent_id)
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
-        let mut stopped = self.registry.stop(thread_id);
+        let not_active = |run: &str| {
+            json!({
+                "stopped": false,
+                "message": format!("Run '{run}' is not the active run for thread '{thread_id}'."),
+            })
+        };
+        let mut stopped = match self.registry.stop(thread_id, scope.as_deref()) {
+            Stop::Stopped(run) => Some(run),
+            Stop::OtherRun => {
+                let run = scope.as_deref().unwrap_or_default();
+                return Ok(Json(not_active(run)).into_response());
+            }
+            Stop::NotHere => None,
+        };
         if stopped.is_none() {
             // Not running here: in a shared store, another process may run it.
+            if let Some(run) = scope.as_deref() {
+                let live = self
+                    .store
+                    .snapshot(thread_id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|t| t.live);
+                if live.as_deref().is_some_and(|l| l != run) {
+                    return Ok(Json(not_active(run)).into_response());
+                }
+            }
             stopped = match self.store.request_stop(thread_id).await {
                 Ok(run) => run,
                 Err(e) => {
@@ -383,11 +418,48 @@ async fn stop(
     State(rt): State<Arc<Runtime>>,
     Path((agent_id, thread_id)): Path<(String, String)>,
     headers: HeaderMap,
+    body: Body,
 ) -> Result<Response, Failure> {
-    // CopilotKit's client sends `Content-Type: application/json` (and `{}`); a
-    // cross-site page cannot, without a preflight this runtime's CORS refuses.
-    crate::admission::require_json(&headers)?;
-    rt.stop(&agent_id, &thread_id).await
+    // CopilotKit's client sends `Content-Type: application/json` (with `{runId}` or no
+    // body); a cross-site page cannot, without a preflight this runtime's CORS refuses.
+    let bytes = rt.body(&headers, body).await?;
+    let scope = if bytes.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|_| Failure::invalid_stop("Invalid stop request", "the body is not JSON"))?;
+        stop_scope(Some(&value))?
+    };
+    rt.stop(&agent_id, &thread_id, scope).await
+}
+
+/// The run a stop request is scoped to: an absent body or `{}` is the thread's active
+/// run, whatever it is; `{"runId": …}` only that run. Any other key, or a `runId`
+/// that is not a non-empty string, is refused with 400, as CopilotKit's runtime does.
+fn stop_scope(body: Option<&Value>) -> Result<Option<String>, Failure> {
+    let Some(body) = body else {
+        return Ok(None);
+    };
+    let Value::Object(o) = body else {
+        return Err(Failure::invalid_stop(
+            "Invalid stop request",
+            "the body must be an object: {} or {\"runId\": …}",
+        ));
+    };
+    if let Some(key) = o.keys().find(|k| *k != "runId") {
+        return Err(Failure::invalid_stop(
+            "Invalid stop request",
+            format!("unknown key '{key}': a stop body is {{}} or {{\"runId\": …}}"),
+        ));
+    }
+    match o.get("runId") {
+        None => Ok(None),
+        Some(Value::String(run)) if !run.trim().is_empty() => Ok(Some(run.clone())),
+        Some(_) => Err(Failure::invalid_stop(
+            "Invalid runId",
+            "runId must be a non-empty string",
+        )),
+    }
 }
 
 async fn transcribe() -> Failure {
@@ -490,7 +562,8 @@ async fn single_route(
         "agent/stop" => {
             let agent_id = param("agentId")?;
             let thread_id = param("threadId")?;
-            rt.stop(&agent_id, &thread_id).await
+            let scope = stop_scope(envelope.get("body").filter(|b| !b.is_null()))?;
+            rt.stop(&agent_id, &thread_id, scope).await
         }
         "transcribe" => Err(transcribe().await),
         other => Err(Failure::invalid_request(

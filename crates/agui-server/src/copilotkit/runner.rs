@@ -33,21 +33,36 @@ impl Registry {
         }
     }
 
-    /// Stops the thread's run; the id of the run stopped, if one was running and not
-    /// already stopping.
-    pub(crate) fn stop(&self, thread_id: &str) -> Option<String> {
+    /// Stops the thread's run (only if it is `scope`, when given).
+    pub(crate) fn stop(&self, thread_id: &str, scope: Option<&str>) -> Stop {
         let runs = self.lock();
-        let (run_id, token) = runs.get(thread_id)?;
+        let Some((run_id, token)) = runs.get(thread_id) else {
+            return Stop::NotHere;
+        };
+        if scope.is_some_and(|s| s != run_id) {
+            return Stop::OtherRun;
+        }
         if token.is_cancelled() {
-            return None;
+            return Stop::NotHere;
         }
         token.cancel();
-        Some(run_id.clone())
+        Stop::Stopped(run_id.clone())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, CancellationToken)>> {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// What [`Registry::stop`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The run, now stopping.
+    Stopped(String),
+    /// The thread's active run here is another than the one asked for.
+    OtherRun,
+    /// No run of the thread runs here (or it is already stopping).
+    NotHere,
 }
 
 /// Everything one detached run needs.

@@ -189,3 +189,39 @@ fn descriptor_exhaustion_does_not_stop_the_server() {
     assert!(failures >= 1, "accept did fail: {log}");
     assert!(failures <= 5, "logged at most once a second: {failures}");
 }
+
+#[test]
+fn a_connection_holding_a_partial_request_does_not_hold_the_exit_past_the_grace() {
+    let (mut child, addr) = serve(&["--grace-secs", "1"]);
+    // One byte of a request head, then nothing: the server's head timeout is 10 s.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.write_all(b"P").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let start = Instant::now();
+    terminate(&child);
+    assert!(wait_exit(&mut child, 20).success());
+    // The grace (1 s) and a second for the connections, with room for a slow machine;
+    // before, the exit waited for the 10 s head timeout.
+    assert!(
+        start.elapsed() < Duration::from_secs(6),
+        "exited after {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn max_runs_refuses_the_run_beyond_it() {
+    let (mut child, addr) = serve(&["--max-runs", "1", "--delay-ms", "2000"]);
+    let mut first = post(&addr, "/agentic_chat", INPUT);
+    let mut head = [0u8; 12];
+    first.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    let mut second = post(&addr, "/agentic_chat", INPUT);
+    let mut answer = String::new();
+    second.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("too_many_runs"), "{answer}");
+    drop(first);
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -17,9 +17,19 @@ pub struct ServeArgs {
     /// Pause between streamed pieces, in milliseconds (0 for tests).
     #[arg(long, default_value_t = 40)]
     pub delay_ms: u64,
-    /// Seconds in-flight runs may continue after SIGINT/SIGTERM.
+    /// Seconds in-flight runs may continue after SIGINT/SIGTERM; connections get one
+    /// more second to finish, then the process exits.
     #[arg(long, default_value_t = 10)]
     pub grace_secs: u64,
+    /// Most runs at once, whatever their size (default: no count, only the memory
+    /// budget); a run beyond it is refused with `503` code `too_many_runs`.
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<usize>,
+    /// Memory of all runs together, in MiB (each run counted at its request's parsed
+    /// size plus 256 KiB); a run that does not fit is refused with `503` code
+    /// `memory_budget`. `0` turns the budget off.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub memory_budget: usize,
     /// Where resumable runs (requests with `AGUI-Resumable: 1`) are kept: `memory`
     /// (this process), `redis://HOST:PORT[/DB]` (shared by every replica using it), or
     /// `off`. With Redis, the CopilotKit runtime's threads are kept there too.
@@ -117,6 +127,12 @@ fn url_secret(url: &str) -> Option<&str> {
     (!secret.is_empty()).then_some(secret)
 }
 
+/// How long connections have to finish after shutdown starts: the runs' grace period and
+/// one second for their last bytes.
+fn config_drain(grace_secs: u64) -> Duration {
+    Duration::from_secs(grace_secs).saturating_add(Duration::from_secs(1))
+}
+
 /// The resumable-run configuration `--store` names.
 async fn resumable(args: &ServeArgs) -> Result<Option<agui_server::runs::Resumable>, CliError> {
     use agui_server::runs::Resumable;
@@ -155,6 +171,8 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         let shutdown = agui_server::Shutdown::new();
         let mut config = agui_server::ServerConfig::default();
         config.shutdown_grace = Duration::from_secs(args.grace_secs);
+        config.max_runs = args.max_runs;
+        config.memory_budget = (args.memory_budget > 0).then(|| args.memory_budget.saturating_mul(1 << 20));
         // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS
         // open to pages served from loopback).
         let resumable = resumable(&args).await?;
@@ -182,7 +200,11 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         tracing::info!(addr = %local, store = %agui_client::endpoint::redact_url(&args.store), "serving the demo agents");
         // The one line scripts wait for: where the server listens.
         eprintln!("agui: listening on http://{local}");
-        agui_server::serve(listener, app, shutdown)
+        // Connections have the grace period and one second more: a connection that never
+        // sends its request (or only part of it) does not hold the exit back.
+        let mut limits = agui_server::ServeLimits::default();
+        limits.drain = config_drain(args.grace_secs);
+        agui_server::serve_with(listener, app, shutdown, limits)
             .await
             .map_err(CliError::io("serving"))
     })

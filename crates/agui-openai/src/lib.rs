@@ -37,8 +37,9 @@
 //! Connect and read timeouts; `429` and `5xx` answers are retried with bounded backoff
 //! honouring `Retry-After`, before the first token only; a stream cut mid-answer, an
 //! error object mid-stream, a refusal and any other failure end the run with
-//! `RUN_ERROR` (codes `upstream_error`, `upstream_cut`, `upstream_timeout`, `refusal`,
-//! `content_filter`, `max_steps`) whose message says what happened without the
+//! `RUN_ERROR` (codes `upstream_error`, `upstream_cut`, `upstream_timeout`,
+//! `upstream_too_large`, `tool_arguments_too_large`, `refusal`, `content_filter`,
+//! `max_steps`) whose message says what happened without the
 //! endpoint's internals, after what was received. A client that goes away drops the
 //! upstream request at once.
 
@@ -156,6 +157,9 @@ struct Config {
     max_backoff: Duration,
     read_timeout: Duration,
     max_event: usize,
+    max_answer_bytes: usize,
+    answer_deadline: Duration,
+    max_tool_arguments: usize,
     client: reqwest::Client,
     description: Option<String>,
 }
@@ -215,6 +219,9 @@ impl OpenAiAgent {
                 max_backoff: Duration::from_secs(20),
                 read_timeout: Duration::from_secs(120),
                 max_event: 4 << 20,
+                max_answer_bytes: 32 << 20,
+                answer_deadline: Duration::from_secs(600),
+                max_tool_arguments: 1 << 20,
                 client: reqwest::Client::new(),
                 description: None,
             },
@@ -333,6 +340,29 @@ impl OpenAiAgentBuilder {
         self
     }
 
+    /// The most bytes one answer of the model may have (default 32 MiB); past it the
+    /// run ends with `RUN_ERROR` code `upstream_too_large`, what came kept.
+    pub fn max_answer_bytes(mut self, n: usize) -> Self {
+        self.config.max_answer_bytes = n;
+        self
+    }
+
+    /// The longest one answer of the model may take, from the request to its last byte
+    /// (default 10 minutes), however it trickles; past it the run ends with `RUN_ERROR`
+    /// code `upstream_timeout`, what came kept.
+    pub fn answer_deadline(mut self, d: Duration) -> Self {
+        self.config.answer_deadline = d;
+        self
+    }
+
+    /// The largest arguments one tool call may have (default 1 MiB), checked as they
+    /// stream, before anything parses them; past it the run ends with `RUN_ERROR` code
+    /// `tool_arguments_too_large`.
+    pub fn max_tool_arguments(mut self, n: usize) -> Self {
+        self.config.max_tool_arguments = n;
+        self
+    }
+
     /// The agent's description (its capabilities' identity).
     pub fn description(mut self, d: impl Into<String>) -> Self {
         self.config.description = Some(d.into());
@@ -373,6 +403,16 @@ impl OpenAiAgentBuilder {
             None => agent,
         })
     }
+}
+
+fn too_slow(config: &Config) -> AgentError {
+    fail(
+        format!(
+            "the model's answer took longer than {} s",
+            config.answer_deadline.as_secs_f64()
+        ),
+        "upstream_timeout",
+    )
 }
 
 fn fail(message: impl Into<String>, code: &str) -> AgentError {
@@ -544,7 +584,13 @@ async fn model_turn(
     message_id: String,
     tx: &Emitter,
 ) -> Result<translate::TurnResult, AgentError> {
-    let response = send(config, body).await?;
+    let deadline = tokio::time::sleep(config.answer_deadline);
+    tokio::pin!(deadline);
+    let response = tokio::select! {
+        r = send(config, body) => r?,
+        () = &mut deadline => return Err(too_slow(config)),
+    };
+    let mut received = 0usize;
     let mut turn = Turn::new(message_id);
     let mut reader = SseReader::new(config.max_event);
     let mut items = Vec::new();
@@ -558,6 +604,7 @@ async fn model_turn(
     let failure: Option<AgentError> = loop {
         let next = tokio::select! {
             biased;
+            () = &mut deadline => break Some(too_slow(config)),
             n = bytes.next() => n,
             () = &mut idle => {
                 break Some(fail(
@@ -573,6 +620,16 @@ async fn model_turn(
             .reset(tokio::time::Instant::now() + config.read_timeout);
         match next {
             Some(Ok(chunk)) => {
+                received += chunk.len();
+                if received > config.max_answer_bytes {
+                    break Some(fail(
+                        format!(
+                            "the model's answer passed {} bytes",
+                            config.max_answer_bytes
+                        ),
+                        "upstream_too_large",
+                    ));
+                }
                 if let Err(e) = reader.push(&chunk, &mut items) {
                     break Some(fail(
                         format!("the model's stream is malformed: {e}"),
@@ -594,7 +651,13 @@ async fn model_turn(
                         "upstream_error",
                     ));
                 }
-                drain(&mut turn, &mut items, &mut out, &mut done)?;
+                drain(
+                    &mut turn,
+                    &mut items,
+                    &mut out,
+                    &mut done,
+                    config.max_tool_arguments,
+                )?;
                 // Some servers end without [DONE]; a finish reason (in this read or an
                 // earlier one) says the turn is whole.
                 if !done && !turn.has_finish_reason() {
@@ -606,7 +669,13 @@ async fn model_turn(
                 break None;
             }
         }
-        if let Err(e) = drain(&mut turn, &mut items, &mut out, &mut done) {
+        if let Err(e) = drain(
+            &mut turn,
+            &mut items,
+            &mut out,
+            &mut done,
+            config.max_tool_arguments,
+        ) {
             for ev in out.drain(..) {
                 tx.emit(ev).await?;
             }
@@ -638,6 +707,7 @@ fn drain(
     items: &mut Vec<Item>,
     out: &mut Vec<Event>,
     done: &mut bool,
+    max_tool_arguments: usize,
 ) -> Result<(), AgentError> {
     for item in items.drain(..) {
         match item {
@@ -660,14 +730,17 @@ fn drain(
                     return Err(fail(message, "upstream_error"));
                 }
                 turn.push(*c, out);
+                if turn.longest_arguments() > max_tool_arguments {
+                    return Err(fail(
+                        format!("a tool call's arguments passed {max_tool_arguments} bytes"),
+                        "tool_arguments_too_large",
+                    ));
+                }
             }
         }
     }
     Ok(())
 }
-
-/// How much of the model endpoint's error answer is read (for the log).
-const ERROR_BODY_LOGGED: usize = 2048;
 
 /// POSTs the request, retrying `429`/`5xx` and failed connections (before any token).
 async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentError> {
@@ -698,9 +771,12 @@ async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentE
             Ok(Ok(res)) => {
                 let status = res.status().as_u16();
                 let retry_after = endpoint::retry_after(res.headers());
+                // Read as the client reads an error answer: bounded in size and time.
                 let text =
-                    endpoint::error_body(res, ERROR_BODY_LOGGED, Some(config.read_timeout)).await;
-                tracing::warn!(status, body = %text, "the model endpoint refused the request");
+                    endpoint::error_body(res, endpoint::MAX_ERROR_BODY, Some(config.read_timeout))
+                        .await;
+                let shown: String = text.text.chars().take(500).collect();
+                tracing::warn!(status, body = %shown, "the model endpoint refused the request");
                 let retryable = status == 429 || (500..=599).contains(&status);
                 if !retryable || attempt >= config.retries {
                     return Err(fail(

@@ -90,6 +90,15 @@ impl Turn {
 
     /// Whether a chunk gave the turn's finish reason (it is whole even without
     /// `[DONE]`).
+    /// The size of the largest tool call's arguments received so far.
+    pub(crate) fn longest_arguments(&self) -> usize {
+        self.calls
+            .values()
+            .map(|c| c.arguments.len() + c.early_args.len())
+            .max()
+            .unwrap_or(0)
+    }
+
     pub(crate) fn has_finish_reason(&self) -> bool {
         self.result.finish_reason.is_some()
     }

@@ -542,3 +542,68 @@ async fn a_stalled_stream_times_out() {
         "what came is kept"
     );
 }
+
+/// Runs one turn of `agent` and returns its events.
+async fn events_of(agent: agui_server::FnAgent) -> Vec<Event> {
+    let url = serve(agent).await;
+    let agent = HttpAgent::builder(url).build().unwrap();
+    let input = RunAgentInput::new("t", "r", vec![Message::user("u", "go")]);
+    use futures_util::StreamExt;
+    agent
+        .run(&input)
+        .filter_map(|e| async move { e.ok() })
+        .collect()
+        .await
+}
+
+/// An answer is bounded in bytes, in time (however it trickles: each read is within
+/// the read timeout) and in the size of one call's arguments, each ending the run with
+/// its own code and what came kept.
+#[tokio::test]
+async fn an_answer_is_bounded_in_size_time_and_tool_arguments() {
+    let fake = fake::start().await;
+    // "fast" streams 1,000 content chunks (some 60 KB).
+    let events = events_of(
+        builder(&fake, "fast")
+            .max_answer_bytes(10_000)
+            .build()
+            .unwrap(),
+    )
+    .await;
+    verify(&events);
+    let (message, code) = run_error(&events);
+    assert_eq!(code, "upstream_too_large");
+    assert!(message.contains("10000 bytes"), "{message}");
+    assert!(types(&events).contains(&"TEXT_MESSAGE_CONTENT"));
+
+    // "slow" sends a chunk every 50 ms for 10 s: no read waits long, the whole does.
+    let events = events_of(
+        builder(&fake, "slow")
+            .answer_deadline(Duration::from_millis(300))
+            .build()
+            .unwrap(),
+    )
+    .await;
+    verify(&events);
+    let (message, code) = run_error(&events);
+    assert_eq!(code, "upstream_timeout");
+    assert!(message.contains("took longer than 0.3 s"), "{message}");
+
+    // "tool" streams a call's arguments in pieces (41 bytes in all).
+    let events = events_of(
+        builder(&fake, "tool")
+            .max_tool_arguments(16)
+            .build()
+            .unwrap(),
+    )
+    .await;
+    verify(&events);
+    let (message, code) = run_error(&events);
+    assert_eq!(code, "tool_arguments_too_large");
+    assert!(message.contains("16 bytes"), "{message}");
+    assert_eq!(
+        types(&events).last(),
+        Some(&"RUN_ERROR"),
+        "the call is not run"
+    );
+}

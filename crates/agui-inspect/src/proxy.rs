@@ -34,16 +34,44 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 struct ProxyState {
     inspector: Inspector,
     upstream: Arc<str>,
+    /// Whether requests must come from this machine (loopback `Host` and `Origin`).
+    loopback_only: bool,
+    /// This proxy's mark on what it forwards: a request that comes back with it has
+    /// looped (an upstream that is the proxy itself, directly or through others).
+    mark: Arc<str>,
 }
 
+/// The header carrying [`ProxyState::mark`].
+const LOOP_HEADER: &str = "x-agui-inspect-proxy";
+
 /// The proxy in front of `upstream` (an `http` or `https` URL; its path is a prefix of
-/// every forwarded path).
+/// every forwarded path), for front ends on this machine: a request whose `Host` is not
+/// a loopback name (DNS rebinding) or whose `Origin` is not a loopback page is refused
+/// with 403, and one that comes back from the upstream (the upstream is the proxy
+/// itself) with 508.
 pub fn router(inspector: Inspector, upstream: &str) -> Result<Router, InspectError> {
+    build(inspector, upstream, true)
+}
+
+/// [`router`] for a proxy served beyond this machine (`agui inspect --public`): any
+/// `Host` and `Origin` are served; the loop check stays.
+pub fn public_router(inspector: Inspector, upstream: &str) -> Result<Router, InspectError> {
+    build(inspector, upstream, false)
+}
+
+fn build(
+    inspector: Inspector,
+    upstream: &str,
+    loopback_only: bool,
+) -> Result<Router, InspectError> {
     let url = Inspector::check_url(upstream)?;
     let base = url.as_str().trim_end_matches('/').to_owned();
+    let mark = uuid::Uuid::new_v4().simple().to_string();
     Ok(Router::new().fallback(forward).with_state(ProxyState {
         inspector,
         upstream: base.into(),
+        loopback_only,
+        mark: mark.into(),
     }))
 }
 
@@ -78,7 +106,79 @@ fn bad_gateway(message: String) -> Response {
         .into_response()
 }
 
+/// Whether `host` (a `Host` header, or the authority of an `Origin`) names this
+/// machine's loopback: `localhost`, `127.0.0.0/8` or `[::1]`, with any port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn forbidden(code: &'static str, message: String) -> Response {
+    tracing::warn!(%message, "inspect proxy: refused a request");
+    (
+        StatusCode::FORBIDDEN,
+        axum::Json(json!({ "error": code, "message": message })),
+    )
+        .into_response()
+}
+
+/// The checks every proxied request passes: its `Host` is loopback (a DNS-rebinding page
+/// reaches the proxy under its own name), its `Origin`, if any, a loopback page (a page
+/// of another site cannot drive the proxy from the user's browser), and it has not
+/// looped back from the upstream.
+fn refuse(state: &ProxyState, headers: &HeaderMap) -> Option<Response> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if state.loopback_only && !is_loopback_host(host) {
+        return Some(forbidden(
+            "forbidden_host",
+            format!("Host {host:?} is refused: the proxy answers loopback names only"),
+        ));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN).filter(|_| state.loopback_only) {
+        let text = origin.to_str().unwrap_or("");
+        let authority = text
+            .strip_prefix("http://")
+            .or_else(|| text.strip_prefix("https://"))
+            .filter(|a| !a.contains('/'));
+        if !authority.is_some_and(is_loopback_host) {
+            let shown = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+            return Some(forbidden(
+                "forbidden_origin",
+                format!("requests from {shown} are refused: only pages on this machine may use the proxy"),
+            ));
+        }
+    }
+    if headers
+        .get(LOOP_HEADER)
+        .is_some_and(|v| v.as_bytes() == state.mark.as_bytes())
+    {
+        return Some(
+            (
+                StatusCode::LOOP_DETECTED,
+                axum::Json(json!({
+                    "error": "loop_detected",
+                    "message": format!("the upstream {} is this proxy itself", state.upstream),
+                })),
+            )
+                .into_response(),
+        );
+    }
+    None
+}
+
 async fn forward(State(state): State<ProxyState>, request: Request) -> Response {
+    if let Some(refused) = refuse(&state, request.headers()) {
+        return refused;
+    }
     let (parts, body) = request.into_parts();
     let limit = state.inspector.limits().max_body;
     let body = match axum::body::to_bytes(body, limit).await {
@@ -96,6 +196,9 @@ async fn forward(State(state): State<ProxyState>, request: Request) -> Response 
     let url = format!("{}{}", state.upstream, path);
     let mut headers = end_to_end(&parts.headers);
     headers.remove(header::CONTENT_LENGTH);
+    if let Ok(mark) = axum::http::HeaderValue::from_str(&state.mark) {
+        headers.insert(HeaderName::from_static(LOOP_HEADER), mark);
+    }
     let sent = state
         .inspector
         .http()

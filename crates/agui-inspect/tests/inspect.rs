@@ -651,3 +651,70 @@ async fn the_proxy_passes_other_answers_through_without_recording_them() {
     assert_eq!(res.status(), StatusCode::BAD_GATEWAY);
     assert!(res.text().await.unwrap().contains("127.0.0.1:9"));
 }
+
+#[tokio::test]
+async fn the_proxy_refuses_foreign_hosts_and_origins_and_an_upstream_that_is_itself() {
+    let agent = demo(0).await;
+    let inspector = Inspector::new(InspectorConfig::default());
+    let proxy =
+        spawn(agui_inspect::proxy::router(inspector.clone(), &format!("http://{agent}")).unwrap())
+            .await;
+    let run = |host: Option<&str>, origin: Option<&str>| {
+        let mut req = client()
+            .post(format!("http://{proxy}/agentic_chat"))
+            .header("accept", "text/event-stream")
+            .json(&input("hi"));
+        if let Some(h) = host {
+            req = req.header("host", h);
+        }
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        req.send()
+    };
+    // A DNS-rebinding page reaches the proxy under its own name; a page of another
+    // site sends its own Origin.
+    for (host, origin, code) in [
+        (Some("attacker.example:8001"), None, "forbidden_host"),
+        (None, Some("https://attacker.example"), "forbidden_origin"),
+        (None, Some("null"), "forbidden_origin"),
+    ] {
+        let res = run(host, origin).await.unwrap();
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{host:?} {origin:?}");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["error"], code);
+    }
+    assert!(inspector.runs().is_empty(), "nothing was forwarded");
+    // A front end on this machine, on any port, is served.
+    for origin in [
+        None,
+        Some("http://localhost:3000"),
+        Some("http://127.0.0.1:5173"),
+    ] {
+        let res = run(Some(&format!("localhost:{}", proxy.port())), origin)
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{origin:?}");
+        res.bytes().await.unwrap();
+    }
+
+    // A proxy whose upstream is its own listener answers 508 at once, not a
+    // descriptor per forwarded copy.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let own = listener.local_addr().unwrap();
+    let looped = agui_inspect::proxy::router(
+        Inspector::new(InspectorConfig::default()),
+        &format!("http://{own}"),
+    )
+    .unwrap();
+    tokio::spawn(async move { axum::serve(listener, looped).await.unwrap() });
+    let res = client()
+        .post(format!("http://{own}/agentic_chat"))
+        .json(&input("hi"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::LOOP_DETECTED);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], "loop_detected");
+}

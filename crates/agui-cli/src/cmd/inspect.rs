@@ -81,8 +81,12 @@ pub fn inspect(args: InspectArgs) -> Result<(), CliError> {
             .map_err(CliError::io("reading the bound address"))?;
         let mut proxy_task = None;
         if let (true, Some(upstream)) = (args.proxy, &args.upstream) {
-            let router = agui_inspect::proxy::router(inspector.clone(), upstream)
-                .map_err(|e| CliError::Usage(format!("--upstream: {e}")))?;
+            let router = if args.public {
+                agui_inspect::proxy::public_router(inspector.clone(), upstream)
+            } else {
+                agui_inspect::proxy::router(inspector.clone(), upstream)
+            };
+            let router = router.map_err(|e| CliError::Usage(format!("--upstream: {e}")))?;
             let proxy_listener = tokio::net::TcpListener::bind(args.listen)
                 .await
                 .map_err(CliError::io(format!("cannot listen on {}", args.listen)))?;

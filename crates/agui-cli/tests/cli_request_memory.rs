@@ -14,11 +14,15 @@ use std::time::Duration;
 use common::{spawn_serve, status_kib, Served};
 
 fn run(addr: &str, body: &str) -> String {
+    run_at(addr, "/agentic_chat", body)
+}
+
+fn run_at(addr: &str, path: &str, body: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     write!(
         s,
-        "POST /agentic_chat HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )
     .unwrap();
@@ -32,6 +36,11 @@ const MESSAGES: &str = r#"[{"id":"u","role":"user","content":"hello there"}]"#;
 
 /// The peak growth in KiB of a fresh server's resident memory over one run of `body`.
 fn peak_growth_kib(body: &str) -> u64 {
+    peak_growth_at("/agentic_chat", body)
+}
+
+/// [`peak_growth_kib`] for a body POSTed to `path`.
+fn peak_growth_at(path: &str, body: &str) -> u64 {
     let served: Served = spawn_serve(
         &[],
         &["--delay-ms", "0", "--store", "off"],
@@ -41,7 +50,7 @@ fn peak_growth_kib(body: &str) -> u64 {
     let warm = format!(r#"{{"threadId":"t","runId":"w","messages":{MESSAGES}}}"#);
     assert!(run(&served.addr, &warm).contains("RUN_FINISHED"));
     let before = status_kib(pid, "VmHWM:");
-    let reply = run(&served.addr, body);
+    let reply = run_at(&served.addr, path, body);
     assert!(
         reply.starts_with("HTTP/1.1 200") && reply.contains("RUN_FINISHED"),
         "{:.300}",
@@ -190,4 +199,20 @@ fn the_protocols_own_objects_cost_a_small_constant_times_the_body() {
     ];
     // Measured at 6–7×: each message is a structure with three strings.
     each_within(&bodies, 12.0);
+}
+
+#[test]
+fn the_copilotkit_single_route_envelope_costs_a_small_constant_times_the_body() {
+    const SIZE: usize = 3_800_000;
+    // The envelope carries the run's body as JSON: read as a tree it took tens of times
+    // the body before anything was admitted.
+    let body = format!(
+        r#"{{"method":"agent/run","params":{{"agentId":"agentic_chat"}},"body":{{"threadId":"t","runId":"r","messages":{MESSAGES},"state":{}}}}}"#,
+        zeros(SIZE)
+    );
+    let growth = peak_growth_at("/copilotkit", &body);
+    let ratio = (growth * 1024) as f64 / body.len() as f64;
+    eprintln!("envelope: +{growth} KiB peak, {ratio:.1}× the body");
+    // The envelope's text, the inner body's copy, then the run's own text copies.
+    assert!(ratio < 10.0, "+{growth} KiB peak, {ratio:.1}× the body");
 }

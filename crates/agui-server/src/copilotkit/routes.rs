@@ -498,6 +498,17 @@ async fn method_not_allowed() -> Failure {
     )
 }
 
+/// The single-route envelope, as spans of the request body.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    method: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow, default)]
+    body: Option<&'a serde_json::value::RawValue>,
+}
+
 /// `POST {base}` with `{"method","params","body"}`.
 async fn single_route(
     State(rt): State<Arc<Runtime>>,
@@ -515,23 +526,31 @@ async fn single_route(
         ));
     }
     let bytes = rt.body(&headers, body).await?;
-    let envelope: Value = serde_json::from_slice(&bytes).map_err(|e| {
+    // Read as text spans of the body, not as a tree (which costs tens of times the
+    // body): the inner body is handed on as its own text.
+    let envelope: Envelope<'_> = serde_json::from_slice(&bytes).map_err(|e| {
         Failure::invalid_request(
             StatusCode::BAD_REQUEST,
             format!("Invalid JSON payload: {e}"),
         )
     })?;
-    let method = envelope
-        .get("method")
-        .and_then(Value::as_str)
+    let method: Option<String> = envelope
+        .method
+        .and_then(|m| serde_json::from_str(m.get()).ok());
+    let method = method
         .ok_or_else(|| Failure::invalid_request(StatusCode::BAD_REQUEST, "Missing method field"))?;
+    let method = method.as_str();
+    type Params<'a> =
+        std::collections::HashMap<std::borrow::Cow<'a, str>, &'a serde_json::value::RawValue>;
+    let params: Option<Params<'_>> = envelope
+        .params
+        .and_then(|p| serde_json::from_str(p.get()).ok());
     let param = |key: &str| -> Result<String, Failure> {
-        envelope
-            .get("params")
+        params
+            .as_ref()
             .and_then(|p| p.get(key))
-            .and_then(Value::as_str)
+            .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
             .filter(|s| !s.trim().is_empty())
-            .map(str::to_owned)
             .ok_or_else(|| {
                 Failure::invalid_request(
                     StatusCode::BAD_REQUEST,
@@ -539,15 +558,19 @@ async fn single_route(
                 )
             })
     };
+    let body_text = envelope.body.filter(|b| b.get() != "null");
     let inner_body = || -> Result<Vec<u8>, Failure> {
-        match envelope.get("body") {
-            None | Some(Value::Null) => Err(Failure::invalid_request(
+        let Some(raw) = body_text else {
+            return Err(Failure::invalid_request(
                 StatusCode::BAD_REQUEST,
                 "Missing request body for JSON handler",
-            )),
-            Some(Value::String(s)) => Ok(s.clone().into_bytes()),
-            Some(v) => Ok(serde_json::to_vec(v).unwrap_or_default()),
-        }
+            ));
+        };
+        // A body sent as a JSON string is the text of the request body.
+        Ok(match serde_json::from_str::<String>(raw.get()) {
+            Ok(text) => text.into_bytes(),
+            Err(_) => raw.get().as_bytes().to_vec(),
+        })
     };
     match method {
         "info" => Ok(Json(rt.info()).into_response()),
@@ -562,7 +585,13 @@ async fn single_route(
         "agent/stop" => {
             let agent_id = param("agentId")?;
             let thread_id = param("threadId")?;
-            let scope = stop_scope(envelope.get("body").filter(|b| !b.is_null()))?;
+            let body: Option<Value> = match body_text {
+                Some(raw) => Some(serde_json::from_str(raw.get()).map_err(|_| {
+                    Failure::invalid_stop("Invalid stop request", "the body is not JSON")
+                })?),
+                None => None,
+            };
+            let scope = stop_scope(body.as_ref())?;
             rt.stop(&agent_id, &thread_id, scope).await
         }
         "transcribe" => Err(transcribe().await),

@@ -55,35 +55,28 @@ impl Writer {
         }
     }
 
-    /// Writes a thread's history. For a pre-1.0 consumer, whose client accepts
+    /// Writes one run of a thread's history (`final_run`: nothing follows it, neither
+    /// another stored run nor a live one). For a pre-1.0 consumer, whose client accepts
     /// nothing after a `RUN_ERROR`, a past run's `RUN_ERROR` that other runs follow is
     /// written as that run's `RUN_FINISHED` with the error as its `result`.
-    pub(crate) fn write_history(
-        &self,
-        runs: &[Arc<[Event]>],
-        more_follows: bool,
-        out: &mut Vec<u8>,
-    ) {
+    pub(crate) fn write_history_run(&self, run: &[Event], final_run: bool, out: &mut Vec<u8>) {
         let mut ids: Option<(String, String)> = None;
-        for (i, run) in runs.iter().enumerate() {
-            let last_run = i + 1 == runs.len() && !more_follows;
-            for (j, e) in run.iter().enumerate() {
-                if let Event::RunStarted(s) = e {
-                    ids = Some((s.thread_id.clone(), s.run_id.clone()));
+        for (j, e) in run.iter().enumerate() {
+            if let Event::RunStarted(s) = e {
+                ids = Some((s.thread_id.clone(), s.run_id.clone()));
+            }
+            let last = final_run && j + 1 == run.len();
+            match (e, &ids) {
+                (Event::RunError(err), Some((t, r))) if self.downgrade.is_active() && !last => {
+                    let mut fin = RunFinished::new(t, r);
+                    fin.result = Some(json!({
+                        "error": { "message": err.message, "code": err.code }
+                    }));
+                    self.write(fin.into(), out);
                 }
-                let last = last_run && j + 1 == run.len();
-                match (e, &ids) {
-                    (Event::RunError(err), Some((t, r))) if self.downgrade.is_active() && !last => {
-                        let mut fin = RunFinished::new(t, r);
-                        fin.result = Some(json!({
-                            "error": { "message": err.message, "code": err.code }
-                        }));
-                        self.write(fin.into(), out);
-                    }
-                    // Nothing to rewrite: encoded from the stored event, no copy.
-                    _ if !self.downgrade.is_active() => self.encoder.encode(e, out),
-                    _ => self.write(e.clone(), out),
-                }
+                // Nothing to rewrite: encoded from the stored event, no copy.
+                _ if !self.downgrade.is_active() => self.encoder.encode(e, out),
+                _ => self.write(e.clone(), out),
             }
         }
     }
@@ -91,9 +84,11 @@ impl Writer {
 
 /// What a body reads next.
 enum Phase {
-    /// A thread's history (written at once), then its live run if any.
+    /// A thread's history, one stored run per chunk (so that a client that reads
+    /// slowly holds the server to one run's bytes, not the whole history's), then its
+    /// live run if any.
     History {
-        runs: Vec<Arc<[Event]>>,
+        runs: std::collections::VecDeque<Arc<[Event]>>,
         live: Option<String>,
     },
     /// A run's events from `cursor` on.
@@ -149,7 +144,7 @@ pub(crate) fn connect_response(
     let phase = match (resume, live) {
         (Some(cursor), Some(run_id)) => Phase::Live { run_id, cursor },
         (_, live) => Phase::History {
-            runs: history,
+            runs: history.into(),
             live,
         },
     };
@@ -171,13 +166,19 @@ async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> 
     loop {
         match std::mem::replace(&mut s.phase, Phase::Done) {
             Phase::Done => return None,
-            Phase::History { runs, live } => {
-                let mut out = Vec::new();
-                s.writer.write_history(&runs, live.is_some(), &mut out);
-                s.phase = match live {
-                    Some(run_id) => Phase::Live { run_id, cursor: 0 },
-                    None => Phase::Done,
+            Phase::History { mut runs, live } => {
+                let Some(run) = runs.pop_front() else {
+                    s.phase = match live {
+                        Some(run_id) => Phase::Live { run_id, cursor: 0 },
+                        None => Phase::Done,
+                    };
+                    continue;
                 };
+                let final_run = runs.is_empty() && live.is_none();
+                let mut out = Vec::new();
+                s.writer.write_history_run(&run, final_run, &mut out);
+                drop(run);
+                s.phase = Phase::History { runs, live };
                 if !out.is_empty() {
                     return Some((Ok(Bytes::from(out)), s));
                 }

@@ -57,6 +57,10 @@ pub struct Limits {
     pub max_findings: usize,
     /// Runs kept (50); the oldest finished one is forgotten first.
     pub max_runs: usize,
+    /// Bytes of event JSON all runs keep together (1 GiB): past it the oldest finished
+    /// runs are forgotten, and when none is left to forget the run that needs more ends
+    /// its recording with a finding (the proxy still forwards everything).
+    pub max_total_bytes: u64,
     /// Bytes of a non-2xx answer kept for its error message (64 KiB).
     pub max_error_body: usize,
 }
@@ -70,6 +74,7 @@ impl Default for Limits {
             max_event_bytes: 10 << 20,
             max_findings: 10_000,
             max_runs: 50,
+            max_total_bytes: 1 << 30,
             max_error_body: 64 << 10,
         }
     }
@@ -149,6 +154,8 @@ pub struct RunEntry {
     version: watch::Sender<u64>,
     cancel: CancellationToken,
     replay: Mutex<Option<replay::Replay>>,
+    /// The inspector that keeps the run, for the budget of all runs' bytes.
+    owner: std::sync::Weak<Inner>,
 }
 
 impl RunEntry {
@@ -170,8 +177,27 @@ impl RunEntry {
     /// Feeds bytes to the recording and wakes the page's feeds. Returns `false` when
     /// the recording takes no more.
     pub fn push(&self, bytes: &[u8]) -> bool {
-        let t = self.elapsed_ms();
-        let more = self.recording().push(bytes, t);
+        self.push_at(bytes, self.elapsed_ms())
+    }
+
+    /// [`push`](Self::push) of bytes that arrived `t` ms after the start.
+    fn push_at(&self, bytes: &[u8], t: f64) -> bool {
+        let (mut more, added) = {
+            let mut r = self.recording();
+            let before = r.kept_bytes();
+            let more = r.push(bytes, t);
+            (more, r.kept_bytes() - before)
+        };
+        if added > 0 {
+            if let Some(inner) = self.owner.upgrade() {
+                if let Err(max) = inner.charge(self.id, added) {
+                    self.recording().refuse_more(format!(
+                        "the inspector's runs together passed its limit of {max} bytes of events; the rest of this run is not recorded"
+                    ));
+                    more = false;
+                }
+            }
+        }
         self.touch();
         more
     }
@@ -295,8 +321,53 @@ struct Inner {
     token: String,
     next_id: AtomicU64,
     runs: Mutex<BTreeMap<u64, Arc<RunEntry>>>,
+    /// Bytes of event JSON the kept runs hold together.
+    kept: AtomicU64,
     http: reqwest::Client,
     proxy: Mutex<Option<Value>>,
+}
+
+impl Inner {
+    /// Forgets the oldest finished run other than `keep`; whether there was one.
+    fn forget_oldest_done(
+        &self,
+        runs: &mut BTreeMap<u64, Arc<RunEntry>>,
+        keep: Option<u64>,
+    ) -> bool {
+        let oldest = runs
+            .iter()
+            .find(|(id, r)| Some(**id) != keep && r.is_done())
+            .map(|(id, _)| *id);
+        let Some(id) = oldest else {
+            return false;
+        };
+        if let Some(run) = runs.remove(&id) {
+            let freed = run.recording().kept_bytes();
+            self.kept.fetch_sub(
+                freed.min(self.kept.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
+            tracing::debug!(run = id, freed, "inspector: forgot a finished run");
+        }
+        true
+    }
+
+    /// Counts `added` bytes kept by run `id`, forgetting the oldest finished runs while
+    /// the total is over the limit; `Err(limit)` when it stays over.
+    fn charge(&self, id: u64, added: u64) -> Result<(), u64> {
+        let max = self.config.limits.max_total_bytes;
+        let total = self.kept.fetch_add(added, Ordering::Relaxed) + added;
+        if total <= max {
+            return Ok(());
+        }
+        let mut runs = lock(&self.runs);
+        while self.kept.load(Ordering::Relaxed) > max {
+            if !self.forget_oldest_done(&mut runs, Some(id)) {
+                return Err(max);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The runs the inspector shows, and the clients it uses. Cheap to clone.
@@ -339,6 +410,7 @@ impl Inspector {
                 runs: Mutex::new(BTreeMap::new()),
                 http,
                 proxy: Mutex::new(None),
+                kept: AtomicU64::new(0),
             }),
         }
     }
@@ -377,12 +449,8 @@ impl Inspector {
         let limits = self.inner.config.limits;
         let mut runs = lock(&self.inner.runs);
         while runs.len() >= limits.max_runs.max(1) {
-            let oldest_done = runs.iter().find(|(_, r)| r.is_done()).map(|(id, _)| *id);
-            match oldest_done {
-                Some(id) => {
-                    runs.remove(&id);
-                }
-                None => return Err(InspectError::Full(runs.len())),
+            if !self.inner.forget_oldest_done(&mut runs, None) {
+                return Err(InspectError::Full(runs.len()));
             }
         }
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
@@ -410,6 +478,7 @@ impl Inspector {
             version: watch::channel(0).0,
             cancel: CancellationToken::new(),
             replay: Mutex::new(None),
+            owner: Arc::downgrade(&self.inner),
         });
         runs.insert(id, entry.clone());
         tracing::debug!(run = id, source = ?entry.source, "inspector: new run");
@@ -437,11 +506,9 @@ impl Inspector {
             format,
             input: None,
         })?;
-        {
-            let mut r = entry.recording();
-            r.push(bytes, 0.0);
-            r.finish(End::Completed, 0.0);
-        }
+        // Through the entry, so that the recording counts in the budget of all runs.
+        entry.push_at(bytes, 0.0);
+        entry.recording().finish(End::Completed, 0.0);
         entry.touch();
         Ok(entry)
     }

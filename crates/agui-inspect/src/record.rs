@@ -606,6 +606,18 @@ impl Recording {
         self.bytes
     }
 
+    /// Bytes of event JSON kept (what [`Limits::max_run_bytes`](crate::Limits) bounds).
+    pub fn kept_bytes(&self) -> u64 {
+        self.raw_bytes
+    }
+
+    /// Records a transport error finding saying why nothing more of the run is kept
+    /// (the caller stops pushing).
+    pub fn refuse_more(&mut self, why: String) {
+        let index = self.rows.len() as u64;
+        self.finding(index, Severity::Error, Stage::Transport, why);
+    }
+
     /// Milliseconds from the start to the first event.
     pub fn first_event_ms(&self) -> Option<f64> {
         self.first_event_ms

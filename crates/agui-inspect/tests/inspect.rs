@@ -718,3 +718,70 @@ async fn the_proxy_refuses_foreign_hosts_and_origins_and_an_upstream_that_is_its
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["error"], "loop_detected");
 }
+
+#[tokio::test]
+async fn all_runs_together_are_bounded_in_bytes() {
+    // Each recording keeps some 2.4 KB of event JSON; together at most 5 KB.
+    let limits = Limits {
+        max_total_bytes: 5_000,
+        ..Limits::default()
+    };
+    let inspector = Inspector::new(InspectorConfig::default().limits(limits));
+    let recording = |n: usize| {
+        let mut body = Vec::new();
+        for i in 0..n {
+            sse::encode_event(
+                &Event::text_message_content("m", format!("piece {i:04}")),
+                &mut body,
+            );
+        }
+        body
+    };
+    let mut kept = Vec::new();
+    for i in 0..4 {
+        kept.push(
+            inspector
+                .add_recording(&format!("r{i}"), &recording(40))
+                .unwrap()
+                .id(),
+        );
+    }
+    // The oldest finished runs were forgotten to make room; the total stays bounded.
+    let runs = inspector.runs();
+    let total: u64 = runs.iter().map(|r| r.recording().kept_bytes()).sum();
+    assert!(total <= 5_000, "{total}");
+    assert!(runs.len() < 4, "{} runs kept", runs.len());
+    assert_eq!(
+        runs.last().unwrap().id(),
+        *kept.last().unwrap(),
+        "the newest is kept"
+    );
+
+    // A live run that alone needs more than the limit ends its recording with a
+    // finding, and takes no more.
+    let live = inspector
+        .add_run(agui_inspect::NewRun {
+            source: agui_inspect::Source::Relay,
+            label: "live".into(),
+            url: None,
+            format: agui_inspect::Format::Sse,
+            input: None,
+        })
+        .unwrap();
+    live.set_format(agui_inspect::Format::Sse);
+    let mut accepted = true;
+    for _ in 0..10 {
+        accepted = live.push(&recording(40));
+        if !accepted {
+            break;
+        }
+    }
+    assert!(!accepted, "the recording stopped");
+    let findings = live.recording().findings().to_vec();
+    assert!(
+        findings.iter().any(|f| f
+            .message
+            .contains("runs together passed its limit of 5000 bytes")),
+        "{findings:?}"
+    );
+}

@@ -30,7 +30,7 @@ use bytes::Bytes;
 pub mod contract;
 mod memory;
 
-pub use memory::{InMemoryRunStore, RunLimits};
+pub use memory::{InMemoryRunStore, RunLimits, EVENT_OVERHEAD};
 
 /// A boxed future returned by [`RunStore`] methods.
 pub type RunStoreFuture<'a, T> =

@@ -6,7 +6,7 @@ its first events), and reports the growth of the server's resident memory per st
     python3 bench/load/open_streams.py 2000 8000 $(pgrep -f 'agui serve')
 
 Raise the open-file limit first (ulimit -n 20000) for thousands of streams. `agui serve`'s
-default memory budget (1 GiB, 256 KiB per run at least) admits 4,096 runs at once."""
+default memory budget (1 GiB, 64 KiB per run at least) admits 16,384 runs at once."""
 import asyncio, sys, json, os, re
 N = int(sys.argv[1]); PORT = int(sys.argv[2]); PID = int(sys.argv[3])
 def rss():

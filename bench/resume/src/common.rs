@@ -154,7 +154,8 @@ pub fn unique_prefix(what: &str) -> String {
 
 /// The `events` and `tickUs` numbers of a request's `forwardedProps`.
 fn props(input: &agui_core::RunAgentInput) -> (u64, u64, bool) {
-    let p = input.forwarded_props.as_ref();
+    let p = input.forwarded_props.as_ref().map(|p| p.to_value());
+    let p = p.as_ref();
     let num = |k: &str| p.and_then(|p| p.get(k)).and_then(|v| v.as_u64());
     let hold = p
         .and_then(|p| p.get("hold"))

@@ -79,14 +79,17 @@ pub struct ServerConfig {
     /// long string costs about its length, `[0,0,0,…]` some 50 times it), plus
     /// [`RUN_COST_BASE`] for the stream, from when its body is read until its stream
     /// ends; a run that does not fit is refused with `503` and code `memory_budget`.
-    /// Small requests are cheap (about 3,500 runs of a typical 10 KB body fit), large
+    /// Small requests are cheap (about 9,000 runs of a typical 10 KB body fit), large
     /// or fragmented ones are few at a time.
     pub memory_budget: Option<usize>,
 }
 
 /// What every run is counted in [`ServerConfig::memory_budget`] besides its parsed
-/// request: the stream's buffers and tasks.
-pub const RUN_COST_BASE: usize = 256 * 1024;
+/// request: the stream's buffers and tasks. Measured: an open stream of `agui serve`
+/// holds 17.6 KiB (`bench/load/open_streams.py`, 2,000 streams), and a streaming one at
+/// most a 16 KiB batch and a 4 KiB chunk more; 64 KiB leaves half again for the agent's
+/// own state. (It was 256 KiB, which refused the 4,097th idle stream of a 1 GiB budget.)
+pub const RUN_COST_BASE: usize = 64 * 1024;
 
 /// How a server picks SSE or protobuf from a request's `Accept` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

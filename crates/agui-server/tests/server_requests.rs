@@ -383,7 +383,7 @@ async fn the_reference_negotiation_stays_available() {
 
 /// The memory amplification attack: large request bodies, many at once. Each run is
 /// counted at what its request costs once parsed (estimated from its JSON's shape, plus
-/// 256 KiB) against the memory budget while it streams: a run that does not fit is
+/// 64 KiB) against the memory budget while it streams: a run that does not fit is
 /// refused with 503, small runs still fit, and a body of many small parsed objects
 /// counts far more than free-form JSON of the same length (kept as text).
 #[tokio::test]

@@ -26,7 +26,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub max_runs: Option<usize>,
     /// Memory of all runs together, in MiB (each run counted at its request's parsed
-    /// size plus 256 KiB); a run that does not fit is refused with `503` code
+    /// size plus 64 KiB); a run that does not fit is refused with `503` code
     /// `memory_budget`. `0` turns the budget off.
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     pub memory_budget: usize,

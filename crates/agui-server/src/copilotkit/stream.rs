@@ -82,11 +82,13 @@ impl Writer {
     }
 }
 
+/// A history chunk is cut at the first run boundary past this many bytes.
+const HISTORY_CHUNK: usize = 256 * 1024;
+
 /// What a body reads next.
 enum Phase {
-    /// A thread's history, one stored run per chunk (so that a client that reads
-    /// slowly holds the server to one run's bytes, not the whole history's), then its
-    /// live run if any.
+    /// A thread's history, in chunks of whole runs of about [`HISTORY_CHUNK`] bytes,
+    /// then its live run if any.
     History {
         runs: std::collections::VecDeque<Arc<[Event]>>,
         live: Option<String>,
@@ -167,18 +169,25 @@ async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> 
         match std::mem::replace(&mut s.phase, Phase::Done) {
             Phase::Done => return None,
             Phase::History { mut runs, live } => {
-                let Some(run) = runs.pop_front() else {
-                    s.phase = match live {
+                // Whole runs, up to a bound per chunk: a client that reads slowly holds
+                // the server to one chunk's bytes, not the whole history's, and a
+                // history of small runs still goes out in few writes.
+                let mut out = Vec::new();
+                while out.len() < HISTORY_CHUNK {
+                    let Some(run) = runs.pop_front() else {
+                        break;
+                    };
+                    let final_run = runs.is_empty() && live.is_none();
+                    s.writer.write_history_run(&run, final_run, &mut out);
+                }
+                s.phase = if runs.is_empty() {
+                    match live {
                         Some(run_id) => Phase::Live { run_id, cursor: 0 },
                         None => Phase::Done,
-                    };
-                    continue;
+                    }
+                } else {
+                    Phase::History { runs, live }
                 };
-                let final_run = runs.is_empty() && live.is_none();
-                let mut out = Vec::new();
-                s.writer.write_history_run(&run, final_run, &mut out);
-                drop(run);
-                s.phase = Phase::History { runs, live };
                 if !out.is_empty() {
                     return Some((Ok(Bytes::from(out)), s));
                 }

@@ -28,6 +28,12 @@ pub struct ThreadLimits {
     /// Most events of one live run (default 100,000); the run is ended when it reaches
     /// the limit (the batch that ends a run is always taken).
     pub max_run_events: usize,
+    /// Most bytes all threads keep together (default 256 MiB): histories, the inputs
+    /// their runs recorded, and live or last runs, each event counted at about what it
+    /// costs kept. Past it the threads idle the longest are evicted; when none is idle, a
+    /// live run's next batch is refused ([`StoreError::OverBudget`]: the run ends with
+    /// `RUN_ERROR`) and so is a new thread (the batch that ends a run is always taken).
+    pub max_total_bytes: usize,
 }
 
 impl Default for ThreadLimits {
@@ -37,6 +43,7 @@ impl Default for ThreadLimits {
             idle_ttl: Duration::from_secs(3600),
             max_history_events: 10_000,
             max_run_events: 100_000,
+            max_total_bytes: 256 << 20,
         }
     }
 }
@@ -57,6 +64,12 @@ impl ThreadLimits {
     /// Sets [`max_history_events`](Self::max_history_events).
     pub fn max_history_events(mut self, n: usize) -> Self {
         self.max_history_events = n;
+        self
+    }
+
+    /// Sets [`max_total_bytes`](Self::max_total_bytes).
+    pub fn max_total_bytes(mut self, n: usize) -> Self {
+        self.max_total_bytes = n;
         self
     }
 
@@ -99,12 +112,63 @@ pub struct InMemoryThreadStore {
 struct Inner {
     threads: HashMap<String, Thread>,
     last_sweep: Option<Instant>,
+    /// What all threads keep, counted by [`kept_size`].
+    bytes: usize,
+}
+
+/// About what an event costs kept: its structure and its text. The streamed pieces,
+/// the most frequent events, are counted from their fields; the others (a run's input,
+/// snapshots, tool results) from their JSON.
+fn kept_size(e: &Event) -> usize {
+    const BASE: usize = std::mem::size_of::<Event>() + 64;
+    BASE + match e {
+        Event::TextMessageContent(c) => c.delta.len() + c.message_id.len(),
+        Event::ReasoningMessageContent(c) => c.delta.len() + c.message_id.len(),
+        Event::ToolCallArgs(c) => c.delta.len() + c.tool_call_id.len(),
+        other => other.to_json_string().len(),
+    }
+}
+
+fn size_of_events(events: &[Event]) -> usize {
+    events.iter().map(kept_size).sum()
+}
+
+impl Inner {
+    /// Removes a thread, and what it kept from the count.
+    fn remove(&mut self, thread_id: &str) {
+        if let Some(t) = self.threads.remove(thread_id) {
+            self.bytes = self.bytes.saturating_sub(t.bytes());
+        }
+    }
+
+    /// Evicts the threads idle the longest (never `keep`, never a running one) until
+    /// `more` bytes fit in `limit`; whether they do.
+    fn fit(&mut self, more: usize, limit: usize, keep: &str) -> bool {
+        while self.bytes + more > limit {
+            let oldest = self
+                .threads
+                .iter()
+                .filter(|(id, t)| *id != keep && !t.running())
+                .min_by_key(|(_, t)| t.last_active)
+                .map(|(id, _)| id.clone());
+            match oldest {
+                Some(id) => {
+                    tracing::debug!(thread_id = %id, "thread evicted: the store's bytes are full");
+                    self.remove(&id);
+                }
+                None => return false,
+            }
+        }
+        true
+    }
 }
 
 #[derive(Debug)]
 struct Thread {
     history: VecDeque<Arc<[Event]>>,
     history_events: usize,
+    /// What the history keeps, counted by [`kept_size`].
+    history_bytes: usize,
     known_ids: HashSet<String>,
     /// The live run, or the last one once ended (until the next begins).
     run: Option<RawRun>,
@@ -116,6 +180,8 @@ struct Thread {
 struct RawRun {
     run_id: String,
     events: Vec<Event>,
+    /// What `events` keep, counted by [`kept_size`].
+    bytes: usize,
     ended: bool,
 }
 
@@ -124,6 +190,7 @@ impl Thread {
         Thread {
             history: VecDeque::new(),
             history_events: 0,
+            history_bytes: 0,
             known_ids: HashSet::new(),
             run: None,
             last_active: now,
@@ -133,6 +200,11 @@ impl Thread {
 
     fn running(&self) -> bool {
         self.run.as_ref().is_some_and(|r| !r.ended)
+    }
+
+    /// What the thread keeps: its history and its live or last run.
+    fn bytes(&self) -> usize {
+        self.history_bytes + self.run.as_ref().map_or(0, |r| r.bytes)
     }
 
     fn bump(&self) {
@@ -190,9 +262,15 @@ impl InMemoryThreadStore {
         if due {
             inner.last_sweep = Some(now);
             let before = inner.threads.len();
-            inner
-                .threads
-                .retain(|_, t| t.running() || now.duration_since(t.last_active) < ttl);
+            let mut freed = 0;
+            inner.threads.retain(|_, t| {
+                let keep = t.running() || now.duration_since(t.last_active) < ttl;
+                if !keep {
+                    freed += t.bytes();
+                }
+                keep
+            });
+            inner.bytes = inner.bytes.saturating_sub(freed);
             let evicted = before - inner.threads.len();
             if evicted > 0 {
                 tracing::debug!(evicted, "idle threads evicted");
@@ -210,7 +288,7 @@ impl InMemoryThreadStore {
         match oldest {
             Some(id) => {
                 tracing::debug!(thread_id = %id, "thread evicted to make room");
-                inner.threads.remove(&id);
+                inner.remove(&id);
                 Ok(())
             }
             None => Err(StoreError::Full {
@@ -224,6 +302,11 @@ impl InMemoryThreadStore {
         let mut inner = self.lock();
         if !inner.threads.contains_key(thread_id) {
             self.make_room(&mut inner, now)?;
+            if !inner.fit(0, self.limits.max_total_bytes, thread_id) {
+                return Err(StoreError::OverBudget {
+                    limit: self.limits.max_total_bytes,
+                });
+            }
             inner.threads.insert(thread_id.to_owned(), Thread::new(now));
         }
         let Some(t) = inner.threads.get_mut(thread_id) else {
@@ -235,21 +318,37 @@ impl InMemoryThreadStore {
                 run_id: r.run_id.clone(),
             });
         }
+        // The last run's events give way to the new run's.
+        let freed = t.run.as_ref().map_or(0, |r| r.bytes);
         t.run = Some(RawRun {
             run_id: run_id.to_owned(),
             events: Vec::new(),
+            bytes: 0,
             ended: false,
         });
         t.last_active = now;
         t.bump();
-        Ok(RunBegun {
+        let begun = RunBegun {
             known_message_ids: t.known_ids.clone(),
-        })
+        };
+        inner.bytes = inner.bytes.saturating_sub(freed);
+        Ok(begun)
     }
 
     fn push(&self, thread_id: &str, run_id: &str, events: Vec<Event>) -> Result<(), StoreError> {
         let limit = self.limits.max_run_events;
-        let mut inner = self.lock();
+        let added = size_of_events(&events);
+        let terminal = matches!(
+            events.last(),
+            Some(Event::RunFinished(_) | Event::RunError(_))
+        );
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        if !inner.fit(added, self.limits.max_total_bytes, thread_id) && !terminal {
+            return Err(StoreError::OverBudget {
+                limit: self.limits.max_total_bytes,
+            });
+        }
         let t = inner
             .threads
             .get_mut(thread_id)
@@ -258,10 +357,6 @@ impl InMemoryThreadStore {
                 run_id: run_id.to_owned(),
             })?;
         let run = t.live_mut(thread_id, run_id)?;
-        let terminal = matches!(
-            events.last(),
-            Some(Event::RunFinished(_) | Event::RunError(_))
-        );
         if !terminal && run.events.len() + events.len() > limit {
             return Err(StoreError::RunTooLong {
                 thread_id: thread_id.to_owned(),
@@ -270,7 +365,9 @@ impl InMemoryThreadStore {
             });
         }
         run.events.extend(events);
+        run.bytes += added;
         t.bump();
+        inner.bytes += added;
         Ok(())
     }
 
@@ -288,15 +385,19 @@ impl InMemoryThreadStore {
         run.ended = true;
         let compacted: Arc<[Event]> = Compactor::compact_all(run.events.iter().cloned()).into();
         recorded_message_ids(&compacted, &mut t.known_ids);
+        let before = t.history_bytes;
         t.history_events += compacted.len();
+        t.history_bytes += size_of_events(&compacted);
         t.history.push_back(compacted);
         let mut forgot = false;
         while t.history_events > max_history && t.history.len() > 1 {
             if let Some(old) = t.history.pop_front() {
                 t.history_events -= old.len();
+                t.history_bytes -= size_of_events(&old);
                 forgot = true;
             }
         }
+        let after = t.history_bytes;
         if forgot {
             t.known_ids.clear();
             for run in &t.history {
@@ -305,7 +406,13 @@ impl InMemoryThreadStore {
         }
         t.last_active = Instant::now();
         t.bump();
+        inner.bytes = (inner.bytes + after).saturating_sub(before);
         Ok(())
+    }
+
+    /// What all threads keep, in bytes, as [`ThreadLimits::max_total_bytes`] counts.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
     }
 
     fn snap(&self, thread_id: &str) -> Option<ThreadSnapshot> {
@@ -575,6 +682,49 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(seen.len(), 5);
+        });
+    }
+
+    #[test]
+    fn the_bytes_of_all_threads_are_bounded_idle_threads_go_first() {
+        rt().block_on(async {
+            // A run whose input is some 20 KB (as RUN_STARTED records it).
+            let big_run = |t: &str, r: &str| {
+                let input: agui_core::RunAgentInput = serde_json::from_value(serde_json::json!({
+                    "threadId": t, "runId": r,
+                    "messages": [{ "id": format!("{r}-u"), "role": "user", "content": "x".repeat(20_000) }],
+                }))
+                .unwrap();
+                let mut started = agui_core::event::RunStarted::new(t, r);
+                started.input = Some(Box::new(input));
+                vec![Event::from(started), Event::run_finished(t, r)]
+            };
+            let s = InMemoryThreadStore::new(ThreadLimits::default().max_total_bytes(100_000));
+            for i in 0..10 {
+                let (t, r) = (format!("t{i}"), format!("r{i}"));
+                s.begin_run(&t, &r).await.unwrap();
+                s.append(&t, &r, big_run(&t, &r)).await.unwrap();
+                s.end_run(&t, &r).await.unwrap();
+                assert!(s.bytes() <= 100_000, "{} bytes after thread {i}", s.bytes());
+            }
+            // The oldest idle threads were evicted to make room; the newest is held.
+            assert!(s.len() < 10, "{} threads held", s.len());
+            assert!(s.snapshot("t9").await.unwrap().is_some());
+            assert!(s.snapshot("t0").await.unwrap().is_none());
+
+            // A live run with nothing idle left to evict is refused its next batch (not
+            // truncated silently), but its terminal batch is taken.
+            let s = InMemoryThreadStore::new(ThreadLimits::default().max_total_bytes(30_000));
+            s.begin_run("t", "r").await.unwrap();
+            let mut events = big_run("t", "r");
+            let end = events.pop().unwrap();
+            s.append("t", "r", events.clone()).await.unwrap();
+            match s.append("t", "r", events).await {
+                Err(StoreError::OverBudget { limit }) => assert_eq!(limit, 30_000),
+                other => panic!("{other:?}"),
+            }
+            s.append("t", "r", vec![end]).await.unwrap();
+            s.end_run("t", "r").await.unwrap();
         });
     }
 }

@@ -48,6 +48,15 @@ pub enum StoreError {
         /// The configured limit.
         limit: usize,
     },
+    /// No room for more bytes: the store holds its byte limit and no idle thread is
+    /// left to evict.
+    #[error(
+        "the thread store holds its limit of {limit} bytes, and no idle thread is left to evict"
+    )]
+    OverBudget {
+        /// The configured limit, in bytes.
+        limit: usize,
+    },
     /// The run is not the thread's live (or last) run.
     #[error("run '{run_id}' is not the live run of thread '{thread_id}'")]
     NotLive {

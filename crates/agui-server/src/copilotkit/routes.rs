@@ -204,7 +204,7 @@ impl Runtime {
                     f.details = Some(live);
                     f
                 }
-                StoreError::Full { .. } => Failure::new(
+                StoreError::Full { .. } | StoreError::OverBudget { .. } => Failure::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "Service unavailable",
                     "threads_full",

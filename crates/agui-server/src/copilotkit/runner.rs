@@ -144,6 +144,7 @@ async fn drive(mut job: Job, mut run: RunDriver, stop: CancellationToken) {
             out.clear();
             let code = match e {
                 StoreError::RunTooLong { .. } => "run_too_long",
+                StoreError::OverBudget { .. } => "store_full",
                 _ => "store_error",
             };
             run.fail(

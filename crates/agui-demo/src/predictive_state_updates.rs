@@ -16,7 +16,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
             _ => json!({}),
         };
         let mut tracker = StateTracker::new(client_state.clone());
-        if input.state.as_ref().map_or(true, |s| *s != client_state) {
+        if input.state.as_ref().is_none_or(|s| *s != client_state) {
             tx.state_snapshot(&mut tracker, client_state.clone()).await?;
         }
         // Tell the client which tool argument predicts which state key.

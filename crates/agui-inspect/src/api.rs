@@ -269,10 +269,7 @@ impl Cursor {
             self.findings = findings.len();
         }
         let ended = r.end().is_some();
-        let due = self
-            .view_at
-            .map_or(true, |at| at.elapsed() >= VIEW_INTERVAL)
-            || ended;
+        let due = self.view_at.is_none_or(|at| at.elapsed() >= VIEW_INTERVAL) || ended;
         if self.view_version != Some(version) && due {
             let reducer = r.reducer();
             line(

@@ -181,7 +181,7 @@ pub async fn serve_with(
                     Err(e) => {
                         // EMFILE, ENFILE, ECONNABORTED…: log at most once a second, pause,
                         // and go on accepting.
-                        if last_accept_error.map_or(true, |t| t.elapsed() >= Duration::from_secs(1)) {
+                        if last_accept_error.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                             tracing::warn!(error = %e, "accept failed; pausing before the next accept");
                             last_accept_error = Some(std::time::Instant::now());
                         }

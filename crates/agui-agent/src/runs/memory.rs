@@ -147,9 +147,9 @@ impl InMemoryRunStore {
         let retention = self.limits.retention;
         // The walk over every run happens at most once a second (or a tenth of the
         // retention), unless the byte cap needs room.
-        let due = inner.last_sweep.map_or(true, |t| {
-            now.duration_since(t) >= (retention / 10).min(Duration::from_secs(1))
-        });
+        let due = inner
+            .last_sweep
+            .is_none_or(|t| now.duration_since(t) >= (retention / 10).min(Duration::from_secs(1)));
         let over = inner.total_bytes + incoming > self.limits.max_total_bytes;
         if !due && !over {
             return;
@@ -159,7 +159,7 @@ impl InMemoryRunStore {
         inner.runs.retain(|_, log| {
             let keep = log
                 .ended_at
-                .map_or(true, |t| now.duration_since(t) < retention);
+                .is_none_or(|t| now.duration_since(t) < retention);
             if !keep {
                 freed += log.bytes;
             }

@@ -258,7 +258,7 @@ impl InMemoryThreadStore {
         let ttl = self.limits.idle_ttl;
         let due = inner
             .last_sweep
-            .map_or(true, |t| now.duration_since(t) >= ttl / 10);
+            .is_none_or(|t| now.duration_since(t) >= ttl / 10);
         if due {
             inner.last_sweep = Some(now);
             let before = inner.threads.len();

@@ -91,7 +91,7 @@ pub fn negotiate_explicit(accept: Option<&str>) -> Encoding {
         } else {
             continue;
         };
-        if slot.map_or(true, |(bq, _)| q > bq) {
+        if slot.is_none_or(|(bq, _)| q > bq) {
             *slot = Some((q, index));
         }
     }

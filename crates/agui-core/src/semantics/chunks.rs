@@ -358,7 +358,7 @@ impl ChunkExpander {
         let lane = self.resolve_lane(&c)?;
         let start = out.len();
         let continuing = match self.lanes.get(&lane) {
-            Some(p) if p.kind() == c.kind && c.id.as_ref().map_or(true, |id| id == p.id()) => {
+            Some(p) if p.kind() == c.kind && c.id.as_ref().is_none_or(|id| id == p.id()) => {
                 match (p, &opener) {
                     (
                         Pending::Text { id, role, name, .. },

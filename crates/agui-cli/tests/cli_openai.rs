@@ -28,7 +28,7 @@ fn serve(url: &str, model: &str) -> Served {
         ],
         &[
             ("AGUI_TEST_MODEL_KEY", "sk-test-secret-123"),
-            ("RUST_LOG", "debug"),
+            ("AGUI_LOG", "debug"),
         ],
     )
 }
@@ -178,7 +178,7 @@ async fn no_secret_in_a_url_shows_in_any_output() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_agui"))
         .args(["serve", "--addr", "127.0.0.1:0", "--store"])
         .arg("redis://:store-url-secret-42@127.0.0.1:1/0")
-        .env("RUST_LOG", "debug")
+        .env("AGUI_LOG", "debug")
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -44,7 +44,7 @@ fn peak_growth_at(path: &str, body: &str) -> u64 {
     let served: Served = spawn_serve(
         &[],
         &["--delay-ms", "0", "--store", "off"],
-        &[("RUST_LOG", "warn")],
+        &[("AGUI_LOG", "warn")],
     );
     let pid = served.child.id();
     let warm = format!(r#"{{"threadId":"t","runId":"w","messages":{MESSAGES}}}"#);

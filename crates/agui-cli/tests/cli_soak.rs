@@ -15,7 +15,7 @@ fn serve() -> Served {
     spawn_serve(
         &[],
         &["--delay-ms", "0", "--store", "off"],
-        &[("RUST_LOG", "warn")],
+        &[("AGUI_LOG", "warn")],
     )
 }
 

@@ -157,6 +157,23 @@ impl Admission {
         })
     }
 
+    /// What a request that starts no run holds of the memory budget while it is
+    /// handled, when it parses `body` as a `RunAgentInput` (a CopilotKit `connect`):
+    /// the estimated cost of that parse.
+    #[cfg(feature = "copilotkit")]
+    pub(crate) fn hold_parsed(&self, body: &[u8]) -> Result<RunPermit, ApiError> {
+        let cost = crate::cost::parsed_cost(body);
+        crate::cost::request_permit(self.memory.as_ref(), body, cost)
+    }
+
+    /// What a request holds of the memory budget while it is handled, when it keeps
+    /// `body` as text and one copy of a part of it (the single-route envelope, whose
+    /// inner body is handed on): twice its length.
+    #[cfg(feature = "copilotkit")]
+    pub(crate) fn hold_text(&self, body: &[u8]) -> Result<RunPermit, ApiError> {
+        crate::cost::request_permit(self.memory.as_ref(), body, body.len().saturating_mul(2))
+    }
+
     /// The context and lifecycle guard of a run of the agent `name` on `input`: the
     /// verifier when verification is on, the protocol version the client can take,
     /// whether the client has a state.

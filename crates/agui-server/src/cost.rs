@@ -183,6 +183,36 @@ pub(crate) fn memory_semaphore(budget: Option<usize>) -> Option<Arc<tokio::sync:
     })
 }
 
+/// Takes what a request that is not a run holds of the memory budget while it is
+/// handled: `cost` bytes for its `body`, with no run base.
+#[cfg(feature = "copilotkit")]
+pub(crate) fn request_permit(
+    memory: Option<&Arc<tokio::sync::Semaphore>>,
+    body: &[u8],
+    cost: usize,
+) -> Result<RunPermit, ApiError> {
+    let memory = match memory {
+        Some(sem) => {
+            let kib = u32::try_from(cost / 1024 + 1).unwrap_or(u32::MAX);
+            Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "memory_budget",
+                    format!(
+                        "the server's memory budget has no room for a {} byte request now; retry later",
+                        body.len()
+                    ),
+                )
+            })?)
+        }
+        None => None,
+    };
+    Ok(RunPermit {
+        _runs: None,
+        _memory: memory,
+    })
+}
+
 /// Takes a run's permits: one of `runs` (when counted), and its cost in `memory` for a
 /// request of this `body` (see [`ServerConfig::memory_budget`]).
 pub(crate) fn run_permit(

@@ -972,3 +972,56 @@ async fn a_stop_is_scoped_to_the_run_its_body_names() {
     assert_eq!(c.json().await["stopped"], true);
     assert_eq!(types(&run.events().await).last(), Some(&"RUN_FINISHED"));
 }
+
+#[tokio::test]
+async fn connect_and_the_envelope_are_admitted_by_the_memory_budget() {
+    let shutdown = Shutdown::new();
+    let mut config = agui_server::ServerConfig::default();
+    config.memory_budget = Some(1 << 20);
+    config.body_limit = 4 << 20;
+    let app = axum::Router::new().nest(
+        "/copilotkit",
+        CopilotRuntime::new()
+            .agent("echo", echo())
+            .config(config)
+            .shutdown(shutdown.clone())
+            .into_router(),
+    );
+    let s = start(app, shutdown).await;
+    // 300 KB of the smallest messages: several MB once parsed, more than the budget.
+    let many: Vec<Value> = (0..6_000).map(|i| user(&format!("m{i}"), "x")).collect();
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/echo/connect",
+        &body("t", "c1", json!(many)),
+    )
+    .await;
+    assert_eq!(c.status, 503);
+    assert_eq!(c.json().await["code"], "memory_budget");
+    // A 700 KB envelope is held at twice its length, over the 1 MiB budget.
+    let envelope = json!({
+        "method": "agent/run",
+        "params": { "agentId": "echo" },
+        "body": body("t", "r1", json!([user("u1", &"y".repeat(700_000))])),
+    });
+    let mut c = post(s.addr, "/copilotkit", &envelope).await;
+    assert_eq!(c.status, 503);
+    assert_eq!(c.json().await["code"], "memory_budget");
+    // Small ones pass.
+    let mut c = post(
+        s.addr,
+        "/copilotkit/agent/echo/connect",
+        &body("t", "c2", json!([user("u", "hi")])),
+    )
+    .await;
+    assert_eq!(c.status, 200);
+    c.events().await;
+    let small = json!({
+        "method": "agent/run",
+        "params": { "agentId": "echo" },
+        "body": body("t", "r2", json!([user("u2", "hi")])),
+    });
+    let mut c = post(s.addr, "/copilotkit", &small).await;
+    assert_eq!(c.status, 200);
+    assert_eq!(types(&c.events().await).last(), Some(&"RUN_FINISHED"));
+}

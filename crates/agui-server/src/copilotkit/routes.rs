@@ -255,6 +255,9 @@ impl Runtime {
     async fn connect(&self, agent_id: &str, bytes: &[u8]) -> Result<Response, Failure> {
         self.find(agent_id)
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
+        // The parsed input is held across the store's await: it is admitted by the
+        // memory budget first, as a run's is.
+        let _held = self.admission.hold_parsed(bytes)?;
         let input = Self::parse_input(bytes)?;
         let downgrade = Downgrade::for_declared(input.protocol_version.as_deref());
         let snapshot = self
@@ -526,6 +529,8 @@ async fn single_route(
         ));
     }
     let bytes = rt.body(&headers, body).await?;
+    // The envelope is held while its request is handled: admitted by the memory budget.
+    let _held = rt.admission.hold_text(&bytes)?;
     // Read as text spans of the body, not as a tree (which costs tens of times the
     // body): the inner body is handed on as its own text.
     let envelope: Envelope<'_> = serde_json::from_slice(&bytes).map_err(|e| {

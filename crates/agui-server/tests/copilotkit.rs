@@ -1025,3 +1025,39 @@ async fn connect_and_the_envelope_are_admitted_by_the_memory_budget() {
     assert_eq!(c.status, 200);
     assert_eq!(types(&c.events().await).last(), Some(&"RUN_FINISHED"));
 }
+
+#[tokio::test]
+async fn the_response_head_of_run_and_connect_goes_out_before_any_event() {
+    // CopilotKit's client re-checks /info when a response has no head after 10 s, and
+    // marks the runtime failed: the head may not wait for the agent's first event.
+    let gate = Arc::new(Semaphore::new(0));
+    let g = gate.clone();
+    let silent = agent_fn(move |input: RunAgentInput, _ctx: RunContext, tx: Emitter| {
+        let g = g.clone();
+        async move {
+            let _p = g.acquire().await.map_err(AgentError::internal)?;
+            tx.text(format!("{} done", input.run_id)).await?;
+            Ok::<(), AgentError>(())
+        }
+    });
+    let s = serve(CopilotRuntime::new().agent("s", silent)).await;
+    let head = |path: &'static str, run: &'static str| {
+        let addr = s.addr;
+        async move {
+            tokio::time::timeout(
+                Duration::from_secs(5),
+                post(addr, path, &body("t", run, json!([user("u", "hi")]))),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("{path}: no response head while the agent is silent"))
+        }
+    };
+    let mut run = head("/copilotkit/agent/s/run", "r1").await;
+    assert_eq!(run.status, 200);
+    assert_eq!(run.header("content-type"), Some("text/event-stream"));
+    let mut connect = head("/copilotkit/agent/s/connect", "r2").await;
+    assert_eq!(connect.status, 200);
+    gate.add_permits(1);
+    assert_eq!(types(&run.events().await).last(), Some(&"RUN_FINISHED"));
+    assert_eq!(types(&connect.events().await).last(), Some(&"RUN_FINISHED"));
+}

@@ -107,24 +107,12 @@ async fn threads(
     Ok(Some(std::sync::Arc::new(store)))
 }
 
-/// A store that cannot be opened: its URL with the password redacted, and the cause
-/// with the password (which a client library may quote) redacted too.
+/// A store that cannot be opened: its URL, and the cause (which a client library may
+/// quote), with the password redacted.
 fn store_error(url: &str, e: &dyn std::fmt::Display) -> CliError {
     let shown = agui_client::endpoint::redact_url(url);
-    let mut cause = e.to_string().replace(url, &shown);
-    if let Some(secret) = url_secret(url) {
-        cause = cause.replace(secret, "***");
-    }
+    let cause = agui_client::endpoint::redact_url_in(&e.to_string(), url);
     CliError::Usage(format!("--store {shown}: {cause}"))
-}
-
-/// The password (or lone user token) of a URL's userinfo, if any.
-fn url_secret(url: &str) -> Option<&str> {
-    let rest = &url[url.find("://")? + 3..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let userinfo = &authority[..authority.rfind('@')?];
-    let secret = userinfo.split_once(':').map_or(userinfo, |(_, p)| p);
-    (!secret.is_empty()).then_some(secret)
 }
 
 /// How long connections have to finish after shutdown starts: the runs' grace period and

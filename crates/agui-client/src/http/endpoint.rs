@@ -22,15 +22,34 @@ pub const MAX_ERROR_BODY: usize = 64 * 1024;
 /// assert_eq!(redact_url("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
 /// ```
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_owned();
-    };
-    let rest = &url[scheme_end..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{}***{}", &url[..scheme_end], &rest[at..]),
+    match userinfo(url) {
+        Some((scheme_end, at)) => format!("{}***{}", &url[..scheme_end], &url[at..]),
         None => url.to_owned(),
     }
+}
+
+/// `text` (an error that may quote `url`, or part of it) with `url` shown as
+/// [`redact_url`] shows it, and its password (or lone user token) replaced by `***`
+/// wherever else it appears.
+pub fn redact_url_in(text: &str, url: &str) -> String {
+    let mut out = text.replace(url, &redact_url(url));
+    if let Some((scheme_end, at)) = userinfo(url) {
+        let info = &url[scheme_end..at];
+        let secret = info.split_once(':').map_or(info, |(_, p)| p);
+        if !secret.is_empty() {
+            out = out.replace(secret, "***");
+        }
+    }
+    out
+}
+
+/// Where the userinfo of `url`'s authority starts and where its `@` is.
+fn userinfo(url: &str) -> Option<(usize, usize)> {
+    let scheme_end = url.find("://")? + 3;
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..authority_end].rfind('@')?;
+    Some((scheme_end, scheme_end + at))
 }
 
 /// The start of an error answer's body: see [`error_body`].
@@ -157,6 +176,11 @@ mod tests {
         ] {
             assert_eq!(redact_url(url), want, "{url}");
         }
+        let url = "redis://:hunter2@cache:6379/0";
+        assert_eq!(
+            redact_url_in(&format!("cannot open {url}: AUTH hunter2 refused"), url),
+            "cannot open redis://***@cache:6379/0: AUTH *** refused"
+        );
     }
 
     #[test]

@@ -125,6 +125,14 @@ fn kept_size(e: &Event) -> usize {
         Event::TextMessageContent(c) => c.delta.len() + c.message_id.len(),
         Event::ReasoningMessageContent(c) => c.delta.len() + c.message_id.len(),
         Event::ToolCallArgs(c) => c.delta.len() + c.tool_call_id.len(),
+        Event::TextMessageStart(e) => e.message_id.len() + 16,
+        Event::TextMessageEnd(e) => e.message_id.len(),
+        Event::ToolCallStart(e) => {
+            e.tool_call_id.len()
+                + e.tool_call_name.len()
+                + e.parent_message_id.as_ref().map_or(0, String::len)
+        }
+        Event::ToolCallEnd(e) => e.tool_call_id.len(),
         other => other.to_json_string().len(),
     }
 }
@@ -166,6 +174,8 @@ impl Inner {
 #[derive(Debug)]
 struct Thread {
     history: VecDeque<Arc<[Event]>>,
+    /// What each run of `history` keeps, counted by [`kept_size`] once.
+    history_sizes: VecDeque<usize>,
     history_events: usize,
     /// What the history keeps, counted by [`kept_size`].
     history_bytes: usize,
@@ -189,6 +199,7 @@ impl Thread {
     fn new(now: Instant) -> Self {
         Thread {
             history: VecDeque::new(),
+            history_sizes: VecDeque::new(),
             history_events: 0,
             history_bytes: 0,
             known_ids: HashSet::new(),
@@ -386,14 +397,18 @@ impl InMemoryThreadStore {
         let compacted: Arc<[Event]> = Compactor::compact_all(run.events.iter().cloned()).into();
         recorded_message_ids(&compacted, &mut t.known_ids);
         let before = t.history_bytes;
+        let size = size_of_events(&compacted);
         t.history_events += compacted.len();
-        t.history_bytes += size_of_events(&compacted);
+        t.history_bytes += size;
         t.history.push_back(compacted);
+        t.history_sizes.push_back(size);
         let mut forgot = false;
         while t.history_events > max_history && t.history.len() > 1 {
-            if let Some(old) = t.history.pop_front() {
+            if let (Some(old), Some(old_size)) =
+                (t.history.pop_front(), t.history_sizes.pop_front())
+            {
                 t.history_events -= old.len();
-                t.history_bytes -= size_of_events(&old);
+                t.history_bytes -= old_size;
                 forgot = true;
             }
         }

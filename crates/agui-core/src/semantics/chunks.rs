@@ -92,6 +92,18 @@ pub enum ChunkRule {
     },
 }
 
+impl ChunkRule {
+    /// The rule's stable id (see [`VerifyRule::id`](crate::semantics::VerifyRule::id)).
+    pub fn id(&self) -> &'static str {
+        match self {
+            ChunkRule::MissingField { .. } => "chunks/first-chunk-names-its-entity",
+            ChunkRule::OpenerMismatch { .. }
+            | ChunkRule::LaneMismatch { .. }
+            | ChunkRule::Ambiguous { .. } => "chunks/continuation-matches-opener",
+        }
+    }
+}
+
 /// A chunk expansion failure at an event index.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("event {index}: {rule}")]

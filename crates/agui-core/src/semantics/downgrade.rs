@@ -28,6 +28,63 @@ use crate::semantics::ProtocolVersion;
 use crate::types::{Content, ContentPart, Message, PartSource, RunFinishedOutcome};
 use crate::JsonText;
 
+/// What [`Downgrade::apply_json`] makes of an event's canonical JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonRewrite<'a> {
+    /// The text goes to the consumer as it is.
+    Unchanged(&'a [u8]),
+    /// The consumer gets this text instead (a field taken out).
+    Spliced(Vec<u8>),
+    /// Only the decoded event can say: decode it and [`Downgrade::apply`] it.
+    Decode,
+}
+
+/// The span of the top-level member `key` of the JSON object `json`, with the comma
+/// that separates it from the next member (or the previous, for the last): what
+/// removing the member removes. `None` when there is no such member.
+fn top_level_member(json: &[u8], key: &[u8]) -> Option<(usize, usize)> {
+    let skip_ws = |mut i: usize| {
+        while json.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip_ws(0);
+    if json.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let mut previous_end: Option<usize> = None;
+    loop {
+        i = skip_ws(i);
+        if json.get(i) != Some(&b'"') {
+            return None;
+        }
+        let start = i;
+        let key_end = crate::wire::string_end(json, i);
+        let this_key = json.get(start + 1..key_end.checked_sub(1)?)?;
+        i = skip_ws(key_end);
+        if json.get(i) != Some(&b':') {
+            return None;
+        }
+        let value_end = crate::wire::value_end(json, i + 1);
+        let after = skip_ws(value_end);
+        let next_is_member = json.get(after) == Some(&b',');
+        if this_key == key {
+            return Some(match (next_is_member, previous_end) {
+                (true, _) => (start, skip_ws(after + 1)),
+                (false, Some(prev)) => (prev, value_end),
+                (false, None) => (start, value_end),
+            });
+        }
+        if !next_is_member {
+            return None;
+        }
+        previous_end = Some(value_end);
+        i = after + 1;
+    }
+}
+
 /// One outgoing event after [`Downgrade::apply`].
 // The large variant is the common one: boxing it would allocate once per event.
 #[allow(clippy::large_enum_variant)]
@@ -79,6 +136,68 @@ impl Downgrade {
     /// Whether events are rewritten.
     pub fn is_active(&self) -> bool {
         self.pre_1_0
+    }
+
+    /// The event whose canonical JSON (as this crate writes it: `{"type":"…",` first)
+    /// is `json`, as [`apply`](Self::apply) would give it, found from the text when the
+    /// text can say: a writer holding events as JSON need not decode most of them. Text
+    /// in another form is answered [`JsonRewrite::Decode`].
+    ///
+    /// ```
+    /// use agui_core::semantics::{Downgrade, JsonRewrite};
+    /// use agui_core::Event;
+    ///
+    /// let old = Downgrade::for_declared(None);
+    /// let json = |e: Event| { let mut v = Vec::new(); e.write_json(&mut v); v };
+    /// let text = json(Event::text_message_content("m", "hi"));
+    /// assert!(matches!(old.apply_json(&text), JsonRewrite::Unchanged(_)));
+    /// let mut started = Event::run_started("t", "r");
+    /// if let Event::RunStarted(s) = &mut started { s.protocol_version = Some("1.1".into()); }
+    /// match old.apply_json(&json(started)) {
+    ///     JsonRewrite::Spliced(v) => assert_eq!(v, br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#),
+    ///     _ => panic!("the version is taken out of the text"),
+    /// }
+    /// assert!(matches!(old.apply_json(&json(Event::subagent_started("s", "h"))), JsonRewrite::Decode));
+    /// ```
+    pub fn apply_json<'a>(&self, json: &'a [u8]) -> JsonRewrite<'a> {
+        use JsonRewrite::{Decode, Unchanged};
+        if !self.pre_1_0 {
+            return Unchanged(json);
+        }
+        let contains = |needle: &[u8]| memchr::memmem::find(json, needle).is_some();
+        let Some(rest) = json.strip_prefix(b"{\"type\":\"") else {
+            return Decode;
+        };
+        let Some(end) = rest.iter().position(|b| *b == b'"') else {
+            return Decode;
+        };
+        match &rest[..end] {
+            b"SUBAGENT_STARTED" | b"SUBAGENT_FINISHED" | b"SUBAGENT_ERROR" => Decode,
+            // Rewritten only with an outcome 0.0.59 refuses.
+            b"RUN_FINISHED"
+                if contains(b"\"cancelled\"") || contains(b"\"pendingToolCallIds\"") =>
+            {
+                Decode
+            }
+            // Content parts (perhaps media) in the messages: decoded.
+            b"RUN_STARTED" | b"MESSAGES_SNAPSHOT" if contains(b"\"content\":[") => Decode,
+            b"RUN_STARTED" => match top_level_member(json, b"protocolVersion") {
+                Some((from, to)) => {
+                    let mut out = Vec::with_capacity(json.len());
+                    out.extend_from_slice(&json[..from]);
+                    out.extend_from_slice(&json[to..]);
+                    JsonRewrite::Spliced(out)
+                }
+                None => Unchanged(json),
+            },
+            // Dropped when empty: the canonical text of an empty delta.
+            b"TEXT_MESSAGE_CONTENT" | b"REASONING_MESSAGE_CONTENT"
+                if contains(b"\"delta\":\"\"") =>
+            {
+                Decode
+            }
+            _ => Unchanged(json),
+        }
     }
 
     /// The event as the consumer must get it; `None` when it is dropped.

@@ -57,7 +57,7 @@ pub mod downgrade;
 pub mod open;
 
 pub use compact::{compact_events, Compactor};
-pub use downgrade::{Downgrade, Outgoing};
+pub use downgrade::{Downgrade, JsonRewrite, Outgoing};
 pub use open::OpenConstructs;
 pub mod interrupts;
 

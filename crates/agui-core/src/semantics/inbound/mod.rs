@@ -63,7 +63,7 @@ pub use settle::Settle;
 use crate::compat::CompatWarning;
 use crate::event::Event;
 use crate::semantics::{
-    Applied, ApplyError, ChunkError, EnforceError, EnforceWarning, Reducer, VerifyError,
+    Applied, ApplyError, ChunkError, EnforceError, EnforceWarning, Reducer, VerifyError, VerifyRule,
 };
 
 /// Which stages run, and for which peer.
@@ -227,6 +227,61 @@ pub enum InboundError {
         /// The reducer's error.
         source: Box<ApplyError>,
     },
+    /// The stream ended while a run was open ([`VerifyRule::EndedWithoutTerminal`]).
+    #[error("after event {}: {rule}", .events.saturating_sub(1))]
+    Unterminated {
+        /// Events verified before the end.
+        events: u64,
+        /// The rule (always [`VerifyRule::EndedWithoutTerminal`]).
+        rule: Box<VerifyRule>,
+    },
+}
+
+impl InboundError {
+    /// The stable id of the rule the stream broke (see [`VerifyRule::id`]):
+    /// `events/valid-fields` for a malformed event, `chunks/…` for a chunk that cannot
+    /// be expanded, the verifier's rule otherwise.
+    pub fn rule_id(&self) -> &'static str {
+        match self {
+            InboundError::Malformed { .. } => "events/valid-fields",
+            InboundError::Chunk { source, .. } => source.rule.id(),
+            InboundError::Verify { source } => source.rule.id(),
+            InboundError::Apply { .. } => "chunks/expanded-before-apply",
+            InboundError::Unterminated { rule, .. } => rule.id(),
+        }
+    }
+
+    /// The index of the event it concerns: the raw event's for a malformed event or a
+    /// chunk, the verified event's for a lifecycle rule; `None` for the end of the
+    /// stream and the reducer.
+    pub fn event_index(&self) -> Option<u64> {
+        match self {
+            InboundError::Malformed { index, .. } | InboundError::Chunk { index, .. } => {
+                Some(*index)
+            }
+            InboundError::Verify { source } => Some(source.index as u64),
+            InboundError::Apply { .. } | InboundError::Unterminated { .. } => None,
+        }
+    }
+}
+
+impl WarningKind {
+    /// The stable id of the rule behind the warning: `events/unknown-event`,
+    /// `events/unknown-field`, `input/unknown-field`, `compat/deprecated-event`,
+    /// `versioning/protocol-version`, `versioning/era`, `apply/tolerated`.
+    pub fn rule_id(&self) -> &'static str {
+        match self {
+            WarningKind::Compat(_) => "compat/deprecated-event",
+            WarningKind::Enforce(EnforceWarning::UnrecognisedEvent { .. }) => {
+                "events/unknown-event"
+            }
+            WarningKind::Enforce(EnforceWarning::RemovedFromInput { .. }) => "input/unknown-field",
+            WarningKind::Enforce(_) => "events/unknown-field",
+            WarningKind::Version(_) => "versioning/protocol-version",
+            WarningKind::Era(_) => "versioning/era",
+            WarningKind::Apply(_) => "apply/tolerated",
+        }
+    }
 }
 
 impl From<VerifyError> for InboundError {
@@ -287,6 +342,18 @@ impl Inbound {
     /// Takes the reducer out of the pipeline.
     pub fn into_reducer(self) -> Option<Reducer> {
         self.settle.into_reducer()
+    }
+
+    /// Every run on the stream must be on `thread_id` (see [`Settle::expect_thread`]).
+    pub fn expect_thread(mut self, thread_id: impl Into<String>) -> Self {
+        self.settle = self.settle.expect_thread(thread_id);
+        self
+    }
+
+    /// The end of the stream: an error when a run is still open (see
+    /// [`Settle::finish`]).
+    pub fn finish(&self) -> Result<(), InboundError> {
+        self.settle.finish()
     }
 
     /// Events that reached verification so far.

@@ -23,6 +23,27 @@ impl Settle {
         }
     }
 
+    /// Every run on the stream must be on `thread_id` (the input's thread); without
+    /// this, the first run's thread is the stream's. No effect without verification.
+    pub fn expect_thread(mut self, thread_id: impl Into<String>) -> Self {
+        if self.verifier.is_some() {
+            self.verifier = Some(Verifier::for_thread(thread_id));
+        }
+        self
+    }
+
+    /// The end of the stream: [`InboundError::Unterminated`] when verification is on
+    /// and a run is still open (its stream ended without a terminal event).
+    pub fn finish(&self) -> Result<(), InboundError> {
+        match &self.verifier {
+            Some(v) => v.finish().map_err(|rule| InboundError::Unterminated {
+                events: self.index,
+                rule: Box::new(rule),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// The reducer, when held.
     pub fn reducer(&self) -> Option<&Reducer> {
         self.reducer.as_ref()

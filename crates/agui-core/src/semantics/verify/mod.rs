@@ -42,12 +42,42 @@ pub struct Verifier {
     run_finished: bool,
     run_error: bool,
     first_event_received: bool,
+    /// The open (or last) run's `runId` and `threadId`, from its `RUN_STARTED`.
+    run_ids: Option<(String, String)>,
+    /// The stream's thread: the input's when known, else the first run's.
+    stream_thread: Option<String>,
 }
 
 impl Verifier {
     /// A verifier at the start of a stream.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A verifier for the stream answering an input on `thread_id`: every run on it
+    /// must be on that thread (without it, the first run's thread is the stream's).
+    pub fn for_thread(thread_id: impl Into<String>) -> Self {
+        Verifier {
+            stream_thread: Some(thread_id.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The end of the stream: an error when a run is still open (a stream that stops
+    /// before its run's terminal event fails the run). The verifier is unchanged.
+    pub fn finish(&self) -> Result<(), VerifyRule> {
+        if self.run_active() {
+            let run_id = self
+                .run_ids
+                .as_ref()
+                .map(|(r, _)| r.clone())
+                .unwrap_or_default();
+            return Err(VerifyRule::EndedWithoutTerminal {
+                run_id,
+                events: self.index,
+            });
+        }
+        Ok(())
     }
 
     /// How many events have been accepted.
@@ -407,12 +437,23 @@ impl Verifier {
             }
             Event::MessagesSnapshot(e) => self.seed_owners(&e.messages, true),
             Event::RunStarted(e) => {
+                match &self.stream_thread {
+                    Some(t) if *t != e.thread_id => {
+                        return Err(VerifyRule::WrongThread {
+                            expected: t.clone(),
+                            got: e.thread_id.clone(),
+                        })
+                    }
+                    Some(_) => {}
+                    None => self.stream_thread = Some(e.thread_id.clone()),
+                }
+                self.run_ids = Some((e.run_id.clone(), e.thread_id.clone()));
                 self.run_started = true;
                 if let Some(input) = &e.input {
                     self.seed_owners(&input.messages, false);
                 }
             }
-            Event::RunFinished(_) => {
+            Event::RunFinished(e) => {
                 let mut parts: Vec<String> = Vec::new();
                 for (owner, names) in &self.active_steps {
                     for name in names {
@@ -441,6 +482,30 @@ impl Verifier {
                             what,
                             open: join(set),
                         });
+                    }
+                }
+                // After the open entities, as the reference orders its checks: a stream
+                // both reject gets the same message.
+                if let Some((run_id, thread_id)) = &self.run_ids {
+                    if *run_id != e.run_id {
+                        return Err(VerifyRule::RunIdMismatch {
+                            started: run_id.clone(),
+                            finished: e.run_id.clone(),
+                        });
+                    }
+                    if *thread_id != e.thread_id {
+                        return Err(VerifyRule::ThreadIdMismatch {
+                            started: thread_id.clone(),
+                            finished: e.thread_id.clone(),
+                        });
+                    }
+                }
+                if let Some(crate::types::RunFinishedOutcome::Interrupt(o)) = &e.outcome {
+                    let mut ids = HashSet::default();
+                    for i in &o.interrupts {
+                        if !ids.insert(i.id.as_str()) {
+                            return Err(VerifyRule::DuplicateInterruptId { id: i.id.clone() });
+                        }
                     }
                 }
                 self.run_finished = true;

@@ -174,6 +174,92 @@ pub enum VerifyRule {
         /// The open ids, comma separated.
         open: String,
     },
+    /// `RUN_FINISHED` names another run than the `RUN_STARTED` it closes.
+    #[error("Cannot send 'RUN_FINISHED' with runId '{finished}' for the run started as '{started}': a run's RUN_STARTED and RUN_FINISHED must agree on their runId.")]
+    RunIdMismatch {
+        /// The `runId` of the open run's `RUN_STARTED`.
+        started: String,
+        /// The `runId` the `RUN_FINISHED` carries.
+        finished: String,
+    },
+    /// `RUN_FINISHED` names another thread than the `RUN_STARTED` it closes.
+    #[error("Cannot send 'RUN_FINISHED' with threadId '{finished}' for a run started on '{started}': a run's RUN_STARTED and RUN_FINISHED must agree on their threadId.")]
+    ThreadIdMismatch {
+        /// The `threadId` of the open run's `RUN_STARTED`.
+        started: String,
+        /// The `threadId` the `RUN_FINISHED` carries.
+        finished: String,
+    },
+    /// A `RUN_STARTED` on another thread than the stream's (the input's, or the first
+    /// run's when the input is not known).
+    #[error("Cannot send 'RUN_STARTED' on thread '{got}': every run on a stream carries the input's threadId ('{expected}').")]
+    WrongThread {
+        /// The stream's thread.
+        expected: String,
+        /// The thread the `RUN_STARTED` names.
+        got: String,
+    },
+    /// Two interrupts of one `RUN_FINISHED` outcome share an id.
+    #[error("Cannot send 'RUN_FINISHED': its outcome has two interrupts carrying the id '{id}'; a resume entry answers an interrupt by its id, so each must be distinct.")]
+    DuplicateInterruptId {
+        /// The repeated id.
+        id: String,
+    },
+    /// The stream ended while a run was open: the run has no outcome.
+    #[error("The stream ended without a terminal event: run '{run_id}' is still open after {events} events (it needs RUN_FINISHED or RUN_ERROR).")]
+    EndedWithoutTerminal {
+        /// The open run.
+        run_id: String,
+        /// Events accepted before the end.
+        events: usize,
+    },
+}
+
+impl VerifyRule {
+    /// The rule's stable id, named after the part of the specification it enforces
+    /// (`lifecycle/run-started-first`, …). `agui verify`, the client's errors and
+    /// `agui check` name rules by these ids; `docs/check-rules.md` lists them.
+    pub fn id(&self) -> &'static str {
+        use VerifyRule as R;
+        match self {
+            R::AfterRunError { .. } => "lifecycle/no-events-after-run-error",
+            R::AfterRunFinished { .. } => "lifecycle/no-events-after-run-finished",
+            R::FirstEventNotRunStarted => "lifecycle/run-started-first",
+            R::RunAlreadyActive => "lifecycle/one-run-at-a-time",
+            R::NullSubagentRunId { .. } | R::NullMessageSubagentRunId { .. } => {
+                "subagents/no-null-subagent-run-id"
+            }
+            R::AlreadyInProgress { kind, .. }
+            | R::NotActiveStart { kind, .. }
+            | R::NotActiveEnd { kind, .. } => match (*kind, self) {
+                ("tool call", R::AlreadyInProgress { .. }) => "tool-calls/start-once",
+                ("tool call", _) => "tool-calls/started-before-use",
+                ("reasoning span" | "reasoning message", R::AlreadyInProgress { .. }) => {
+                    "reasoning/start-once"
+                }
+                ("reasoning span" | "reasoning message", _) => "reasoning/started-before-use",
+                (_, R::AlreadyInProgress { .. }) => "messages/start-once",
+                _ => "messages/started-before-use",
+            },
+            R::OwnerMismatch { .. }
+            | R::ToolCallParentMismatch { .. }
+            | R::ToolCallReopenMismatch { .. } => "subagents/attribution",
+            R::StepAlreadyActive { .. } => "steps/start-once",
+            R::StepOwnerMismatch { .. } => "subagents/attribution",
+            R::StepNotStarted { .. } => "steps/started-before-finished",
+            R::SubagentAlreadyActive { .. } | R::SubagentReused { .. } => {
+                "subagents/distinct-invocations"
+            }
+            R::SubagentParentUnknown { .. } => "subagents/parent-started",
+            R::SubagentNotActive { .. } => "subagents/started-before-finished",
+            R::RunFinishedWhileActive { .. } => "lifecycle/run-finished-closes-everything",
+            R::RunIdMismatch { .. } => "lifecycle/run-finished-run-id",
+            R::ThreadIdMismatch { .. } => "lifecycle/run-finished-thread-id",
+            R::WrongThread { .. } => "lifecycle/one-thread-per-stream",
+            R::DuplicateInterruptId { .. } => "interrupts/distinct-ids",
+            R::EndedWithoutTerminal { .. } => "lifecycle/terminal-event",
+        }
+    }
 }
 
 pub(super) fn who(owner: &Owner) -> String {

@@ -37,6 +37,9 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Run an agent at a URL and show (or print as JSON) what it does.
     Run(cmd::run::RunArgs),
+    /// Check that the AG-UI server at a URL conforms: drive it through scenarios and
+    /// judge every response (exit 1 when a finding is an error).
+    Check(cmd::check::CheckArgs),
     /// Start the demo agents and run a scripted conversation through each of them.
     Demo(cmd::demo::DemoArgs),
     /// Open the web inspector: run any agent from a page (through a relay in this
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Transform(args) => cmd::semantics::transform(args),
         Command::Serve(args) => cmd::serve::serve(args),
         Command::Run(args) => cmd::run::run(args),
+        Command::Check(args) => cmd::check::check(args),
         Command::Demo(args) => cmd::demo::demo(args),
         Command::Inspect(args) => cmd::inspect::inspect(args),
     };

@@ -1,5 +1,6 @@
 //! One module per group of subcommands.
 
+pub mod check;
 pub mod codec;
 pub mod demo;
 pub mod inspect;

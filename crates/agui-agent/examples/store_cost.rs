@@ -38,6 +38,7 @@ async fn main() {
             body_hash: String::new(),
             replica: "here".into(),
             lease: std::time::Duration::from_secs(60),
+            thread: None,
         };
         let Ok(Created::New(fence)) = store.create(new).await else {
             panic!("a new run");

@@ -12,9 +12,9 @@
 //! * [`engine`]: the [`RunDriver`](engine::RunDriver) that reads an agent's stream
 //!   through the guard, with panics, the shutdown grace period, cancellation and the
 //!   end of the run handled once for every kind of run.
-//! * [`runs`] and [`threads`]: the run log and thread stores ([`runs::RunStore`],
-//!   [`threads::ThreadStore`]), their in-memory implementations and the contract
-//!   suites every store must pass.
+//! * [`runs`]: the run log ([`runs::RunStore`]), with threads as an index over its
+//!   runs, its in-memory implementation, the reaper, and the contract suite every store
+//!   must pass.
 //! * [`helpers`]: event builders and [`StateTracker`].
 
 pub mod agent;
@@ -24,7 +24,6 @@ pub mod error;
 pub mod helpers;
 pub mod lifecycle;
 pub mod runs;
-pub mod threads;
 
 pub use agent::{agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, StreamAgent};
 pub use context::RunContext;

@@ -1,8 +1,8 @@
 //! Resumable runs across replicas: `agui serve --store redis://…` processes sharing one
 //! Redis. A run started on replica A is resumed through replica B mid-run; A killed
 //! with SIGKILL mid-run has its run closed by B's reaper with `RUN_ERROR` code
-//! `run_lost`; a Redis restarted mid-run gives a clear error, no panic, and service
-//! resumes.
+//! `run_lost`; a replica killed mid-run is the same on every route kind (one table);
+//! a Redis restarted mid-run gives a clear error, no panic, and service resumes.
 //!
 //! Uses the Redis at `AGUI_TEST_REDIS_URL` (default `redis://127.0.0.1:6379`) and, for
 //! the restart, a private `redis-server` on a free port. Without them the tests print
@@ -517,4 +517,116 @@ async fn copilotkit_threads_are_shared_by_replicas_and_survive_one_dying() {
     let mut next = copilot(&b.base, "run", &input(&thread, "r2")).await;
     let events = rest(&mut next).await;
     assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
+}
+
+/// The kinds of run a replica serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Plain,
+    Resumable,
+    CopilotKit,
+}
+
+/// A replica killed mid-run, on every route kind, as each promises: a plain run lived
+/// in its connection and ends with it (no terminal event reaches the client, nothing
+/// is kept); a resumable run and a CopilotKit run are closed by the other replica's
+/// reaper with `RUN_ERROR` code `run_lost`, which a re-attach (resumable) or a
+/// `connect` (CopilotKit, from the thread's history) then shows, after the events the
+/// dead replica committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_replica_is_the_same_on_every_route_kind() {
+    let url = redis_url();
+    let addr = url
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .to_owned();
+    if !ready("a_dead_replica_is_the_same_on_every_route_kind", &addr) {
+        return;
+    }
+    let b = replica(&url, "B");
+    for kind in [Kind::Plain, Kind::Resumable, Kind::CopilotKit] {
+        let mut a = replica(&url, "A");
+        let run = run_id(&format!("{kind:?}").to_lowercase());
+        let thread = format!("t-{run}");
+        let input = serde_json::json!({
+            "threadId": thread, "runId": run, "state": {}, "tools": [], "context": [],
+            "forwardedProps": {},
+            "messages": [{"id": format!("{run}-u"), "role": "user", "content": "a long question for a slow agent"}],
+        });
+        let mut on_a = match kind {
+            Kind::Plain => {
+                let res = reqwest::Client::new()
+                    .post(format!("{}/agentic_chat", a.base))
+                    .header("Accept", "text/event-stream")
+                    .json(&input)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(res.status(), 200);
+                Frames {
+                    body: res.bytes_stream().boxed(),
+                    buf: Vec::new(),
+                }
+            }
+            Kind::Resumable => start(&a.base, &run).await,
+            Kind::CopilotKit => copilot(&a.base, "run", &input).await,
+        };
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(on_a.next().await.expect("a frame from A").event);
+        }
+        a.child.kill().unwrap(); // SIGKILL
+        a.child.wait().unwrap();
+        let after_kill = rest(&mut on_a).await;
+        assert!(
+            after_kill
+                .iter()
+                .all(|e| e["type"] != "RUN_FINISHED" && e["type"] != "RUN_ERROR"),
+            "{kind:?}: no terminal event from a dead replica"
+        );
+        let recovered: Vec<Value> = match kind {
+            Kind::Plain => {
+                // Nothing is kept: the other replica knows no such run.
+                let res = attach(&b.base, &run, 0).await;
+                assert_eq!(res.status(), 404, "{kind:?}: a plain run is not kept");
+                continue;
+            }
+            Kind::Resumable => {
+                let res = attach(&b.base, &run, 0).await;
+                assert_eq!(res.status(), 200);
+                rest(&mut Frames {
+                    body: res.bytes_stream().boxed(),
+                    buf: Vec::new(),
+                })
+                .await
+            }
+            Kind::CopilotKit => {
+                // The thread is busy until B's reaper closes the run; then its history
+                // holds it.
+                let deadline = std::time::Instant::now() + Duration::from_secs(20);
+                loop {
+                    let history = rest(&mut copilot(&b.base, "connect", &input).await).await;
+                    if history.last().is_some_and(|e| e["type"] == "RUN_ERROR") {
+                        break history;
+                    }
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "{kind:?}: the lost run never joined the history: {history:?}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        };
+        let last = recovered.last().expect("events");
+        assert_eq!(last["type"], "RUN_ERROR", "{kind:?}: {last}");
+        assert_eq!(last["code"], "run_lost", "{kind:?}");
+        assert_eq!(recovered[0]["type"], "RUN_STARTED", "{kind:?}");
+        assert!(
+            recovered.len() >= seen.len(),
+            "{kind:?}: what A committed is kept ({} events, A sent {})",
+            recovered.len(),
+            seen.len()
+        );
+    }
+    drop(b);
 }

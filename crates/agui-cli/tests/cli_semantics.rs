@@ -373,3 +373,31 @@ fn verify_and_apply_on_several_threads_give_what_one_thread_gives() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn verify_fails_a_stream_that_ends_with_its_run_open_and_names_the_rule() {
+    let open = b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\",\"role\":\"assistant\"}\n{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n";
+    let out = agui(&["verify", "--from", "jsonl"], open);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("after event 2: The stream ended without a terminal event: run 'r' is still open after 3 events")
+            && err.contains("[rule lifecycle/terminal-event]"),
+        "{err}"
+    );
+    let mut closed = open.to_vec();
+    closed.extend_from_slice(b"{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    assert_eq!(
+        agui(&["verify", "--from", "jsonl"], &closed).status.code(),
+        Some(0)
+    );
+    // A rule broken mid-stream is named the same way.
+    let other = b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"x\"}\n";
+    let out = agui(&["verify", "--from", "jsonl"], other);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("must agree on their runId. [rule lifecycle/run-finished-run-id]"),
+        "{err}"
+    );
+}

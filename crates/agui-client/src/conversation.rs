@@ -554,6 +554,8 @@ impl Conversation {
             std::mem::take(&mut self.messages),
             Some(std::mem::replace(&mut self.state, Value::Null)),
         );
+        // The first run's thread is the stream's (not the input's): the 1.1 corpus replays
+        // streams on other threads than the input's, and expects them accepted.
         let mut settle = Settle::new(self.inbound.verify, Some(reducer));
         let result = self.drive(&mut stream, sink.as_ref(), &mut settle).await;
         let reducer = settle.into_reducer().unwrap_or_default();

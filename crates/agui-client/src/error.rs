@@ -21,7 +21,7 @@ pub enum ClientError {
     },
     /// The request could not be sent, or the connection failed while streaming. The
     /// message includes the causes (`connection refused`, a TLS failure, …).
-    #[error("transport error: {}", chain(.0))]
+    #[error("transport error: {}", crate::endpoint::error_chain(.0))]
     Transport(#[from] reqwest::Error),
     /// No response, or no bytes of the stream, arrived within the configured time.
     #[error("timed out after {after:?} waiting for {waiting_for}")]
@@ -35,7 +35,7 @@ pub enum ClientError {
     #[error("malformed stream: {0}")]
     Decode(#[from] agui_core::encoding::DecodeError),
     /// The stream ended before the run's terminal event (`RUN_FINISHED` or `RUN_ERROR`).
-    #[error("the stream ended after {events} events without RUN_FINISHED or RUN_ERROR")]
+    #[error("the stream ended without a terminal event (RUN_FINISHED or RUN_ERROR) after {events} events")]
     Truncated {
         /// Events received before the end.
         events: u64,
@@ -101,21 +101,6 @@ pub enum ClientError {
     },
 }
 
-/// An error's message followed by its causes, `: `-separated.
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    out
-}
-
 impl ClientError {
     /// Whether the agent could not be reached at all (connection refused, no route, DNS
     /// failure): nothing was sent.
@@ -129,6 +114,22 @@ impl ClientError {
             ClientError::Timeout { .. } => true,
             ClientError::Transport(e) => e.is_timeout(),
             _ => false,
+        }
+    }
+
+    /// The stable id of the protocol rule the stream broke, when the error is such a
+    /// verdict (the ids `agui verify` and `agui check` use, listed in
+    /// `docs/check-rules.md`): the inbound pipeline's rule, `lifecycle/terminal-event`
+    /// for a stream that ended with its run open, `transport/framing` for a stream
+    /// that cannot be decoded, `transport/content-type` for a body that is not an
+    /// event stream.
+    pub fn rule_id(&self) -> Option<&'static str> {
+        match self {
+            ClientError::Inbound { source, .. } => Some(source.rule_id()),
+            ClientError::Truncated { .. } => Some("lifecycle/terminal-event"),
+            ClientError::Decode(_) => Some("transport/framing"),
+            ClientError::ContentType { .. } => Some("transport/content-type"),
+            _ => None,
         }
     }
 

@@ -168,10 +168,52 @@ async fn a_stream_without_a_terminal_event() {
     .await;
     let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
     assert_eq!(events.len(), 2);
+    let err = err.expect("an error");
     assert!(
-        matches!(err, Some(ClientError::Truncated { events: 2 })),
+        matches!(err, ClientError::Truncated { events: 2 }),
         "{err:?}"
     );
+    assert!(
+        err.to_string().contains("ended without a terminal event"),
+        "{err}"
+    );
+    assert_eq!(err.rule_id(), Some("lifecycle/terminal-event"));
+}
+
+/// The 1.1 rules on a run's identity, through a conversation (which verifies): each
+/// error names its rule.
+#[tokio::test]
+async fn a_run_finished_for_another_run_or_with_repeated_interrupt_ids_fails_the_run() {
+    let cases: [(&'static str, &str, &str); 2] = [
+        (
+            "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"other\"}\n\n",
+            "lifecycle/run-finished-run-id",
+            "must agree on their runId",
+        ),
+        (
+            "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\",\"outcome\":{\"type\":\"interrupt\",\"interrupts\":[{\"id\":\"i\",\"reason\":\"a\"},{\"id\":\"i\",\"reason\":\"b\"}]}}\n\n",
+            "interrupts/distinct-ids",
+            "two interrupts carrying the id 'i'",
+        ),
+    ];
+    for (finished, rule, text) in cases {
+        let base = serve(Router::new().route(
+            "/",
+            post(move || async move { sse(vec![STARTED, finished], Duration::ZERO) }),
+        ))
+        .await;
+        let http = HttpAgent::builder(&base).build().unwrap();
+        let mut c = agui_client::Conversation::builder(http)
+            .thread_id("t")
+            .build();
+        let err = c
+            .run_agent(agui_client::RunParams::new().run_id("r"))
+            .await
+            .expect_err("the run fails");
+        assert_eq!(err.rule_id(), Some(rule), "{err}");
+        assert!(err.to_string().contains(text), "{err}");
+        assert!(c.pending_interrupts().is_empty(), "{rule}: nothing adopted");
+    }
 }
 
 #[tokio::test]

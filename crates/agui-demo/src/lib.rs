@@ -42,6 +42,7 @@ mod predictive_state_updates;
 mod reasoning;
 mod shared_state;
 mod subagents;
+mod suggest;
 mod tool_based_generative_ui;
 
 pub use interrupt::InterruptAgent;
@@ -60,35 +61,43 @@ pub const NAMES: [&str; 10] = [
     "interrupt",
 ];
 
+/// `agent`, answering CopilotKit's suggestion runs itself (see [`SUGGEST_TOOL`]).
+fn suggesting(agent: impl Agent) -> Arc<dyn Agent> {
+    Arc::new(suggest::Suggesting(Arc::new(agent)))
+}
+
+pub use suggest::SUGGEST_TOOL;
+
 /// Every demo agent, by name, in listing order; `delay` is the pause between streamed
-/// pieces (zero for tests).
+/// pieces (zero for tests). Each answers a CopilotKit suggestion run (one that names
+/// [`SUGGEST_TOOL`] in `forwardedProps.toolChoice`) with a call of that tool.
 pub fn agents(delay: Duration) -> Vec<(&'static str, Arc<dyn Agent>)> {
     vec![
-        ("agentic_chat", Arc::new(agentic_chat::agent(delay))),
+        ("agentic_chat", suggesting(agentic_chat::agent(delay))),
         (
             "backend_tool_rendering",
-            Arc::new(backend_tool_rendering::agent(delay)),
+            suggesting(backend_tool_rendering::agent(delay)),
         ),
         (
             "human_in_the_loop",
-            Arc::new(human_in_the_loop::agent(delay)),
+            suggesting(human_in_the_loop::agent(delay)),
         ),
         (
             "agentic_generative_ui",
-            Arc::new(agentic_generative_ui::agent(delay)),
+            suggesting(agentic_generative_ui::agent(delay)),
         ),
         (
             "tool_based_generative_ui",
-            Arc::new(tool_based_generative_ui::agent(delay)),
+            suggesting(tool_based_generative_ui::agent(delay)),
         ),
-        ("shared_state", Arc::new(shared_state::agent(delay))),
+        ("shared_state", suggesting(shared_state::agent(delay))),
         (
             "predictive_state_updates",
-            Arc::new(predictive_state_updates::agent(delay)),
+            suggesting(predictive_state_updates::agent(delay)),
         ),
-        ("reasoning", Arc::new(reasoning::agent(delay))),
-        ("subagents", Arc::new(subagents::agent(delay))),
-        ("interrupt", Arc::new(InterruptAgent::new(delay))),
+        ("reasoning", suggesting(reasoning::agent(delay))),
+        ("subagents", suggesting(subagents::agent(delay))),
+        ("interrupt", suggesting(InterruptAgent::new(delay))),
     ]
 }
 
@@ -128,15 +137,16 @@ pub fn app(
 }
 
 /// As [`app`], with one more agent served beside the demo agents (both at `/{name}`
-/// and through the runtime), and the runtime's threads in `threads` (default: in this
-/// process's memory).
+/// and through the runtime), and the CopilotKit runtime configured from `copilot`
+/// (its store, replica and lease; default [`CopilotRuntime::new`]): the demo agents,
+/// `config` and `shutdown` are added to it.
 pub fn app_with(
     delay: Duration,
     config: ServerConfig,
     shutdown: Shutdown,
     resumable: Option<Resumable>,
     extra: Option<(&str, Arc<dyn Agent>)>,
-    threads: Option<Arc<dyn agui_server::threads::ThreadStore>>,
+    copilot: Option<CopilotRuntime>,
 ) -> agui_server::axum::Router {
     let mut agents: Vec<(&str, Arc<dyn Agent>)> = agents(delay);
     if let Some(extra) = extra {
@@ -152,17 +162,14 @@ pub fn app_with(
     if let Some(r) = resumable {
         plain = plain.resumable(r);
     }
-    let mut runtime = agents
+    let runtime = agents
         .into_iter()
-        .fold(CopilotRuntime::new(), |r, (name, agent)| {
+        .fold(copilot.unwrap_or_default(), |r, (name, agent)| {
             r.shared_agent(name, agent)
         })
         .default_agent("agentic_chat")
         .config(config)
         .shutdown(shutdown);
-    if let Some(store) = threads {
-        runtime = runtime.store(store);
-    }
     plain
         .into_router()
         .nest("/copilotkit", runtime.into_router())

@@ -90,3 +90,60 @@ async fn a_state_too_large_to_echo_ends_the_run_with_a_named_error() {
         );
     }
 }
+
+/// Every demo agent answers CopilotKit's suggestion run (`toolChoice` naming
+/// `copilotkitSuggest`) with one call of that tool, whose arguments parse as
+/// `{"suggestions": [{"title", "message"}]}`; a run without that choice is its own.
+#[tokio::test]
+async fn every_agent_answers_a_suggestion_run_with_suggestions() {
+    let body = |choice: bool| {
+        let mut b = json!({
+            "threadId": "t", "runId": "s",
+            "tools": [{ "name": SUGGEST_TOOL, "description": "Suggest.", "parameters": { "type": "object" } }],
+            "messages": [{ "id": "u", "role": "user", "content": "the weather in Rome" }],
+        });
+        if choice {
+            b["forwardedProps"] = json!({ "toolChoice": { "type": "function", "function": { "name": SUGGEST_TOOL } } });
+        }
+        b
+    };
+    for (name, agent) in agents(Duration::ZERO) {
+        let events = run(agent.as_ref(), body(true)).await;
+        let types: Vec<&str> = events.iter().map(|e| e.event_type().as_str()).collect();
+        assert_eq!(
+            types,
+            ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"],
+            "{name}"
+        );
+        let Event::ToolCallStart(start) = &events[0] else {
+            unreachable!()
+        };
+        assert_eq!(start.tool_call_name, SUGGEST_TOOL);
+        let Event::ToolCallArgs(args) = &events[1] else {
+            unreachable!()
+        };
+        let args: serde_json::Value = serde_json::from_str(&args.delta).unwrap();
+        let list = args["suggestions"]
+            .as_array()
+            .expect("a list of suggestions");
+        assert!(!list.is_empty(), "{name}");
+        for s in list {
+            assert!(
+                s["title"].is_string() && s["message"].is_string(),
+                "{name}: {s}"
+            );
+        }
+        assert!(list[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the weather in Rome"));
+        // Without the choice, the agent answers as it always does.
+        let plain = run(agent.as_ref(), body(false)).await;
+        assert!(
+            plain
+                .iter()
+                .all(|e| !matches!(e, Event::ToolCallStart(s) if s.tool_call_name == SUGGEST_TOOL)),
+            "{name}"
+        );
+    }
+}

@@ -297,7 +297,7 @@ impl Recording {
                 next,
                 Severity::Error,
                 Stage::Transport,
-                "the stream ended without RUN_FINISHED or RUN_ERROR".into(),
+                "the stream ended without a terminal event (RUN_FINISHED or RUN_ERROR)".into(),
             ),
             End::Completed if self.rows.is_empty() => self.finding(
                 0,
@@ -646,7 +646,9 @@ impl Recording {
             (End::Completed, Some(Terminal::Error(m))) => (Status::Error, Some(m.clone())),
             (End::Completed, None) => (
                 Status::Error,
-                Some("the stream ended without RUN_FINISHED or RUN_ERROR".into()),
+                Some(
+                    "the stream ended without a terminal event (RUN_FINISHED or RUN_ERROR)".into(),
+                ),
             ),
         }
     }

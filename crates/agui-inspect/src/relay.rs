@@ -134,14 +134,4 @@ async fn relay(run: &RunEntry, request: reqwest::RequestBuilder, max_error_body:
 /// The longest wait for an error answer's body.
 const ERROR_BODY_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// An error with its causes, `a: b: c`.
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+pub(crate) use agui_client::endpoint::error_chain;

@@ -179,6 +179,26 @@ pub(crate) fn body(input: &RunAgentInput, messages: Vec<Value>, parts: &RequestP
             },
         }));
     }
+    // A client names the tool to call in `forwardedProps.toolChoice`, in the endpoint's
+    // own `tool_choice` shape (CopilotKit's suggestion runs do): passed on when it names
+    // an offered tool, whether or not `tool_choice` itself is forwardable.
+    let choice = props
+        .as_ref()
+        .and_then(|p| p.get("toolChoice"))
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
+        .and_then(|c| c.pointer("/function/name"))
+        .and_then(Value::as_str);
+    if let Some(name) = choice {
+        let offered = tools
+            .iter()
+            .any(|t| t.pointer("/function/name").and_then(Value::as_str) == Some(name));
+        if offered {
+            o.insert(
+                "tool_choice".into(),
+                json!({ "type": "function", "function": { "name": name } }),
+            );
+        }
+    }
     if !tools.is_empty() {
         o.insert("tools".into(), Value::Array(tools));
     }

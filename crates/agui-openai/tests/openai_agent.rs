@@ -447,6 +447,36 @@ async fn the_upstream_request_is_built_field_by_field() {
         .is_err());
 }
 
+/// CopilotKit's suggestion run names the tool to call in `forwardedProps.toolChoice`:
+/// the model is asked for exactly that call; a choice naming a tool not offered is not
+/// passed on.
+#[tokio::test]
+async fn a_tool_choice_in_forwarded_props_reaches_the_model() {
+    let fake = fake::start().await;
+    let agent = builder(&fake, "text").build().unwrap();
+    let url = serve(agent).await;
+    let input = |tool: &str| -> RunAgentInput {
+        serde_json::from_value(json!({
+            "threadId": "t", "runId": "r",
+            "tools": [{ "name": "copilotkitSuggest", "description": "Suggests.", "parameters": { "type": "object" } }],
+            "forwardedProps": { "toolChoice": { "type": "function", "function": { "name": tool } } },
+            "messages": [{ "id": "u", "role": "user", "content": "hi" }]
+        }))
+        .unwrap()
+    };
+    use futures_util::StreamExt;
+    let client = HttpAgent::builder(url).build().unwrap();
+    let _: Vec<_> = client.run(&input("copilotkitSuggest")).collect().await;
+    let req = fake.requests_for("text").pop().unwrap();
+    assert_eq!(
+        req["tool_choice"],
+        json!({ "type": "function", "function": { "name": "copilotkitSuggest" } })
+    );
+    let _: Vec<_> = client.run(&input("not_offered")).collect().await;
+    let req = fake.requests_for("text").pop().unwrap();
+    assert!(req.get("tool_choice").is_none(), "{req}");
+}
+
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Rename {
     /// The new title.

@@ -1,5 +1,6 @@
-//! Resumable AG-UI runs across several server replicas: [`RedisRunStore`], a
-//! [`RunStore`] on Redis Streams for `agui-server`.
+//! AG-UI runs across several server replicas: [`RedisRunStore`], a [`RunStore`] on
+//! Redis Streams for `agui-server`, holding resumable runs and the CopilotKit
+//! runtime's threads (an index over the same runs).
 //!
 //! ```no_run
 //! # async fn main_() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,10 +25,23 @@
 //! | `P:leases` | sorted set | running runs by lease expiry (milliseconds, Redis's own clock) |
 //! | `P:{K}:wake` | pub/sub channel | the new head after each append (a wake-up, never data) |
 //!
+//! For a thread key `T` (see [`ThreadKey`]):
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `P:th:{T}:meta` | hash | thread id, agent, the live and the last run's keys, the history's event and byte counts, its name and archived flag, its times (created, updated, last run) |
+//! | `P:th:{T}:hist` | list | each ended run compacted: `count\n` then its events' JSON, one per line, oldest first |
+//! | `P:th:{T}:ids` | set | the ids of the messages the history records |
+//! | `P:owner:{S}` | sorted set | the threads of the owner whose scope is `S` ([`agui_agent::runs::owner_scope`]), by the time their last run ended |
+//!
 //! Every write is one Lua script, so each operation is atomic: an append checks the
 //! fence and that it starts right after the head, adds the events (trimming the log to
 //! its cap), moves the head, ends the run when the batch is terminal (the keys then
-//! expire after the retention time), and publishes the wake-up. Lease times come from
+//! expire after the retention time), and publishes the wake-up. A thread run's create
+//! checks, in the same script, that its thread's live run is not running and takes its
+//! place; its end frees the thread and adds its history entry (trimmed to
+//! [`RedisLimits::max_history_events`]); a thread's keys expire
+//! [`RedisLimits::thread_idle_ttl`] after its last run ends. Lease times come from
 //! Redis's `TIME`, never a replica's clock. Viewers read the log by cursor and wait on
 //! the wake-ups, polling as well since pub/sub may lose a message; each replica
 //! subscribes only to the channels of the runs its own viewers wait on, so a fleet's
@@ -41,16 +55,16 @@ use std::time::Duration;
 
 use agui_agent::runs::{
     Batch, CancelOutcome, Created, Fence, Heartbeat, NewRun, RunKey, RunRecord, RunStatus,
-    RunStore, RunStoreError, RunStoreFuture,
+    RunStore, RunStoreError, RunStoreFuture, ThreadEntry, ThreadKey, ThreadRecord, ThreadSummary,
+    ThreadUpdate,
 };
 use bytes::Bytes;
 use redis::aio::ConnectionManager;
 
-mod threads;
+mod index;
 mod wake;
 
 use redis::{Script, Value};
-pub use threads::{RedisThreadLimits, RedisThreadStore};
 use wake::Wakeups;
 
 /// Bounds of a [`RedisRunStore`]. Every field has a documented default.
@@ -62,9 +76,20 @@ pub struct RedisLimits {
     /// Most events kept per run (default 200,000); older ones are trimmed, and a
     /// re-attach from before them gets `410`.
     pub max_events_per_run: u64,
+    /// Most bytes of events' JSON kept per run (default 64 MiB), likewise (the last
+    /// event is always kept).
+    pub max_bytes_per_run: u64,
     /// A run's keys expire this long after its last write even when nobody ends it
     /// (default 2 hours): nothing stays forever.
     pub safety_ttl: Duration,
+    /// A thread with no run for this long is forgotten (default 1 hour).
+    pub thread_idle_ttl: Duration,
+    /// Most compacted events kept in one thread's history (default 10,000); beyond it
+    /// the oldest runs are forgotten (the last one is always kept).
+    pub max_history_events: u64,
+    /// Most bytes of compacted events' JSON kept in one thread's history (default 16
+    /// MiB), likewise.
+    pub max_history_bytes: u64,
 }
 
 impl Default for RedisLimits {
@@ -73,6 +98,10 @@ impl Default for RedisLimits {
             retention: Duration::from_secs(3600),
             max_events_per_run: 200_000,
             safety_ttl: Duration::from_secs(7200),
+            thread_idle_ttl: Duration::from_secs(3600),
+            max_history_events: 10_000,
+            max_bytes_per_run: 64 << 20,
+            max_history_bytes: 16 << 20,
         }
     }
 }
@@ -89,11 +118,54 @@ impl RedisLimits {
         self.max_events_per_run = n.max(1);
         self
     }
+
+    /// Sets [`max_bytes_per_run`](Self::max_bytes_per_run).
+    pub fn max_bytes_per_run(mut self, n: u64) -> Self {
+        self.max_bytes_per_run = n.max(1);
+        self
+    }
+
+    /// Sets [`max_history_bytes`](Self::max_history_bytes).
+    pub fn max_history_bytes(mut self, n: u64) -> Self {
+        self.max_history_bytes = n.max(1);
+        self
+    }
+
+    /// Sets [`thread_idle_ttl`](Self::thread_idle_ttl).
+    pub fn thread_idle_ttl(mut self, d: Duration) -> Self {
+        self.thread_idle_ttl = d;
+        self
+    }
+
+    /// Sets [`max_history_events`](Self::max_history_events).
+    pub fn max_history_events(mut self, n: u64) -> Self {
+        self.max_history_events = n.max(1);
+        self
+    }
 }
 
+/// KEYS meta leases thread_meta thread_hist thread_ids; ARGV key run_id thread_id agent
+/// body_hash replica lease_ms fence safety_ttl thread_key prefix thread_ttl.
 const CREATE: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.call('HGETALL', KEYS[1])
+end
+if ARGV[10] ~= '' then
+  local live = redis.call('HGET', KEYS[3], 'live')
+  if live and redis.call('HGET', ARGV[11] .. ':{' .. live .. '}:meta', 'status') == 'running' then
+    return {'BUSY', redis.call('HGET', KEYS[3], 'live_run')}
+  end
+  -- The previous run is in the history: its log is no longer read.
+  local last = redis.call('HGET', KEYS[3], 'last')
+  if last and last ~= ARGV[1] then
+    local prev = ARGV[11] .. ':{' .. last .. '}'
+    if redis.call('HGET', prev .. ':meta', 'status') ~= 'running' then
+      redis.call('DEL', prev .. ':meta', prev .. ':log')
+    end
+  end
+  redis.call('HSET', KEYS[3], 'live', ARGV[1], 'live_run', ARGV[2], 'thread_id', ARGV[3],
+    'agent', ARGV[4], 'last', ARGV[1])
+  for i = 3, 5 do redis.call('EXPIRE', KEYS[i], ARGV[12]) end
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -102,24 +174,41 @@ redis.call('HSET', KEYS[1], 'run_id', ARGV[2], 'thread_id', ARGV[3], 'agent', AR
   'body_hash', ARGV[5], 'owner_replica', ARGV[6], 'status', 'running', 'head', 0,
   'oldest', 1, 'fence', ARGV[8], 'lease_ms', lease, 'lease_until', now + lease,
   'cancel', 0, 'created_at', now)
+if ARGV[10] ~= '' then redis.call('HSET', KEYS[1], 'thread', ARGV[10]) end
 redis.call('EXPIRE', KEYS[1], ARGV[9])
 redis.call('ZADD', KEYS[2], now + lease, ARGV[1])
 return 'NEW'
 "#;
 
+/// KEYS meta log leases; ARGV key fence first max_events terminal retention channel
+/// safety_ttl prefix entry entry_count thread_ttl max_history n_ids ids... events...
+/// `max_events` and `max_history` are `events:bytes`.
 const APPEND: &str = r#"
-local m = redis.call('HMGET', KEYS[1], 'fence', 'status', 'head')
+local m = redis.call('HMGET', KEYS[1], 'fence', 'status', 'head', 'thread', 'bytes')
 if not m[1] then return {-1, 0} end
 if m[1] ~= ARGV[2] then return {-2, 0} end
 if m[2] ~= 'running' then return {-3, 0} end
 local head = tonumber(m[3])
 if tonumber(ARGV[3]) ~= head + 1 then return {-4, head} end
-for i = 9, #ARGV do
+if ARGV[10] ~= '' and not m[4] then return {-1, 0} end
+local n_ids = tonumber(ARGV[14])
+local max_ev, max_bytes = string.match(ARGV[4], '^(%d+):(%d+)$')
+max_ev, max_bytes = tonumber(max_ev), tonumber(max_bytes)
+local bytes = tonumber(m[5] or '0')
+for i = 15 + n_ids, #ARGV do
   head = head + 1
-  redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], head .. '-0', 'e', ARGV[i])
+  redis.call('XADD', KEYS[2], head .. '-0', 'e', ARGV[i])
+  bytes = bytes + #ARGV[i]
 end
+-- The per-run caps: the oldest events go, by count and by bytes (one always stays).
 local len = redis.call('XLEN', KEYS[2])
-redis.call('HSET', KEYS[1], 'head', head, 'oldest', head - len + 1)
+while len > max_ev or (bytes > max_bytes and len > 1) do
+  local first = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
+  bytes = bytes - #first[2][2]
+  redis.call('XDEL', KEYS[2], first[1])
+  len = len - 1
+end
+redis.call('HSET', KEYS[1], 'head', head, 'oldest', head - len + 1, 'bytes', bytes)
 if ARGV[5] ~= '' then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -127,6 +216,36 @@ if ARGV[5] ~= '' then
   redis.call('EXPIRE', KEYS[1], ARGV[6])
   redis.call('EXPIRE', KEYS[2], ARGV[6])
   redis.call('ZREM', KEYS[3], ARGV[1])
+  if m[4] then
+    local th = ARGV[9] .. ':th:{' .. m[4] .. '}'
+    if redis.call('HGET', th .. ':meta', 'live') == ARGV[1] then
+      redis.call('HDEL', th .. ':meta', 'live', 'live_run')
+    end
+    if ARGV[10] ~= '' then
+      redis.call('RPUSH', th .. ':hist', ARGV[11] .. '\n' .. ARGV[10])
+      local hist_ev, hist_bytes = string.match(ARGV[13], '^(%d+):(%d+)$')
+      hist_ev, hist_bytes = tonumber(hist_ev), tonumber(hist_bytes)
+      local total = redis.call('HINCRBY', th .. ':meta', 'hist_events', tonumber(ARGV[11]))
+      local size = redis.call('HINCRBY', th .. ':meta', 'hist_bytes', #ARGV[10])
+      while (total > hist_ev or size > hist_bytes) and redis.call('LLEN', th .. ':hist') > 1 do
+        local old = redis.call('LPOP', th .. ':hist')
+        local count, text = string.match(old, '^(%d+)\n(.*)$')
+        total = redis.call('HINCRBY', th .. ':meta', 'hist_events', -tonumber(count))
+        size = redis.call('HINCRBY', th .. ':meta', 'hist_bytes', -#text)
+      end
+      for i = 15, 14 + n_ids do redis.call('SADD', th .. ':ids', ARGV[i]) end
+      local tt = redis.call('TIME')
+      local now = tonumber(tt[1]) * 1000 + math.floor(tonumber(tt[2]) / 1000)
+      redis.call('HSETNX', th .. ':meta', 'created_at', now)
+      redis.call('HSET', th .. ':meta', 'updated_at', now, 'last_run_at', now)
+      local owner = ARGV[9] .. ':owner:{' .. string.match(m[4], '^([^.]*)') .. '}'
+      redis.call('ZADD', owner, now, m[4])
+      redis.call('EXPIRE', owner, ARGV[12])
+    end
+    for _, k in ipairs({th .. ':meta', th .. ':hist', th .. ':ids'}) do
+      redis.call('EXPIRE', k, ARGV[12])
+    end
+  end
 else
   redis.call('EXPIRE', KEYS[1], ARGV[8])
   redis.call('EXPIRE', KEYS[2], ARGV[8])
@@ -202,6 +321,10 @@ struct Scripts {
     cancel: Script,
     expired: Script,
     take_over: Script,
+    thread: Script,
+    list_threads: Script,
+    forget_thread: Script,
+    update_thread: Script,
 }
 
 /// Run logs in Redis Streams, shared by every replica. See the [crate docs](crate).
@@ -284,6 +407,7 @@ fn record_from(fields: &[Value]) -> Result<RunRecord, RunStoreError> {
         cancel_requested: get("cancel") == "1",
         created_at_ms: num("created_at").unwrap_or(0),
         finished_at_ms: num("finished_at"),
+        thread: map.get("thread").map(|t| ThreadKey::from_text(t)),
     })
 }
 
@@ -309,6 +433,10 @@ impl RedisRunStore {
                 cancel: Script::new(CANCEL),
                 expired: Script::new(EXPIRED),
                 take_over: Script::new(TAKE_OVER),
+                thread: Script::new(index::THREAD),
+                list_threads: Script::new(index::LIST_THREADS),
+                forget_thread: Script::new(index::FORGET_THREAD),
+                update_thread: Script::new(index::UPDATE_THREAD),
             },
             wakeups,
         })
@@ -350,6 +478,9 @@ impl RedisRunStore {
             .create
             .key(self.meta(&run.key))
             .key(self.leases())
+            .key(self.thread_keys(run.thread.as_ref()).0)
+            .key(self.thread_keys(run.thread.as_ref()).1)
+            .key(self.thread_keys(run.thread.as_ref()).2)
             .arg(run.key.as_str())
             .arg(&run.run_id)
             .arg(&run.thread_id)
@@ -359,10 +490,18 @@ impl RedisRunStore {
             .arg(run.lease.as_millis() as u64)
             .arg(fence.0.to_string())
             .arg(self.limits.safety_ttl.as_secs().max(1))
+            .arg(run.thread.as_ref().map(|t| t.as_str()).unwrap_or(""))
+            .arg(&self.prefix)
+            .arg(self.thread_ttl_running())
             .invoke_async(&mut con)
             .await
             .map_err(unavailable)?;
         match v {
+            Value::Array(fields) if fields.first().and_then(text).as_deref() == Some("BUSY") => {
+                Err(RunStoreError::Busy {
+                    run_id: fields.get(1).and_then(text).unwrap_or_default(),
+                })
+            }
             Value::Array(fields) => Ok(Created::Existing(record_from(&fields)?)),
             _ => Ok(Created::New(fence)),
         }
@@ -375,6 +514,7 @@ impl RedisRunStore {
         first: u64,
         events: Vec<Bytes>,
         terminal: Option<RunStatus>,
+        entry: Option<&ThreadEntry>,
     ) -> Result<(), RunStoreError> {
         let mut con = self.con.clone();
         let mut inv = self.scripts.append.prepare_invoke();
@@ -384,11 +524,26 @@ impl RedisRunStore {
             .arg(key.as_str())
             .arg(fence.0.to_string())
             .arg(first)
-            .arg(self.limits.max_events_per_run)
+            .arg(format!(
+                "{}:{}",
+                self.limits.max_events_per_run, self.limits.max_bytes_per_run
+            ))
             .arg(terminal.map(|s| s.as_str()).unwrap_or(""))
             .arg(self.limits.retention.as_secs().max(1))
             .arg(self.wake(key))
-            .arg(self.limits.safety_ttl.as_secs().max(1));
+            .arg(self.limits.safety_ttl.as_secs().max(1))
+            .arg(&self.prefix)
+            .arg(entry.map(|e| e.events.as_ref()).unwrap_or(b""))
+            .arg(entry.map(|e| e.count).unwrap_or(0))
+            .arg(self.limits.thread_idle_ttl.as_secs().max(1))
+            .arg(format!(
+                "{}:{}",
+                self.limits.max_history_events, self.limits.max_history_bytes
+            ))
+            .arg(entry.map(|e| e.message_ids.len()).unwrap_or(0));
+        for id in entry.iter().flat_map(|e| e.message_ids.iter()) {
+            inv.arg(id);
+        }
         for e in &events {
             inv.arg(e.as_ref());
         }
@@ -481,7 +636,46 @@ impl RunStore for RedisRunStore {
         events: Vec<Bytes>,
         terminal: Option<RunStatus>,
     ) -> RunStoreFuture<'a, ()> {
-        Box::pin(self.do_append(key, fence, first, events, terminal))
+        Box::pin(self.do_append(key, fence, first, events, terminal, None))
+    }
+
+    fn end_thread_run<'a>(
+        &'a self,
+        key: &'a RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        status: RunStatus,
+        entry: ThreadEntry,
+    ) -> RunStoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.do_append(key, fence, first, events, Some(status), Some(&entry))
+                .await
+        })
+    }
+
+    fn thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, Option<ThreadRecord>> {
+        Box::pin(self.do_thread(key))
+    }
+
+    fn list_threads<'a>(
+        &'a self,
+        scope: &'a str,
+        limit: usize,
+    ) -> RunStoreFuture<'a, Vec<ThreadSummary>> {
+        Box::pin(self.do_list_threads(scope, limit))
+    }
+
+    fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool> {
+        Box::pin(self.do_forget_thread(key))
+    }
+
+    fn update_thread<'a>(
+        &'a self,
+        key: &'a ThreadKey,
+        update: ThreadUpdate,
+    ) -> RunStoreFuture<'a, Option<ThreadSummary>> {
+        Box::pin(self.do_update_thread(key, update))
     }
 
     fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agui_redis::{RedisLimits, RedisRunStore};
 use agui_server::runs::contract::{check, ContractSetup};
-use agui_server::runs::{Created, NewRun, RunKey, RunStatus, RunStore};
+use agui_server::runs::{Created, NewRun, RunKey, RunStatus, RunStore, ThreadEntry, ThreadKey};
 use bytes::Bytes;
 
 mod common;
@@ -82,6 +82,7 @@ async fn a_finished_run_expires_after_its_retention_and_a_second_store_sees_the_
             body_hash: "h".into(),
             replica: "a".into(),
             lease: Duration::from_secs(10),
+            thread: None,
         })
         .await
         .unwrap()
@@ -145,6 +146,7 @@ async fn a_replica_receives_only_the_wake_ups_of_the_runs_it_waits_on() {
                 body_hash: "h".into(),
                 replica: "a".into(),
                 lease: Duration::from_secs(10),
+                thread: None,
             })
             .await
             .unwrap();
@@ -199,4 +201,85 @@ async fn a_replica_receives_only_the_wake_ups_of_the_runs_it_waits_on() {
         "woken by its wake-up, not by polling ({waited:?} in all)"
     );
     assert_eq!(b.wakeups_received(), 1);
+}
+
+/// The byte caps: a run's log keeps at most `max_bytes_per_run` of events (the oldest
+/// go first, the last always stays), a thread's history at most `max_history_bytes`
+/// of compacted runs (the last run always stays).
+#[tokio::test]
+async fn a_runs_log_and_a_threads_history_are_bounded_by_bytes() {
+    let limits = RedisLimits::default()
+        .max_bytes_per_run(250)
+        .max_history_bytes(300);
+    let Some((s, prefix)) = store(
+        "a_runs_log_and_a_threads_history_are_bounded_by_bytes",
+        limits,
+    )
+    .await
+    else {
+        return;
+    };
+    let event = |i: u64| Bytes::from(format!("{{\"type\":\"CUSTOM\",\"name\":\"{i:0>73}\"}}"));
+    assert_eq!(event(1).len(), 100);
+    let new_run = |name: &str, thread: Option<ThreadKey>| NewRun {
+        key: RunKey::derive(&prefix, "agent", name),
+        run_id: name.into(),
+        thread_id: "t".into(),
+        agent: "agent".into(),
+        body_hash: String::new(),
+        replica: "r".into(),
+        lease: Duration::from_secs(10),
+        thread,
+    };
+    let run = new_run("bytes", None);
+    let key = run.key.clone();
+    let Created::New(fence) = s.create(run).await.unwrap() else {
+        panic!("a new run")
+    };
+    for i in 1..=5 {
+        s.append(&key, fence, i, vec![event(i)], None)
+            .await
+            .unwrap();
+    }
+    let r = s.record(&key).await.unwrap().unwrap();
+    assert_eq!(
+        (r.oldest, r.head),
+        (4, 5),
+        "250 bytes keep the last two events"
+    );
+    let b = s.read(&key, 3, 10).await.unwrap();
+    assert_eq!(b.events, vec![event(4), event(5)]);
+    // One event larger than the cap is still kept.
+    let big = Bytes::from(format!(
+        "{{\"type\":\"CUSTOM\",\"name\":\"{}\"}}",
+        "x".repeat(400)
+    ));
+    s.append(&key, fence, 6, vec![big.clone()], None)
+        .await
+        .unwrap();
+    let b = s.read(&key, 5, 10).await.unwrap();
+    assert_eq!(b.events, vec![big]);
+
+    // A history of three runs of about 150 bytes each keeps the last two.
+    let thread = ThreadKey::derive(&prefix, "bytes-thread");
+    for name in ["h1", "h2", "h3"] {
+        let run = new_run(name, Some(thread.clone()));
+        let key = run.key.clone();
+        let Created::New(fence) = s.create(run).await.unwrap() else {
+            panic!("a new run")
+        };
+        let text = format!("{{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"{name}\",\"pad\":\"{:0>80}\"}}\n", 0);
+        let entry = ThreadEntry::from_parts(Bytes::from(text), Vec::new());
+        s.end_thread_run(&key, fence, 1, vec![event(1)], RunStatus::Finished, entry)
+            .await
+            .unwrap();
+    }
+    let t = s.thread(&thread).await.unwrap().unwrap();
+    let runs: Vec<String> = t
+        .history
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.events).into_owned())
+        .collect();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs[0].contains("\"h2\"") && runs[1].contains("\"h3\""));
 }

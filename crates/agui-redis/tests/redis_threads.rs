@@ -1,6 +1,7 @@
-//! The Redis thread store against a real Redis: the thread-store contract, a thread
-//! seen the same from two replicas, a stop asked on one replica seen by the other, and
-//! a run whose replica died ended as lost by the next reader.
+//! Threads in the Redis run store against a real Redis: a thread seen the same from two
+//! replicas, a stop asked on one replica seen by the producer on the other, and a
+//! thread run whose replica died closed by another replica's reaper, joining the
+//! thread's history as a valid stream.
 
 mod common;
 
@@ -8,14 +9,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_core::Event;
-use agui_redis::{RedisThreadLimits, RedisThreadStore};
-use agui_server::threads::contract::{check, ContractSetup};
-use agui_server::threads::ThreadStore;
+use agui_redis::{RedisLimits, RedisRunStore};
+use agui_server::runs::{
+    reap, thread_entry, CancelOutcome, Created, NewRun, RunKey, RunStatus, RunStore, RunStoreError,
+    ThreadKey,
+};
+use bytes::Bytes;
 
-async fn store(test: &str, prefix: &str, limits: RedisThreadLimits) -> Option<RedisThreadStore> {
+async fn store(test: &str) -> Option<RedisRunStore> {
     match tokio::time::timeout(
         Duration::from_secs(10),
-        RedisThreadStore::connect(&common::url(), prefix, limits),
+        RedisRunStore::connect(&common::url(), &PREFIX, RedisLimits::default()),
     )
     .await
     {
@@ -31,128 +35,124 @@ async fn store(test: &str, prefix: &str, limits: RedisThreadLimits) -> Option<Re
     }
 }
 
-#[tokio::test]
-async fn the_redis_thread_store_keeps_the_contract() {
-    let prefix = common::prefix();
-    let limits = RedisThreadLimits::default().max_run_events(8);
-    let Some(s) = store("the_redis_thread_store_keeps_the_contract", &prefix, limits).await else {
-        return;
-    };
-    check(
-        Arc::new(s),
-        ContractSetup {
-            namespace: prefix,
-            max_run_events: 8,
-        },
-    )
-    .await;
+static PREFIX: std::sync::LazyLock<String> = std::sync::LazyLock::new(common::prefix);
+
+fn json(e: Event) -> Bytes {
+    let mut out = Vec::new();
+    e.write_json(&mut out);
+    Bytes::from(out)
+}
+
+fn run(thread: &ThreadKey, run_id: &str, replica: &str, lease: Duration) -> NewRun {
+    NewRun {
+        key: RunKey::derive("owner", "agent", run_id),
+        run_id: run_id.into(),
+        thread_id: "t".into(),
+        agent: "agent".into(),
+        body_hash: String::new(),
+        replica: replica.into(),
+        lease,
+        thread: Some(thread.clone()),
+    }
 }
 
 #[tokio::test]
 async fn two_replicas_share_threads_and_stops() {
-    let prefix = common::prefix();
-    let Some(a) = store(
-        "two_replicas_share_threads",
-        &prefix,
-        RedisThreadLimits::default(),
-    )
-    .await
-    else {
-        return;
+    let test = "two_replicas_share_threads_and_stops";
+    let Some(a) = store(test).await else { return };
+    let b = store(test).await.unwrap();
+    let thread = ThreadKey::derive("owner", "shared-thread");
+    let r1 = run(&thread, "shared-r1", "a", Duration::from_secs(10));
+    let key = r1.key.clone();
+    let Created::New(fence) = a.create(r1).await.unwrap() else {
+        panic!("a new run")
     };
-    let b = store(
-        "two_replicas_share_threads",
-        &prefix,
-        RedisThreadLimits::default(),
+    a.append(
+        &key,
+        fence,
+        1,
+        vec![json(Event::run_started("t", "shared-r1"))],
+        None,
     )
     .await
     .unwrap();
-    a.begin_run("t", "r1").await.unwrap();
-    a.append("t", "r1", vec![Event::run_started("t", "r1")])
-        .await
-        .unwrap();
-    // B sees A's live run, and is woken by A's appends.
-    let snap = b.snapshot("t").await.unwrap().unwrap();
-    assert_eq!(snap.live.as_deref(), Some("r1"));
+    // B sees A's live run and cannot start another on the thread.
+    let t = b.thread(&thread).await.unwrap().unwrap();
+    assert_eq!(t.live.map(|l| l.run_id).as_deref(), Some("shared-r1"));
     assert!(matches!(
-        b.begin_run("t", "r2").await,
-        Err(agui_server::threads::StoreError::Busy { .. })
+        b.create(run(&thread, "shared-r2", "b", Duration::from_secs(10)))
+            .await,
+        Err(RunStoreError::Busy { run_id }) if run_id == "shared-r1"
     ));
-    let b = Arc::new(b);
-    let waiter = {
-        let b = b.clone();
-        tokio::spawn(async move {
-            b.wait("t", "r1", 1).await;
-            b.read_run("t", "r1", 1).await.unwrap()
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    a.append("t", "r1", vec![Event::step_started("s")])
+    // A stop asked on B reaches A at its next heartbeat.
+    assert!(!a.heartbeat(&key, fence).await.unwrap().cancel_requested);
+    assert_eq!(
+        b.request_cancel(&key).await.unwrap(),
+        CancelOutcome::Requested
+    );
+    assert!(a.heartbeat(&key, fence).await.unwrap().cancel_requested);
+    let last = vec![json(Event::run_finished("t", "shared-r1"))];
+    let entry = thread_entry(&a, &key, &last).await.unwrap();
+    a.end_thread_run(&key, fence, 2, last, RunStatus::Cancelled, entry)
         .await
         .unwrap();
-    let page = tokio::time::timeout(Duration::from_secs(2), waiter)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(page.events.len(), 1);
-    // A stop asked on B reaches A at its next keep-alive.
-    assert!(!a.keep_alive("t", "r1").await.unwrap());
-    assert_eq!(b.request_stop("t").await.unwrap().as_deref(), Some("r1"));
-    assert!(a.keep_alive("t", "r1").await.unwrap(), "A sees the stop");
-    a.append("t", "r1", vec![Event::run_finished("t", "r1")])
-        .await
-        .unwrap();
-    a.end_run("t", "r1").await.unwrap();
-    assert_eq!(b.request_stop("t").await.unwrap(), None, "nothing runs now");
-    let snap = b.snapshot("t").await.unwrap().unwrap();
-    assert_eq!(snap.live, None);
-    assert_eq!(snap.history.len(), 1);
+    let t = b.thread(&thread).await.unwrap().unwrap();
+    assert_eq!(t.live, None, "nothing runs now");
+    assert_eq!(t.history.len(), 1);
+    assert_eq!(t.history[0].count, 2);
 }
 
 #[tokio::test]
-async fn a_run_whose_replica_died_is_ended_as_lost_by_the_next_reader() {
-    let prefix = common::prefix();
-    let short = RedisThreadLimits::default().lease(Duration::from_millis(300));
-    let Some(dead) = store("a_run_whose_replica_died", &prefix, short).await else {
+async fn a_thread_run_whose_replica_died_is_closed_by_the_reaper_into_the_history() {
+    let test = "a_thread_run_whose_replica_died";
+    let Some(dead) = store(test).await else {
         return;
     };
-    let other = store("a_run_whose_replica_died", &prefix, short)
-        .await
-        .unwrap();
-    dead.begin_run("t", "r1").await.unwrap();
-    dead.append(
-        "t",
-        "r1",
-        vec![
-            Event::run_started("t", "r1"),
-            Event::text_message_start("m"),
-            Event::text_message_content("m", "half a rep"),
-        ],
-    )
-    .await
-    .unwrap();
-    // Its process stops: no more keep-alives. While the lease lasts, the run is live.
+    let other = Arc::new(store(test).await.unwrap());
+    let thread = ThreadKey::derive("owner", "lost-thread");
+    let r1 = run(&thread, "lost-r1", "dead", Duration::from_millis(300));
+    let key = r1.key.clone();
+    let Created::New(fence) = dead.create(r1).await.unwrap() else {
+        panic!("a new run")
+    };
+    let events = vec![
+        json(Event::run_started("t", "lost-r1")),
+        json(Event::text_message_start("m")),
+        json(Event::text_message_content("m", "half a rep")),
+    ];
+    dead.append(&key, fence, 1, events, None).await.unwrap();
+    // Its replica stops: no more heartbeats. While the lease lasts, the thread is busy.
     drop(dead);
     assert!(matches!(
-        other.begin_run("t", "r2").await,
-        Err(agui_server::threads::StoreError::Busy { .. })
+        other
+            .create(run(&thread, "lost-r2", "other", Duration::from_secs(10)))
+            .await,
+        Err(RunStoreError::Busy { .. })
     ));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    // The next reader ends it: RUN_ERROR code run_lost, and it joins the history.
-    let page = other.read_run("t", "r1", 0).await.unwrap();
-    assert!(page.ended);
-    match page.events.last() {
-        Some(Event::RunError(e)) => assert_eq!(e.code.as_deref(), Some("run_lost")),
-        other => panic!("the lost run ends with RUN_ERROR, got {other:?}"),
-    }
-    // What it left open is closed first: the log is a valid stream.
-    let n = page.events.len();
-    assert!(matches!(&page.events[n - 2], Event::TextMessageEnd(m) if m.message_id == "m"));
-    agui_core::semantics::verify_events(&page.events).expect("the lost run's log verifies");
-    let snap = other.snapshot("t").await.unwrap().unwrap();
-    assert_eq!(snap.live, None);
-    assert_eq!(snap.history.len(), 1);
-    // And the thread takes new runs.
-    let begun = other.begin_run("t", "r2").await.unwrap();
-    assert!(begun.known_message_ids.contains("m"));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    reap(other.as_ref(), "other").await;
+    let r = other.record(&key).await.unwrap().unwrap();
+    assert_eq!(r.status, RunStatus::Lost);
+    let log = other.read(&key, 0, 100).await.unwrap();
+    let last = Event::from_json_slice(log.events.last().unwrap()).unwrap();
+    assert!(
+        matches!(&last, Event::RunError(e) if e.code.as_deref() == Some("run_lost")),
+        "the lost run ends with RUN_ERROR run_lost: {last:?}"
+    );
+    // It joined the history, compacted, as a stream that verifies; the thread is free.
+    let t = other.thread(&thread).await.unwrap().unwrap();
+    assert_eq!(t.live, None);
+    assert_eq!(t.history.len(), 1);
+    let past: Vec<Event> = t.history[0]
+        .lines()
+        .map(|l| Event::from_json_slice(l).unwrap())
+        .collect();
+    agui_core::semantics::verify_events(&past).expect("the lost run's history verifies");
+    assert!(t.known_message_ids.contains("m"));
+    assert!(matches!(
+        other
+            .create(run(&thread, "lost-r2", "other", Duration::from_secs(10)))
+            .await,
+        Ok(Created::New(_))
+    ));
 }

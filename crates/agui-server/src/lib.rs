@@ -14,20 +14,20 @@
 //!   refused requests get a JSON error body ([`error`]).
 //! * [`Shutdown`] and [`serve`] give graceful shutdown on SIGINT/SIGTERM.
 //! * [`copilotkit`] serves the CopilotKit runtime's REST contract, so CopilotKit's
-//!   React components talk straight to this process; runs and thread history live in
-//!   a [`threads::ThreadStore`].
+//!   React components talk straight to this process; its runs and threads live in the
+//!   same run store as resumable runs ([`runs::RunStore`]).
 //! * The ten deterministic demo agents, one per AG-UI feature, are in the `agui-demo`
 //!   crate.
 
 mod admission;
-pub use agui_agent::{agent, context, engine, helpers, lifecycle, threads};
+pub use agui_agent::{agent, context, engine, helpers, lifecycle};
 #[cfg(feature = "copilotkit")]
 pub mod copilotkit;
 mod cost;
 pub mod error;
 mod response;
 pub mod router;
-#[cfg(feature = "resumable")]
+#[cfg(any(feature = "resumable", feature = "copilotkit"))]
 pub mod runs;
 pub mod shutdown;
 

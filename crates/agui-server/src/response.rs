@@ -39,12 +39,34 @@ pub(crate) use crate::engine::MAX_OUTPUT_EVENT;
 /// the run; the events after it are not sent).
 fn encode_into(
     encoder: &EventEncoder,
+    downgrade: agui_core::semantics::Downgrade,
     scratch: &mut Vec<Event>,
     out: &mut Vec<u8>,
     sent: &mut u64,
 ) -> Option<(agui_core::EventType, usize)> {
     for e in scratch.drain(..) {
         let before = out.len();
+        let ty = e.event_type();
+        if downgrade.is_active() {
+            use agui_core::semantics::Outgoing;
+            match downgrade.apply(e) {
+                Some(Outgoing::Event(e)) => encoder.encode(&e, out),
+                Some(Outgoing::Json(v)) if encoder.encoding() == Encoding::Sse => {
+                    let mut text = Vec::new();
+                    agui_core::wire::write_canonical(&v, &mut text);
+                    agui_core::encoding::sse::encode_data(&text, out);
+                }
+                // No protobuf frame for a JSON-only rewrite; nothing for a dropped event.
+                Some(Outgoing::Json(_)) | None => continue,
+            }
+            let size = out.len() - before;
+            if size > MAX_OUTPUT_EVENT {
+                out.truncate(before);
+                return Some((ty, size));
+            }
+            *sent += 1;
+            continue;
+        }
         encoder.encode(&e, out);
         let size = out.len() - before;
         if size > MAX_OUTPUT_EVENT {
@@ -60,11 +82,12 @@ fn encode_into(
 /// `RUN_ERROR` (code `event_too_large`), which ends the run: `true` then.
 fn encode_scratch(
     encoder: &EventEncoder,
+    downgrade: agui_core::semantics::Downgrade,
     scratch: &mut Vec<Event>,
     out: &mut Vec<u8>,
     sent: &mut u64,
 ) -> bool {
-    let Some((ty, size)) = encode_into(encoder, scratch, out, sent) else {
+    let Some((ty, size)) = encode_into(encoder, downgrade, scratch, out, sent) else {
         return false;
     };
     scratch.clear();
@@ -78,12 +101,15 @@ fn encode_scratch(
 pub(crate) struct StreamSettings {
     pub encoding: Encoding,
     pub keep_alive: Option<Duration>,
+    /// How events are rewritten for the consumer's declared protocol version.
+    pub downgrade: agui_core::semantics::Downgrade,
 }
 
 /// The body stream of one run.
 pub(crate) struct RunStream {
     run: RunDriver,
     encoder: EventEncoder,
+    downgrade: agui_core::semantics::Downgrade,
     span: tracing::Span,
     keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
     last_write: Instant,
@@ -111,6 +137,7 @@ impl RunStream {
         RunStream {
             run,
             encoder: EventEncoder::new(settings.encoding),
+            downgrade: settings.downgrade,
             span,
             keep_alive,
             last_write: Instant::now(),
@@ -126,6 +153,7 @@ impl RunStream {
     fn take_chunk(&mut self) -> Bytes {
         if encode_scratch(
             &self.encoder,
+            self.downgrade,
             &mut self.scratch,
             &mut self.out,
             &mut self.sent,
@@ -185,6 +213,7 @@ impl Stream for RunStream {
                     }
                     if encode_scratch(
                         &this.encoder,
+                        this.downgrade,
                         &mut this.scratch,
                         &mut this.out,
                         &mut this.sent,

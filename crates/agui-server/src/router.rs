@@ -402,6 +402,13 @@ impl Shared {
                 ..Default::default()
             });
         }
+        // Resumable runs are the router's to offer: say so unless the agent said.
+        #[cfg(feature = "resumable")]
+        if self.resume.is_some() {
+            if let Some(t) = caps.transport.as_mut() {
+                t.resumable.get_or_insert(true);
+            }
+        }
         caps
     }
 }
@@ -528,6 +535,7 @@ async fn start_run(
                                 fence,
                                 settings: rs.producer_settings(),
                                 permit,
+                                thread: None,
                             };
                             tokio::spawn(tracing::Instrument::instrument(
                                 crate::runs::producer::produce(production, run),
@@ -546,6 +554,8 @@ async fn start_run(
     let settings = StreamSettings {
         encoding,
         keep_alive: s.config.keep_alive,
+        // The agent routes write every event as it is.
+        downgrade: agui_core::semantics::Downgrade::none(),
     };
     let run = RunStream::new(run, &settings, span, permit);
     let res = streaming_response(encoding, run);

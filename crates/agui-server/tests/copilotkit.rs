@@ -11,7 +11,7 @@ use std::time::Duration;
 use agui_core::semantics::Verifier;
 use agui_core::{Event, RunAgentInput};
 use agui_server::copilotkit::{AllowedOrigins, CopilotRuntime, Cors};
-use agui_server::threads::ThreadLimits;
+use agui_server::runs::RunLimits;
 use agui_server::{agent_fn, AgentError, Emitter, RunContext, Shutdown};
 use common::{start, types, Client, DropFlag, TestServer};
 use serde_json::{json, Value};
@@ -125,10 +125,15 @@ async fn info_lists_every_agent_and_the_default() {
     assert_eq!(info["agents"]["default"]["name"], "default");
     assert!(info["agents"]["echo"]["className"].is_string());
 
-    // The same through the single route.
+    // The same through the single route, which serves no thread routes.
     let mut c = post(s.addr, "/copilotkit", &json!({ "method": "info" })).await;
     assert_eq!(c.status, 200);
-    assert_eq!(c.json().await, info);
+    let mut single = c.json().await;
+    assert_eq!(single["threadEndpoints"]["list"], false);
+    single["threadEndpoints"] = info["threadEndpoints"].clone();
+    assert_eq!(single["singleRoute"]["resourceOperations"], true);
+    single.as_object_mut().unwrap().remove("singleRoute");
+    assert_eq!(single, info);
 }
 
 #[tokio::test]
@@ -219,7 +224,7 @@ async fn refused_requests_say_why_in_copilotkit_shaped_json() {
     let mut c = post(s.addr, "/copilotkit/transcribe", &json!({})).await;
     assert_eq!(c.status, 503);
     assert!(c.json().await["message"].is_string());
-    let c = Client::request(s.addr, "GET", "/copilotkit/threads", &[], b"").await;
+    let c = Client::request(s.addr, "POST", "/copilotkit/threads/subscribe", &[], b"").await;
     assert_eq!(c.status, 422);
     let c = Client::request(s.addr, "GET", "/copilotkit/agent/echo/run", &[], b"").await;
     assert_eq!(c.status, 405);
@@ -587,7 +592,7 @@ async fn idle_threads_are_evicted_beyond_the_limit() {
     let s = serve(
         CopilotRuntime::new()
             .agent("echo", echo())
-            .thread_limits(ThreadLimits::default().max_threads(2)),
+            .run_limits(RunLimits::default().max_threads(2)),
     )
     .await;
     for t in ["a", "b", "c"] {

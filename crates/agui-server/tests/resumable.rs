@@ -565,6 +565,44 @@ impl agui_server::runs::RunStore for Counting {
         *l = (*l).max(events.len());
         self.inner.append(key, fence, first, events, terminal)
     }
+    fn end_thread_run<'a>(
+        &'a self,
+        key: &'a agui_server::runs::RunKey,
+        fence: agui_server::runs::Fence,
+        first: u64,
+        events: Vec<bytes::Bytes>,
+        status: agui_server::runs::RunStatus,
+        entry: agui_server::runs::ThreadEntry,
+    ) -> agui_server::runs::RunStoreFuture<'a, ()> {
+        self.inner
+            .end_thread_run(key, fence, first, events, status, entry)
+    }
+    fn thread<'a>(
+        &'a self,
+        key: &'a agui_server::runs::ThreadKey,
+    ) -> agui_server::runs::RunStoreFuture<'a, Option<agui_server::runs::ThreadRecord>> {
+        self.inner.thread(key)
+    }
+    fn list_threads<'a>(
+        &'a self,
+        scope: &'a str,
+        limit: usize,
+    ) -> agui_server::runs::RunStoreFuture<'a, Vec<agui_server::runs::ThreadSummary>> {
+        self.inner.list_threads(scope, limit)
+    }
+    fn update_thread<'a>(
+        &'a self,
+        key: &'a agui_server::runs::ThreadKey,
+        update: agui_server::runs::ThreadUpdate,
+    ) -> agui_server::runs::RunStoreFuture<'a, Option<agui_server::runs::ThreadSummary>> {
+        self.inner.update_thread(key, update)
+    }
+    fn forget_thread<'a>(
+        &'a self,
+        key: &'a agui_server::runs::ThreadKey,
+    ) -> agui_server::runs::RunStoreFuture<'a, bool> {
+        self.inner.forget_thread(key)
+    }
     fn read<'a>(
         &'a self,
         key: &'a agui_server::runs::RunKey,

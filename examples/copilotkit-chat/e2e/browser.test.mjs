@@ -120,7 +120,7 @@ let slow;
 const openPages = new Set();
 
 /** Opens the chat page and returns a handle that records what went wrong. */
-async function openChat({ runtimeUrl, agent, thread, single = false }) {
+async function openChat({ runtimeUrl, agent, thread, single = false, threads = false, token = "" }) {
   const page = await browser.newPage();
   openPages.add(page);
   const log = { pageErrors: [], console: [], requests: [] };
@@ -129,7 +129,9 @@ async function openChat({ runtimeUrl, agent, thread, single = false }) {
     if (m.type() === "error" || m.type() === "warning") log.console.push(`${m.type()}: ${m.text()}`);
   });
   page.on("request", (r) => {
-    if (r.url().startsWith(runtimeUrl)) log.requests.push({ method: r.method(), url: r.url(), body: r.postData() });
+    if (r.url().startsWith(runtimeUrl) && r.method() !== "OPTIONS") {
+      log.requests.push({ method: r.method(), url: r.url(), body: r.postData(), headers: r.headers() });
+    }
   });
   page.on("requestfinished", async (r) => {
     const entry = log.requests.find((e) => e.url === r.url() && e.status === undefined);
@@ -141,6 +143,8 @@ async function openChat({ runtimeUrl, agent, thread, single = false }) {
   });
   const query = new URLSearchParams({ runtimeUrl, agent, thread });
   if (single) query.set("single", "1");
+  if (threads) query.set("threads", "1");
+  if (token) query.set("token", token);
   const url = `${pageOrigin}/?${query}`;
   await page.goto(url, { waitUntil: "load", timeout: STEP_TIMEOUT });
   const chat = { page, log, url, runtimeUrl };
@@ -486,9 +490,63 @@ describe("CopilotKit page against agui serve", () => {
     await waitIdle(chat);
     await assertClean(chat);
     t.diagnostic(`stop took ${stopLatency} ms to settle the page`);
+
+    // The stopped run's thread restores after a reload: its replay is one the
+    // page's client (@ag-ui/client 0.0.59, strict schemas) accepts, cut-short
+    // answer included.
+    await chat.page.reload({ waitUntil: "load", timeout: STEP_TIMEOUT });
+    await waitFor(chat, "the chat input after the reload", () =>
+      chat.page.locator(SEL.textarea).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await expectAssistant(chat, demoReply(next), STEP_TIMEOUT, "the thread restored after a stopped run");
+    await waitIdle(chat, "the restoring connect to end");
+    assert.deepEqual(await userTexts(chat), [text, next], "the restored user messages");
+    assert.deepEqual(await assistantTexts(chat), [partial, demoReply(next)], "the restored answers");
+    await assertClean(chat);
   });
 
-  chatCase("f. single-route transport", async (open) => {
+  chatCase("f. the thread list shows this user's conversations, and another user's none", async (open) => {
+    const thread = threadId("g");
+    const user = `user-a-${process.pid}-${Date.now().toString(36)}`;
+    const chat = await open({ runtimeUrl: fast.url, agent: "agentic_chat", thread, threads: true, token: user });
+    const text = "A conversation to find again";
+    await send(chat, text);
+    await expectAssistant(chat, demoReply(text));
+    await waitIdle(chat);
+    await chat.page.locator('[data-testid="threads-refresh"]').click();
+    await waitFor(chat, "the thread to appear in the list", () =>
+      chat.page.locator('[data-testid="thread"][data-current="1"]').waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    assert.equal(
+      await chat.page.locator('[data-testid="thread"][data-current="1"]').innerText(),
+      thread,
+    );
+    const lists = chat.log.requests.filter((r) => r.method === "GET" && new URL(r.url).pathname === "/copilotkit/threads");
+    assert.ok(lists.length >= 1, `no GET /threads:\n${await describeState(chat)}`);
+    assert.ok(lists.every((r) => r.status === 200), `a thread list failed: ${JSON.stringify(lists)}`);
+    assert.equal(await chat.page.locator('[data-testid="threads-error"]').count(), 0);
+    assert.ok(
+      chat.log.requests.every((r) => r.headers?.authorization === `Bearer ${user}`),
+      "every runtime request carries the user's token",
+    );
+    await assertClean(chat);
+
+    // Another user (another token) on the same thread id: none of the first one's
+    // threads, and the thread id is a new, empty conversation.
+    const other = await open({ runtimeUrl: fast.url, agent: "agentic_chat", thread, threads: true, token: `${user}-other` });
+    await other.page.locator('[data-testid="threads-refresh"]').click();
+    await waitFor(other, "the other user's list to load", () =>
+      other.page.waitForFunction(() => document.querySelector('[data-testid="threads"]')?.dataset.loading === "0", null, {
+        timeout: STEP_TIMEOUT,
+      }),
+    );
+    await other.page.waitForTimeout(300);
+    assert.equal(await other.page.locator('[data-testid="thread"]').count(), 0, "another user sees no threads");
+    assert.deepEqual(await assistantTexts(other), [], "another user's connect replays nothing");
+    await assertClean(other);
+  });
+
+  chatCase("g. single-route transport", async (open) => {
     const chat = await open({ runtimeUrl: fast.url, agent: "agentic_chat", thread: threadId("f"), single: true });
     const text = "One endpoint for everything";
     await send(chat, text);

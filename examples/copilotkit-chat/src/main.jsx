@@ -6,6 +6,9 @@
 //   &agent=agentic_chat                           the agent id (default "default")
 //   &thread=my-thread                             the thread id (default: one kept in localStorage)
 //   &single=1                                     talk to the single-route endpoint
+//   &threads=1                                    show this user's threads (useThreads)
+//   &token=…                                      sign in: sent as `Authorization: Bearer …`
+//                                                 (agui serve keeps each token's threads apart)
 
 import React, { useCallback, useState } from "react";
 import { createRoot } from "react-dom/client";
@@ -14,6 +17,7 @@ import {
   CopilotKitProvider,
   useFrontendTool,
   useHumanInTheLoop,
+  useThreads,
 } from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
 import { z } from "zod";
@@ -43,6 +47,8 @@ function readSettings() {
     agent: query.get("agent") || "default",
     thread,
     single: query.get("single") === "1",
+    threads: query.get("threads") === "1",
+    token: query.get("token") || "",
   };
 }
 
@@ -164,6 +170,27 @@ function Tools() {
   return null;
 }
 
+// The user's conversations, as the runtime's `GET /threads` lists them. SSE mode has
+// no live updates: the list is fetched again on Refresh.
+function ThreadList({ agent, current }) {
+  const { threads, isLoading, error, refetchThreads } = useThreads({ agentId: agent });
+  return (
+    <nav className="threads" data-testid="threads" data-loading={isLoading ? "1" : "0"}>
+      <button type="button" data-testid="threads-refresh" onClick={() => refetchThreads()}>
+        Refresh threads
+      </button>
+      {error ? <p data-testid="threads-error">{error.message}</p> : null}
+      <ul>
+        {threads.map((t) => (
+          <li key={t.id} data-testid="thread" data-current={t.id === current ? "1" : "0"}>
+            {t.id}
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
 function ErrorList({ errors }) {
   return (
     <ul className="errors" data-testid="errors" data-count={errors.length}>
@@ -188,6 +215,7 @@ function App() {
   return (
     <CopilotKitProvider
       runtimeUrl={settings.runtimeUrl}
+      headers={settings.token ? { Authorization: `Bearer ${settings.token}` } : undefined}
       useSingleEndpoint={settings.single}
       onError={onError}
       enableInspector={false}
@@ -203,6 +231,7 @@ function App() {
           </span>
         </header>
         <ErrorList errors={errors} />
+        {settings.threads ? <ThreadList agent={settings.agent} current={settings.thread} /> : null}
         <section className="chat">
           <CopilotChat agentId={settings.agent} threadId={settings.thread} />
         </section>

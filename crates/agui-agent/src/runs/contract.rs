@@ -4,14 +4,19 @@
 //! It covers idempotent create, contiguous and atomic appends, `Conflict` on a wrong
 //! first seq (and a retried append recognised by its head), reads after any cursor,
 //! `Gone` after trimming, terminal appends, wake-ups, cancel requests seen by the
-//! heartbeat, and (for stores with leases) expiry, take-over and fencing.
+//! heartbeat, threads (one running run each, history in order, known message ids, a
+//! run ended with `append` leaving no entry), and (for stores with leases) expiry,
+//! take-over and fencing, a thread run ended by the one that took it over included.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::{CancelOutcome, Created, Fence, NewRun, RunKey, RunStatus, RunStore, RunStoreError};
+use super::{
+    owner_scope, CancelOutcome, Created, Fence, NewRun, RunKey, RunStatus, RunStore, RunStoreError,
+    ThreadEntry, ThreadKey, ThreadUpdate,
+};
 
 /// What the store under test is configured to do.
 #[derive(Debug, Clone)]
@@ -40,7 +45,301 @@ fn new_run(setup: &ContractSetup, name: &str, lease: Duration) -> NewRun {
         body_hash: "hash-a".into(),
         replica: "replica-a".into(),
         lease,
+        thread: None,
     }
+}
+
+fn thread_run(setup: &ContractSetup, thread: &ThreadKey, name: &str, lease: Duration) -> NewRun {
+    NewRun {
+        thread: Some(thread.clone()),
+        ..new_run(setup, name, lease)
+    }
+}
+
+fn entry(name: &str) -> ThreadEntry {
+    ThreadEntry::from_parts(
+        Bytes::from(format!(
+            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"{name}\"}}\n{{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"{name}\"}}\n"
+        )),
+        vec![format!("m-{name}")],
+    )
+}
+
+/// `entry(name)` as a thread's history holds it (its ids are the thread's).
+fn kept(name: &str) -> ThreadEntry {
+    ThreadEntry {
+        message_ids: Vec::new(),
+        ..entry(name)
+    }
+}
+
+/// One running run per thread; history in order; known ids; `append` ends leave none.
+async fn check_threads(s: &dyn RunStore, setup: &ContractSetup) {
+    let long = Duration::from_secs(60);
+    let thread = ThreadKey::derive(&setup.namespace, "thread-1");
+    assert!(
+        s.thread(&ThreadKey::derive(&setup.namespace, "no-thread"))
+            .await
+            .unwrap()
+            .is_none(),
+        "an unknown thread is None"
+    );
+    let run = thread_run(setup, &thread, "t-a", long);
+    let a = run.key.clone();
+    let Created::New(fa) = s.create(run).await.expect("create a thread run") else {
+        panic!("a new thread run")
+    };
+    let r = s.record(&a).await.unwrap().expect("record");
+    assert_eq!(
+        r.thread.as_ref(),
+        Some(&thread),
+        "the record names its thread"
+    );
+    let t = s.thread(&thread).await.unwrap().expect("the thread exists");
+    assert_eq!(
+        t.live.as_ref().map(|l| (&l.key, l.run_id.as_str())),
+        Some((&a, "t-a"))
+    );
+    assert!(t.history.is_empty() && t.known_message_ids.is_empty());
+    match s.create(thread_run(setup, &thread, "t-b", long)).await {
+        Err(RunStoreError::Busy { run_id }) => assert_eq!(run_id, "t-a"),
+        other => panic!("a second run of a running thread must be Busy: {other:?}"),
+    }
+    // A retried create of the live run itself attaches.
+    assert!(matches!(
+        s.create(thread_run(setup, &thread, "t-a", long)).await,
+        Ok(Created::Existing(_))
+    ));
+    s.append(&a, fa, 1, vec![ev(1)], None).await.unwrap();
+    match s
+        .end_thread_run(
+            &a,
+            Fence(fa.0.wrapping_add(1)),
+            2,
+            vec![ev(2)],
+            RunStatus::Finished,
+            entry("t-a"),
+        )
+        .await
+    {
+        Err(RunStoreError::Fenced) => {}
+        other => panic!("a thread run's end is fenced: {other:?}"),
+    }
+    s.end_thread_run(&a, fa, 2, vec![ev(2)], RunStatus::Finished, entry("t-a"))
+        .await
+        .expect("end the thread run");
+    let r = s.record(&a).await.unwrap().unwrap();
+    assert_eq!((r.status, r.head), (RunStatus::Finished, 2));
+    let t = s.thread(&thread).await.unwrap().unwrap();
+    assert!(t.live.is_none(), "an ended run frees its thread");
+    assert_eq!(t.history, vec![kept("t-a")]);
+    assert!(t.known_message_ids.contains("m-t-a"));
+
+    // The next run; ended with a plain terminal append, it leaves no entry.
+    let run = thread_run(setup, &thread, "t-b", long);
+    let b = run.key.clone();
+    let Created::New(fb) = s.create(run).await.expect("the thread's next run") else {
+        panic!("a new run")
+    };
+    assert_eq!(
+        s.thread(&thread)
+            .await
+            .unwrap()
+            .unwrap()
+            .live
+            .map(|l| l.run_id),
+        Some("t-b".to_owned())
+    );
+    assert!(
+        s.record(&a).await.unwrap().is_none(),
+        "a thread's ended run, in its history, keeps no log once the next run starts"
+    );
+    s.append(&b, fb, 1, vec![ev(1)], Some(RunStatus::Error))
+        .await
+        .unwrap();
+    let t = s.thread(&thread).await.unwrap().unwrap();
+    assert!(t.live.is_none());
+    assert_eq!(t.history.len(), 1, "an append end adds no entry");
+    let run = thread_run(setup, &thread, "t-c", long);
+    let c = run.key.clone();
+    let Created::New(fc) = s.create(run).await.unwrap() else {
+        panic!("a new run")
+    };
+    s.end_thread_run(&c, fc, 1, vec![ev(1)], RunStatus::Cancelled, entry("t-c"))
+        .await
+        .unwrap();
+    let t = s.thread(&thread).await.unwrap().unwrap();
+    assert_eq!(t.history, vec![kept("t-a"), kept("t-c")], "oldest first");
+
+    // The owner's list: threads with an ended run, the last updated first.
+    let scope = owner_scope(&setup.namespace);
+    assert_eq!(
+        thread.scope(),
+        scope,
+        "a thread key carries its owner's scope"
+    );
+    let busy = ThreadKey::derive(&setup.namespace, "thread-running");
+    let run = thread_run(setup, &busy, "t-running", long);
+    let (running, fr) = (run.key.clone(), s.create(run).await.unwrap());
+    let list = s.list_threads(&scope, 100).await.unwrap();
+    let mine = list
+        .iter()
+        .find(|t| t.key == thread)
+        .expect("the thread is listed");
+    assert_eq!(
+        (mine.thread_id.as_str(), mine.agent.as_str()),
+        ("thread", "agent")
+    );
+    assert!(mine.created_at_ms > 0 && mine.created_at_ms <= mine.updated_at_ms);
+    assert!(
+        list.iter().all(|t| t.key != busy),
+        "a thread with no ended run is not listed"
+    );
+    assert!(
+        list.windows(2)
+            .all(|w| w[0].updated_at_ms >= w[1].updated_at_ms),
+        "the last updated first"
+    );
+    assert!(
+        s.list_threads(&scope, 0).await.unwrap().is_empty(),
+        "the limit holds"
+    );
+    let elsewhere = owner_scope(&format!("{}-other", setup.namespace));
+    assert!(s.list_threads(&elsewhere, 100).await.unwrap().is_empty());
+    // Renaming and archiving: the summary changes, its place in the list does not.
+    assert_eq!(mine.name, None);
+    assert!(!mine.archived);
+    let renamed = s
+        .update_thread(
+            &thread,
+            ThreadUpdate {
+                name: Some("Trip to Rome".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .expect("a listed thread is updated");
+    assert_eq!(renamed.name.as_deref(), Some("Trip to Rome"));
+    assert_eq!(
+        renamed.last_run_at_ms, mine.last_run_at_ms,
+        "a rename is no run"
+    );
+    assert!(renamed.updated_at_ms >= mine.updated_at_ms);
+    let archived = s
+        .update_thread(
+            &thread,
+            ThreadUpdate {
+                archived: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(archived.archived);
+    assert_eq!(
+        archived.name.as_deref(),
+        Some("Trip to Rome"),
+        "the name stays"
+    );
+    let listed = s.list_threads(&scope, 100).await.unwrap();
+    let again = listed.iter().find(|t| t.key == thread).unwrap();
+    assert!(again.archived && again.name.as_deref() == Some("Trip to Rome"));
+    assert!(
+        s.update_thread(&busy, ThreadUpdate::default())
+            .await
+            .unwrap()
+            .is_none(),
+        "a thread with no ended run is not updated"
+    );
+    // Forgetting: the history and the list entry go; a running run stays.
+    assert!(s.forget_thread(&thread).await.unwrap());
+    assert!(s
+        .thread(&thread)
+        .await
+        .unwrap()
+        .is_none_or(|t| t.history.is_empty()));
+    assert!(s
+        .list_threads(&scope, 100)
+        .await
+        .unwrap()
+        .iter()
+        .all(|t| t.key != thread));
+    assert!(!s
+        .forget_thread(&ThreadKey::derive(&setup.namespace, "never"))
+        .await
+        .unwrap());
+    assert!(s.forget_thread(&busy).await.unwrap());
+    let Created::New(fr) = fr else {
+        panic!("a new run")
+    };
+    assert_eq!(
+        s.thread(&busy)
+            .await
+            .unwrap()
+            .and_then(|t| t.live)
+            .map(|l| l.run_id)
+            .as_deref(),
+        Some("t-running"),
+        "forgetting a running thread leaves its run"
+    );
+    s.append(&running, fr, 1, vec![ev(1)], Some(RunStatus::Finished))
+        .await
+        .unwrap();
+
+    // A run of no thread cannot end as one.
+    let (plain, fp) = fresh(s, setup, "no-thread-run", long).await;
+    assert!(matches!(
+        s.end_thread_run(&plain, fp, 1, vec![ev(1)], RunStatus::Finished, entry("x"))
+            .await,
+        Err(RunStoreError::NotFound)
+    ));
+    // Another owner's thread of the same id is another thread.
+    let other = ThreadKey::derive(&format!("{}-other", setup.namespace), "thread-1");
+    assert!(s.thread(&other).await.unwrap().is_none());
+}
+
+/// A thread run whose producer died, ended by the replica that took it over.
+async fn check_thread_take_over(s: &dyn RunStore, setup: &ContractSetup) {
+    let thread = ThreadKey::derive(&setup.namespace, "thread-lost");
+    let run = thread_run(setup, &thread, "t-lost", Duration::from_millis(50));
+    let key = run.key.clone();
+    let Created::New(old) = s.create(run).await.unwrap() else {
+        panic!("a new run")
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (fence, head) = s
+        .take_over(&key, "replica-b")
+        .await
+        .unwrap()
+        .expect("take-over of a thread run");
+    assert_eq!(head, 0);
+    assert!(matches!(
+        s.end_thread_run(
+            &key,
+            old,
+            1,
+            vec![ev(1)],
+            RunStatus::Finished,
+            entry("t-lost")
+        )
+        .await,
+        Err(RunStoreError::Fenced)
+    ));
+    s.end_thread_run(
+        &key,
+        fence,
+        1,
+        vec![ev(1)],
+        RunStatus::Lost,
+        entry("t-lost"),
+    )
+    .await
+    .unwrap();
+    let t = s.thread(&thread).await.unwrap().unwrap();
+    assert!(t.live.is_none());
+    assert_eq!(t.history, vec![kept("t-lost")]);
 }
 
 async fn fresh(
@@ -202,9 +501,12 @@ pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
         Err(RunStoreError::NotFound)
     ));
 
+    check_threads(s, &setup).await;
+
     if !setup.leases {
         return;
     }
+    check_thread_take_over(s, &setup).await;
     // Leases: expiry, take-over, fencing of the old producer.
     let (lkey, lfence) = fresh(s, &setup, "lease", Duration::from_millis(50)).await;
     s.append(&lkey, lfence, 1, vec![ev(1)], None).await.unwrap();

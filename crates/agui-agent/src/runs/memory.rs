@@ -1,6 +1,6 @@
 //! [`InMemoryRunStore`]: run logs in this process's memory, bounded.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
@@ -10,8 +10,9 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::{
-    now_ms, Batch, CancelOutcome, Created, Fence, Heartbeat, NewRun, RunKey, RunRecord, RunStatus,
-    RunStore, RunStoreError, RunStoreFuture,
+    now_ms, Batch, CancelOutcome, Created, Fence, Heartbeat, LiveRun, NewRun, RunKey, RunRecord,
+    RunStatus, RunStore, RunStoreError, RunStoreFuture, ThreadEntry, ThreadKey, ThreadRecord,
+    ThreadSummary, ThreadUpdate,
 };
 
 /// Bounds of an [`InMemoryRunStore`]. Every field has a documented default.
@@ -28,8 +29,17 @@ pub struct RunLimits {
     pub max_bytes_per_run: usize,
     /// Most bytes in the whole store (default 512 MiB), counted as above: beyond it
     /// finished runs are evicted, oldest first; when only running runs remain, new runs
-    /// are refused.
+    /// are refused. Threads' histories count too; past the cap, after finished runs,
+    /// the threads idle the longest go.
     pub max_total_bytes: usize,
+    /// Most threads held (default 10,000). A new thread beyond it evicts the thread idle
+    /// the longest; when every thread has a running run, the new run is refused.
+    pub max_threads: usize,
+    /// A thread with no run for this long is forgotten (default 1 hour).
+    pub thread_idle_ttl: Duration,
+    /// Most compacted events kept in one thread's history (default 10,000); beyond it
+    /// the oldest runs are forgotten (the last one is always kept).
+    pub max_history_events: usize,
 }
 
 /// What one kept event costs besides its JSON: its handle in the run's log and its
@@ -49,6 +59,9 @@ impl Default for RunLimits {
             max_events_per_run: 200_000,
             max_bytes_per_run: 64 << 20,
             max_total_bytes: 512 << 20,
+            max_threads: 10_000,
+            thread_idle_ttl: Duration::from_secs(3600),
+            max_history_events: 10_000,
         }
     }
 }
@@ -77,6 +90,43 @@ impl RunLimits {
         self.max_total_bytes = n;
         self
     }
+
+    /// Sets [`max_threads`](Self::max_threads).
+    pub fn max_threads(mut self, n: usize) -> Self {
+        self.max_threads = n.max(1);
+        self
+    }
+
+    /// Sets [`thread_idle_ttl`](Self::thread_idle_ttl).
+    pub fn thread_idle_ttl(mut self, d: Duration) -> Self {
+        self.thread_idle_ttl = d;
+        self
+    }
+
+    /// Sets [`max_history_events`](Self::max_history_events).
+    pub fn max_history_events(mut self, n: usize) -> Self {
+        self.max_history_events = n.max(1);
+        self
+    }
+}
+
+/// A listed thread's summary; `None` before its first run ended.
+fn summary(key: &ThreadKey, t: &Thread) -> Option<ThreadSummary> {
+    Some(ThreadSummary {
+        key: key.clone(),
+        thread_id: t.thread_id.clone(),
+        agent: t.agent.clone(),
+        created_at_ms: t.created_ms?,
+        updated_at_ms: t.updated_ms,
+        last_run_at_ms: t.last_run_ms,
+        name: t.name.clone(),
+        archived: t.archived,
+    })
+}
+
+/// What a history entry costs kept: its text, its message ids and their bookkeeping.
+fn entry_cost(e: &ThreadEntry) -> usize {
+    e.events.len() + EVENT_OVERHEAD + e.message_ids.iter().map(|i| i.len() + 48).sum::<usize>()
 }
 
 /// Run logs kept in memory: the default [`RunStore`], for one process. Bounded by
@@ -91,6 +141,7 @@ pub struct InMemoryRunStore {
 #[derive(Debug, Default)]
 struct Inner {
     runs: HashMap<RunKey, Log>,
+    threads: HashMap<ThreadKey, Thread>,
     total_bytes: usize,
     /// When finished runs past their retention were last dropped.
     last_sweep: Option<Instant>,
@@ -105,6 +156,33 @@ struct Log {
     bytes: usize,
     ended_at: Option<Instant>,
     head: watch::Sender<u64>,
+}
+
+#[derive(Debug)]
+struct Thread {
+    thread_id: String,
+    agent: String,
+    /// When its first and last runs ended (ms since the epoch), once one has.
+    created_ms: Option<u64>,
+    updated_ms: u64,
+    last_run_ms: u64,
+    name: Option<String>,
+    archived: bool,
+    history: VecDeque<ThreadEntry>,
+    history_events: usize,
+    /// Shared with the records read while no run ends (copied on write).
+    known_ids: std::sync::Arc<HashSet<String>>,
+    live: Option<LiveRun>,
+    /// Its latest run: its log goes when the next one joins.
+    last: Option<RunKey>,
+    bytes: usize,
+    used: Instant,
+}
+
+impl Thread {
+    fn idle(&self) -> bool {
+        self.live.is_none()
+    }
 }
 
 impl InMemoryRunStore {
@@ -165,6 +243,14 @@ impl InMemoryRunStore {
             }
             keep
         });
+        let idle_ttl = self.limits.thread_idle_ttl;
+        inner.threads.retain(|_, t| {
+            let keep = !t.idle() || now.duration_since(t.used) < idle_ttl;
+            if !keep {
+                freed += t.bytes;
+            }
+            keep
+        });
         inner.total_bytes -= freed;
         while inner.total_bytes + incoming > self.limits.max_total_bytes {
             let oldest = inner
@@ -175,6 +261,133 @@ impl InMemoryRunStore {
             let Some((_, key)) = oldest else { break };
             if let Some(log) = inner.runs.remove(&key) {
                 inner.total_bytes -= log.bytes;
+            }
+        }
+        while inner.total_bytes + incoming > self.limits.max_total_bytes {
+            if !Self::evict_idle_thread(inner) {
+                break;
+            }
+        }
+    }
+
+    /// Forgets the thread idle the longest; `false` when every thread is running.
+    fn evict_idle_thread(inner: &mut Inner) -> bool {
+        let oldest = inner
+            .threads
+            .iter()
+            .filter(|(_, t)| t.idle())
+            .map(|(k, t)| (t.used, k.clone()))
+            .min();
+        let Some((_, key)) = oldest else {
+            return false;
+        };
+        if let Some(t) = inner.threads.remove(&key) {
+            inner.total_bytes -= t.bytes;
+        }
+        true
+    }
+
+    /// Makes `key` the live run of `thread`, or says which run is.
+    fn join_thread(
+        &self,
+        inner: &mut Inner,
+        thread: &ThreadKey,
+        key: &RunKey,
+        run: &NewRun,
+    ) -> Result<(), RunStoreError> {
+        let run_id = run.run_id.as_str();
+        let now = Instant::now();
+        if let Some(t) = inner.threads.get_mut(thread) {
+            if let Some(live) = &t.live {
+                return Err(RunStoreError::Busy {
+                    run_id: live.run_id.clone(),
+                });
+            }
+            t.live = Some(LiveRun {
+                key: key.clone(),
+                run_id: run_id.to_owned(),
+            });
+            t.agent.clone_from(&run.agent);
+            t.used = now;
+            // The previous run is in the history: its log is no longer read.
+            if let Some(prev) = t.last.replace(key.clone()) {
+                if inner
+                    .runs
+                    .get(&prev)
+                    .is_some_and(|l| l.record.status.is_terminal())
+                {
+                    if let Some(log) = inner.runs.remove(&prev) {
+                        inner.total_bytes -= log.bytes;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if inner.threads.len() >= self.limits.max_threads && !Self::evict_idle_thread(inner) {
+            return Err(RunStoreError::Full(format!(
+                "{} threads held, every one running (limit {})",
+                inner.threads.len(),
+                self.limits.max_threads
+            )));
+        }
+        inner.threads.insert(
+            thread.clone(),
+            Thread {
+                thread_id: run.thread_id.clone(),
+                agent: run.agent.clone(),
+                created_ms: None,
+                updated_ms: 0,
+                last_run_ms: 0,
+                name: None,
+                archived: false,
+                history: VecDeque::new(),
+                history_events: 0,
+                known_ids: Default::default(),
+                live: Some(LiveRun {
+                    key: key.clone(),
+                    run_id: run_id.to_owned(),
+                }),
+                last: Some(key.clone()),
+                bytes: 0,
+                used: now,
+            },
+        );
+        Ok(())
+    }
+
+    /// Frees `thread` of its live run `key`, adding `entry` to its history.
+    fn leave_thread(
+        &self,
+        inner: &mut Inner,
+        thread: &ThreadKey,
+        key: &RunKey,
+        entry: Option<ThreadEntry>,
+    ) {
+        let Some(t) = inner.threads.get_mut(thread) else {
+            return;
+        };
+        if t.live.as_ref().is_some_and(|l| &l.key == key) {
+            t.live = None;
+        }
+        t.used = Instant::now();
+        let Some(mut entry) = entry else { return };
+        let now = now_ms();
+        t.created_ms.get_or_insert(now);
+        t.updated_ms = now;
+        t.last_run_ms = now;
+        let cost = entry_cost(&entry);
+        // The ids live in the thread's set, not in each entry.
+        std::sync::Arc::make_mut(&mut t.known_ids).extend(entry.message_ids.drain(..));
+        t.history_events += entry.count;
+        t.bytes += cost;
+        inner.total_bytes += cost;
+        t.history.push_back(entry);
+        while t.history_events > self.limits.max_history_events && t.history.len() > 1 {
+            if let Some(old) = t.history.pop_front() {
+                t.history_events -= old.count;
+                let c = entry_cost(&old);
+                t.bytes -= c;
+                inner.total_bytes -= c;
             }
         }
     }
@@ -191,6 +404,9 @@ impl InMemoryRunStore {
                 inner.total_bytes, self.limits.max_total_bytes
             )));
         }
+        if let Some(thread) = &run.thread {
+            self.join_thread(&mut inner, thread, &run.key, &run)?;
+        }
         let fence = Fence::random();
         let record = RunRecord {
             run_id: run.run_id,
@@ -204,6 +420,7 @@ impl InMemoryRunStore {
             cancel_requested: false,
             created_at_ms: now_ms(),
             finished_at_ms: None,
+            thread: run.thread,
         };
         inner.runs.insert(
             run.key,
@@ -226,6 +443,7 @@ impl InMemoryRunStore {
         first: u64,
         events: Vec<Bytes>,
         terminal: Option<RunStatus>,
+        entry: Option<ThreadEntry>,
     ) -> Result<(), RunStoreError> {
         let mut guard = self.lock();
         let inner = &mut *guard;
@@ -240,6 +458,9 @@ impl InMemoryRunStore {
             return Err(RunStoreError::Conflict {
                 head: log.record.head,
             });
+        }
+        if entry.is_some() && log.record.thread.is_none() {
+            return Err(RunStoreError::NotFound);
         }
         let added: usize = events.iter().map(cost).sum();
         log.record.head += events.len() as u64;
@@ -262,6 +483,11 @@ impl InMemoryRunStore {
             log.ended_at = Some(Instant::now());
         }
         log.head.send_replace(log.record.head);
+        if terminal.is_some() {
+            if let Some(thread) = log.record.thread.clone() {
+                self.leave_thread(inner, &thread, key, entry);
+            }
+        }
         Ok(())
     }
 
@@ -309,8 +535,103 @@ impl RunStore for InMemoryRunStore {
         terminal: Option<RunStatus>,
     ) -> RunStoreFuture<'a, ()> {
         Box::pin(std::future::ready(
-            self.do_append(key, fence, first, events, terminal),
+            self.do_append(key, fence, first, events, terminal, None),
         ))
+    }
+
+    fn end_thread_run<'a>(
+        &'a self,
+        key: &'a RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        status: RunStatus,
+        entry: ThreadEntry,
+    ) -> RunStoreFuture<'a, ()> {
+        Box::pin(std::future::ready(self.do_append(
+            key,
+            fence,
+            first,
+            events,
+            Some(status),
+            Some(entry),
+        )))
+    }
+
+    fn list_threads<'a>(
+        &'a self,
+        scope: &'a str,
+        limit: usize,
+    ) -> RunStoreFuture<'a, Vec<ThreadSummary>> {
+        let inner = self.lock();
+        let mut list: Vec<ThreadSummary> = inner
+            .threads
+            .iter()
+            .filter(|(k, _)| k.scope() == scope)
+            .filter_map(|(k, t)| summary(k, t))
+            .collect();
+        list.sort_by_key(|t| std::cmp::Reverse(t.last_run_at_ms));
+        list.truncate(limit);
+        Box::pin(std::future::ready(Ok(list)))
+    }
+
+    fn update_thread<'a>(
+        &'a self,
+        key: &'a ThreadKey,
+        update: ThreadUpdate,
+    ) -> RunStoreFuture<'a, Option<ThreadSummary>> {
+        let mut inner = self.lock();
+        let r = inner.threads.get_mut(key).and_then(|t| {
+            t.created_ms?;
+            if let Some(name) = update.name {
+                t.name = Some(name);
+            }
+            if let Some(archived) = update.archived {
+                t.archived = archived;
+            }
+            t.updated_ms = now_ms();
+            t.used = Instant::now();
+            summary(key, t)
+        });
+        Box::pin(std::future::ready(Ok(r)))
+    }
+
+    fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool> {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        let held = match inner.threads.get_mut(key) {
+            None => false,
+            Some(t) if t.live.is_some() => {
+                // Its running run stays; its history and place in the list go.
+                inner.total_bytes -= t.bytes;
+                t.bytes = 0;
+                t.history.clear();
+                t.history_events = 0;
+                t.known_ids = Default::default();
+                t.created_ms = None;
+                true
+            }
+            Some(_) => {
+                if let Some(t) = inner.threads.remove(key) {
+                    inner.total_bytes -= t.bytes;
+                }
+                true
+            }
+        };
+        Box::pin(std::future::ready(Ok(held)))
+    }
+
+    fn thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, Option<ThreadRecord>> {
+        let mut inner = self.lock();
+        let r = inner.threads.get_mut(key).map(|t| {
+            t.used = Instant::now();
+            ThreadRecord {
+                history: t.history.iter().cloned().collect(),
+                live: t.live.clone(),
+                known_message_ids: t.known_ids.clone(),
+            }
+        });
+        Box::pin(std::future::ready(Ok(r)))
     }
 
     fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
@@ -388,6 +709,7 @@ mod tests {
             body_hash: String::new(),
             replica: "r".into(),
             lease: Duration::from_secs(60),
+            thread: None,
         }
     }
 

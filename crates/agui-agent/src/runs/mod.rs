@@ -14,6 +14,12 @@
 //! * **Every run ends with exactly one terminal event in its log.** A run whose owner
 //!   died is closed by a reaper on another replica with `RUN_ERROR` code `run_lost`.
 //!
+//! * **Threads are an index over runs.** A run created with a [`ThreadKey`] belongs to
+//!   that thread (a CopilotKit conversation): a thread has at most one running run (its
+//!   live run), and each of its runs, once ended by [`RunStore::end_thread_run`], joins
+//!   the thread's history compacted ([`ThreadEntry`]). [`RunStore::thread`] reads both.
+//!   A thread run is a run like any other: the same log, viewers, fence and reaper.
+//!
 //! [`InMemoryRunStore`] is the default (one process); the `agui-redis` crate holds a
 //! Redis Streams store for several replicas. The HTTP surface (`agui_server::router`) and
 //! the wire format (`id: {runId}:{seq}` on SSE frames, `AGUI-First-Seq` on protobuf
@@ -29,8 +35,15 @@ use bytes::Bytes;
 
 pub mod contract;
 mod memory;
+mod reaper;
+mod thread;
 
 pub use memory::{InMemoryRunStore, RunLimits, EVENT_OVERHEAD};
+pub use reaper::{reap, thread_entry};
+pub use thread::{
+    owner_scope, recorded_message_ids, LiveRun, ThreadEntry, ThreadEntryBuilder, ThreadKey,
+    ThreadRecord, ThreadSummary, ThreadUpdate,
+};
 
 /// A boxed future returned by [`RunStore`] methods.
 pub type RunStoreFuture<'a, T> =
@@ -173,6 +186,10 @@ pub struct NewRun {
     pub replica: String,
     /// How long the producer's lease lasts without a heartbeat.
     pub lease: Duration,
+    /// The thread the run belongs to, if any: it becomes the thread's live run, and
+    /// [`RunStore::create`] fails with [`RunStoreError::Busy`] while another run of the
+    /// thread is running.
+    pub thread: Option<ThreadKey>,
 }
 
 /// What [`RunStore::create`] found.
@@ -209,6 +226,8 @@ pub struct RunRecord {
     pub created_at_ms: u64,
     /// End time, milliseconds since the Unix epoch.
     pub finished_at_ms: Option<u64>,
+    /// The thread it belongs to, if any.
+    pub thread: Option<ThreadKey>,
 }
 
 /// Events read from a run's log: see [`RunStore::read`].
@@ -264,6 +283,12 @@ pub enum RunStoreError {
     /// No such run.
     #[error("no such run")]
     NotFound,
+    /// The run's thread has another run running.
+    #[error("the thread is running run '{run_id}'")]
+    Busy {
+        /// The thread's live run.
+        run_id: String,
+    },
     /// The run has ended; nothing more may be appended.
     #[error("the run has ended")]
     Ended,
@@ -287,7 +312,9 @@ pub trait RunStore: Send + Sync + 'static {
     /// Appends `events` as seqs `first..first + len`, all or none. Fails with
     /// [`RunStoreError::Fenced`] when `fence` no longer owns the run, with
     /// [`RunStoreError::Conflict`] when `first` is not head + 1. With `terminal`, the
-    /// run ends with that status (its retention starts).
+    /// run ends with that status (its retention starts); a thread run so ended frees
+    /// its thread without joining its history (see
+    /// [`end_thread_run`](Self::end_thread_run)).
     fn append<'a>(
         &'a self,
         key: &'a RunKey,
@@ -318,6 +345,45 @@ pub trait RunStore: Send + Sync + 'static {
 
     /// Asks the run's producer, wherever it runs, to cancel it.
     fn request_cancel<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, CancelOutcome>;
+
+    /// Ends a thread run: appends its last `events` as [`append`](Self::append) does
+    /// with `status` as the terminal status, and in the same step adds `entry` to the
+    /// end of its thread's history and frees the thread for its next run. Fails as
+    /// `append` does; a run that belongs to no thread fails with
+    /// [`RunStoreError::NotFound`].
+    fn end_thread_run<'a>(
+        &'a self,
+        key: &'a RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        status: RunStatus,
+        entry: ThreadEntry,
+    ) -> RunStoreFuture<'a, ()>;
+
+    /// The thread's history and live run; `None` for a thread the store does not hold.
+    fn thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, Option<ThreadRecord>>;
+
+    /// The threads of the owner whose scope is `scope` ([`owner_scope`]) that have at
+    /// least one ended run, the one whose last run ended last first, at most `limit`,
+    /// archived ones included.
+    fn list_threads<'a>(
+        &'a self,
+        scope: &'a str,
+        limit: usize,
+    ) -> RunStoreFuture<'a, Vec<ThreadSummary>>;
+
+    /// Renames, archives or restores a thread that has an ended run; its summary after
+    /// the change, or `None` for a thread the store does not list.
+    fn update_thread<'a>(
+        &'a self,
+        key: &'a ThreadKey,
+        update: ThreadUpdate,
+    ) -> RunStoreFuture<'a, Option<ThreadSummary>>;
+
+    /// Forgets the thread's history (and the thread, when no run of it is running):
+    /// it leaves the owner's list. Whether the store held the thread.
+    fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool>;
 
     /// Running runs whose lease has expired (their producer is gone), at most `limit`.
     fn expired_leases(&self, limit: usize) -> RunStoreFuture<'_, Vec<RunKey>>;

@@ -106,7 +106,7 @@ fn take_in(
             InboundError::Malformed { .. } => {
                 CliError::Malformed(format!("{e} ({})", position(line, offset)))
             }
-            e => CliError::Rejected(e.to_string()),
+            e => CliError::Rejected(format!("{e} [rule {}]", e.rule_id())),
         })
     };
     let threads = super::codec::threads(threads, file);
@@ -122,17 +122,17 @@ fn take_in(
     }
 }
 
-/// `agui verify`: exit 0 when the stream is valid, 1 with `event N: reason` when not.
-/// The stream goes through the inbound pipeline a client runs (compatibility,
-/// enforcement, chunk expansion when asked, verification).
+/// `agui verify`: exit 0 when the stream is valid, 1 with `event N: reason [rule ID]`
+/// when not (a stream that ends with its run open included). The stream goes through
+/// the inbound pipeline a client runs (compatibility, enforcement, chunk expansion when
+/// asked, verification).
 pub fn verify(args: VerifyArgs) -> Result<(), CliError> {
     let config = InboundConfig::default().expand_chunks(args.expand_chunks);
-    take_in(
-        &mut Inbound::new(config),
-        args.from,
-        args.file.as_deref(),
-        args.threads,
-    )
+    let mut inbound = Inbound::new(config);
+    take_in(&mut inbound, args.from, args.file.as_deref(), args.threads)?;
+    inbound
+        .finish()
+        .map_err(|e| CliError::Rejected(format!("{e} [rule {}]", e.rule_id())))
 }
 
 /// `agui apply`: prints `{"messages":[...],"state":...}`, after the inbound pipeline

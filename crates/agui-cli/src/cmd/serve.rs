@@ -2,6 +2,7 @@
 //! CopilotKit runtime at `/copilotkit`.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
@@ -32,7 +33,8 @@ pub struct ServeArgs {
     pub memory_budget: usize,
     /// Where resumable runs (requests with `AGUI-Resumable: 1`) are kept: `memory`
     /// (this process), `redis://HOST:PORT[/DB]` (shared by every replica using it), or
-    /// `off`. With Redis, the CopilotKit runtime's threads are kept there too.
+    /// `off`. The CopilotKit runtime's threads are kept there too (with `off`, in this
+    /// process's memory).
     #[arg(long, default_value = "memory")]
     pub store: String,
     /// This replica's name in a shared store (default: random).
@@ -90,23 +92,6 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_server::FnAgent>, CliError
         .map_err(|e| CliError::Usage(format!("--openai-url {shown}: {e}")))
 }
 
-/// The CopilotKit runtime's thread store `--store` names: Redis, shared by every
-/// replica using it, or (`None`) this process's memory.
-async fn threads(
-    args: &ServeArgs,
-) -> Result<Option<std::sync::Arc<dyn agui_server::threads::ThreadStore>>, CliError> {
-    let url = args.store.as_str();
-    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-        return Ok(None);
-    }
-    let lease = Duration::from_millis(args.lease_ms.max(100));
-    let limits = agui_redis::RedisThreadLimits::default().lease(lease);
-    let store = agui_redis::RedisThreadStore::connect(url, "agui", limits)
-        .await
-        .map_err(|e| store_error(url, &e))?;
-    Ok(Some(std::sync::Arc::new(store)))
-}
-
 /// A store that cannot be opened: its URL, and the cause (which a client library may
 /// quote), with the password redacted.
 fn store_error(url: &str, e: &dyn std::fmt::Display) -> CliError {
@@ -121,31 +106,79 @@ fn config_drain(grace_secs: u64) -> Duration {
     Duration::from_secs(grace_secs).saturating_add(Duration::from_secs(1))
 }
 
-/// The resumable-run configuration `--store` names.
-async fn resumable(args: &ServeArgs) -> Result<Option<agui_server::runs::Resumable>, CliError> {
-    use agui_server::runs::Resumable;
-    let mut r = match args.store.as_str() {
-        "off" => return Ok(None),
-        "memory" => Resumable::default(),
+/// The run store `--store` names (`None` for `off`): every kind of run uses it, the
+/// resumable runs and the CopilotKit runtime's threads.
+async fn store(args: &ServeArgs) -> Result<Option<Arc<dyn agui_server::runs::RunStore>>, CliError> {
+    Ok(match args.store.as_str() {
+        "off" => None,
+        "memory" => Some(Arc::new(agui_server::runs::InMemoryRunStore::new(
+            agui_server::runs::RunLimits::default(),
+        ))),
         url if url.starts_with("redis://") || url.starts_with("rediss://") => {
             let store =
                 agui_redis::RedisRunStore::connect(url, "agui", agui_redis::RedisLimits::default())
                     .await
                     .map_err(|e| store_error(url, &e))?;
-            Resumable::new(std::sync::Arc::new(store))
+            Some(Arc::new(store))
         }
         other => {
             return Err(CliError::Usage(format!(
                 "--store {other:?}: expected memory, off, or redis://HOST:PORT"
             )))
         }
-    };
+    })
+}
+
+/// The resumable runs and the CopilotKit runtime over `store`, with `--lease-ms` and
+/// `--replica-id`.
+fn runtimes(
+    args: &ServeArgs,
+    store: Option<Arc<dyn agui_server::runs::RunStore>>,
+) -> (
+    Option<agui_server::runs::Resumable>,
+    agui_server::copilotkit::CopilotRuntime,
+) {
     let lease = Duration::from_millis(args.lease_ms.max(100));
-    r = r.lease(lease, lease / 3).reaper_interval(lease / 2);
+    // A stop asked on another replica is seen within a second.
+    let heartbeat = (lease / 3).min(Duration::from_secs(1));
+    let mut copilot = agui_server::copilotkit::CopilotRuntime::new().lease(lease, heartbeat);
+    if let Some(id) = &args.replica_id {
+        copilot = copilot.replica(id.clone());
+    }
+    let Some(store) = store else {
+        return (None, copilot);
+    };
+    copilot = copilot.store(store.clone());
+    let mut r = agui_server::runs::Resumable::new(store)
+        .lease(lease, lease / 3)
+        .reaper_interval(lease / 2);
     if let Some(id) = &args.replica_id {
         r = r.replica(id.clone());
     }
-    Ok(Some(r))
+    (Some(r), copilot)
+}
+
+/// The owner of a request, for the demo server: the SHA-256 of its `Authorization`
+/// header, when it has one (never kept or logged in clear). Two bearer tokens see
+/// disjoint CopilotKit threads and resumable runs; without the header a request is the
+/// anonymous owner's (a resumable run then needs its `AGUI-Resume-Token`). An
+/// application puts its own authenticated principal in [`agui_server::runs::Owner`]
+/// the same way.
+async fn owner_from_authorization(
+    mut req: agui_server::axum::extract::Request,
+    next: agui_server::axum::middleware::Next,
+) -> agui_server::axum::response::Response {
+    if let Some(auth) = req
+        .headers()
+        .get(agui_server::axum::http::header::AUTHORIZATION)
+    {
+        let owner = format!(
+            "authorization:{}",
+            agui_server::runs::sha256_hex(auth.as_bytes())
+        );
+        req.extensions_mut().insert(agui_server::runs::Owner(owner));
+    }
+    next.run(req).await
 }
 
 /// Serves the demo agents until SIGINT or SIGTERM.
@@ -163,8 +196,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         config.memory_budget = (args.memory_budget > 0).then(|| args.memory_budget.saturating_mul(1 << 20));
         // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS
         // open to pages served from loopback).
-        let resumable = resumable(&args).await?;
-        let threads = threads(&args).await?;
+        let (resumable, copilot) = runtimes(&args, store(&args).await?);
         let chat = chat_agent(&args)?;
         let app = agui_demo::app_with(
             Duration::from_millis(args.delay_ms),
@@ -177,8 +209,9 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
                     std::sync::Arc::new(a) as std::sync::Arc<dyn agui_server::Agent>,
                 )
             }),
-            threads,
-        );
+            Some(copilot),
+        )
+        .layer(agui_server::axum::middleware::from_fn(owner_from_authorization));
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
             .map_err(CliError::io(format!("cannot listen on {}", args.addr)))?;

@@ -160,6 +160,22 @@ impl Backoff {
     }
 }
 
+/// An error's message followed by its causes, `: `-separated, each cause left out when
+/// the text so far already holds it (HTTP client errors often repeat their cause).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,7 +138,7 @@ impl HttpAgent {
         let response = response.map_err(|e| {
             Retry::Again(
                 None,
-                format!("re-attach failed: {}", crate::error::chain(&e)),
+                format!("re-attach failed: {}", crate::endpoint::error_chain(&e)),
             )
         })?;
         let status = response.status().as_u16();

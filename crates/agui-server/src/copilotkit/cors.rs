@@ -24,7 +24,8 @@ pub enum AllowedOrigins {
 ///
 /// Preflight requests are answered with the requested headers echoed (so
 /// `Authorization` and the custom headers a CopilotKit provider is given pass), the
-/// methods `GET`, `POST` and `OPTIONS`, and a cache time.
+/// methods `GET`, `POST`, `PATCH`, `DELETE` (the thread mutations) and `OPTIONS`, and a
+/// cache time.
 ///
 /// ```
 /// use agui_server::copilotkit::{AllowedOrigins, Cors};
@@ -111,7 +112,13 @@ impl Cors {
         Some(
             CorsLayer::new()
                 .allow_origin(origin)
-                .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+                .allow_methods([
+                    Method::GET,
+                    Method::POST,
+                    Method::PATCH,
+                    Method::DELETE,
+                    Method::OPTIONS,
+                ])
                 .allow_headers(AllowHeaders::mirror_request())
                 .expose_headers([header::CONTENT_TYPE])
                 .allow_credentials(self.credentials)

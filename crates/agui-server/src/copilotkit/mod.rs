@@ -6,13 +6,22 @@
 //!
 //! | method and path | answer |
 //! |---|---|
-//! | `GET /copilotkit/info` | `{"version","agents":{id:{"name","description","className"}},"audioFileTranscriptionEnabled":false,"mode":"sse","a2uiEnabled":false}` |
+//! | `GET /copilotkit/info` | `{"version","agents":{id:{"name","description","className"}},"audioFileTranscriptionEnabled":false,"mode":"sse","threadEndpoints":{"list":true,"inspect":true,"mutations":true,"realtimeMetadata":false},"suggestions":true,"a2uiEnabled":false,"openGenerativeUIEnabled":false,"telemetryDisabled":true}` (through the single route, the top-level `list`, `inspect` and `mutations` are `false`, and `singleRoute: {resourceOperations: true, threadEndpoints: {…all served…}}` says they are served as `resource/request`) |
 //! | `POST /copilotkit/agent/{agentId}/run` | body `RunAgentInput`; the run's events (SSE) |
 //! | `POST /copilotkit/agent/{agentId}/connect` | body `RunAgentInput` (its `threadId` is what counts); the thread's past runs, then its live run until it ends; ends at once when nothing runs |
 //! | `POST /copilotkit/agent/{agentId}/stop/{threadId}` | `{"stopped":true,"interrupt":{"type":"RUN_ERROR","message":"Run stopped by user","code":"STOPPED"}}`, or `{"stopped":false,"message"}` when nothing runs |
-//! | `POST /copilotkit` | single-route mode: `{"method","params","body"}` with `method` one of `agent/run`, `agent/connect`, `agent/stop`, `info`, `transcribe` |
+//! | `POST /copilotkit/agent/{agentId}/suggest` | body `RunAgentInput`; the run's events (SSE), kept in no thread and no store; cancelled when the client goes away |
+//! | `GET /copilotkit/threads?agentId=&limit=&cursor=&includeArchived=true` | `{"threads":[{"id","name","agentId","organizationId":"","createdById":"","archived","createdAt","updatedAt","lastRunAt"}],"nextCursor"}`: the owner's threads with an ended run, the one whose last run ended last first (a rename does not move one), archived ones only with `includeArchived=true`; ISO 8601 times; pages over the owner's 1,000 most recent threads |
+//! | `GET /copilotkit/threads/{threadId}/messages` | `{"messages":[{"id","role","content"?, "toolCalls"?:[{"id","name","args"}], "toolCallId"?}]}`, as the thread's history builds them (empty for an unknown thread) |
+//! | `GET /copilotkit/threads/{threadId}/events` | `{"events":[…]}`: the history, compacted, as `connect` replays it |
+//! | `GET /copilotkit/threads/{threadId}/state` | `{"state"}`: the state the history leaves, or `null` |
+//! | `POST /copilotkit/threads/clear` | `204`: the owner's threads forgotten (a running run goes on) |
+//! | `PATCH /copilotkit/threads/{threadId}` | body `{agentId, name?, archived?}`: the thread after the change (rename; `archived:false` restores) |
+//! | `POST /copilotkit/threads/{threadId}/archive` | body `{agentId}`: `{"threadId","archived":true}` |
+//! | `DELETE /copilotkit/threads/{threadId}` | body `{agentId}`: `{"threadId","deleted":true}`; the thread and its history are forgotten |
+//! | `POST /copilotkit/threads/subscribe` | `422`: CopilotKit's hosted mode's |
+//! | `POST /copilotkit` | single-route mode: `{"method","params","body"}` with `method` one of `agent/run`, `agent/suggest`, `agent/connect`, `agent/stop`, `info`, `transcribe`, `resource/request` (`params: {path, httpMethod}`: a thread route above, answered as the REST route answers; other paths `404`) |
 //! | `POST /copilotkit/transcribe` | `503`: no transcription service |
-//! | `/copilotkit/threads…` | `422`: thread listing needs CopilotKit's hosted mode |
 //!
 //! Errors are JSON `{"error","message","code"}` (plus `details` for an invalid
 //! body), with the status CopilotKit's own runtime gives: `404` for an unknown agent,
@@ -20,11 +29,46 @@
 //! for one too large, `409` when the thread already runs, `503` when the server is
 //! shutting down or full.
 //!
+//! # Whose threads
+//!
+//! Threads belong to the request's [`Owner`](crate::runs::Owner), which the
+//! application's authentication layer inserts into the request's extensions: another
+//! owner can neither list, read, connect to, stop, rename, archive nor delete them (a
+//! thread id under another owner is another thread: the mutations answer `404`). A request with no owner is the anonymous owner's, whose
+//! threads every such request shares, as every thread is shared in CopilotKit's own
+//! open-source runtime.
+//!
+//! ```
+//! use agui_server::axum::{extract::Request, middleware::{from_fn, Next}};
+//! use agui_server::copilotkit::CopilotRuntime;
+//! use agui_server::runs::Owner;
+//!
+//! /// Who the request's credentials say it is (the application's own check).
+//! async fn user_of(headers: &agui_server::axum::http::HeaderMap) -> Option<String> {
+//!     let token = headers.get("authorization")?.to_str().ok()?;
+//!     token.strip_prefix("Bearer user-").map(str::to_owned)
+//! }
+//!
+//! let app: agui_server::axum::Router = CopilotRuntime::new()
+//!     .into_router()
+//!     .layer(from_fn(|mut req: Request, next: Next| async move {
+//!         if let Some(user) = user_of(req.headers()).await {
+//!             req.extensions_mut().insert(Owner(user));
+//!         }
+//!         next.run(req).await
+//!     }));
+//! # let _ = app;
+//! ```
+//!
 //! # Runs and threads
 //!
-//! A run executes apart from the request that started it: its events go to the
-//! [`ThreadStore`] (by default an [`InMemoryThreadStore`], bounded), and the `/run`
-//! response reads them from there. A client that goes away does not end the run; a
+//! A run executes apart from the request that started it: its events go to the run
+//! store (by default an [`InMemoryRunStore`], bounded; the `agui-redis` crate's store
+//! shares threads between replicas), as a run of its thread, and the `/run` response
+//! reads them from there, as every other run's viewers do ([`crate::runs`]). A thread
+//! is an index over its runs: at most one runs at a time, each joins the thread's
+//! history compacted when it ends, and a run whose replica dies is closed by another's
+//! reaper with `RUN_ERROR` code `run_lost`. A client that goes away does not end the run; a
 //! client that comes back (`/connect`, which CopilotKit calls on every mount) gets the
 //! thread's past runs and then the live run from its first event. `stop` cancels the
 //! agent and ends the run with the closing events of whatever was open, a result for
@@ -61,23 +105,26 @@
 
 mod cors;
 mod routes;
-mod runner;
 mod stream;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use cors::{AllowedOrigins, Cors};
 
 use crate::agent::Agent;
 use crate::router::{ServerConfig, VerifierFactory};
+use crate::runs::{InMemoryRunStore, RunLimits, RunStore};
 use crate::shutdown::Shutdown;
-use crate::threads::{InMemoryThreadStore, ThreadLimits, ThreadStore};
 
 /// The CopilotKit runtime routes over a set of agents. See the [module docs](self).
 pub struct CopilotRuntime {
     agents: Vec<(String, Arc<dyn Agent>)>,
     default_agent: Option<String>,
-    store: Option<Arc<dyn ThreadStore>>,
+    store: Option<Arc<dyn RunStore>>,
+    replica: String,
+    lease: Duration,
+    heartbeat: Duration,
     config: ServerConfig,
     cors: Cors,
     shutdown: Shutdown,
@@ -105,13 +152,20 @@ impl Default for CopilotRuntime {
 }
 
 impl CopilotRuntime {
-    /// No agents, an [`InMemoryThreadStore`] with default [`ThreadLimits`], the default
-    /// [`ServerConfig`] and loopback CORS ([`Cors::default`]).
+    /// No agents, an [`InMemoryRunStore`] with default [`RunLimits`], the default
+    /// [`ServerConfig`], loopback CORS ([`Cors::default`]), a 10 s lease renewed every
+    /// second, and a random replica name.
     pub fn new() -> Self {
         CopilotRuntime {
             agents: Vec::new(),
             default_agent: None,
             store: None,
+            replica: format!(
+                "replica-{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..12]
+            ),
+            lease: Duration::from_secs(10),
+            heartbeat: Duration::from_secs(1),
             config: ServerConfig::default(),
             cors: Cors::default(),
             shutdown: Shutdown::new(),
@@ -152,15 +206,32 @@ impl CopilotRuntime {
         self
     }
 
-    /// Keeps threads in `store` instead of a default [`InMemoryThreadStore`].
-    pub fn store(mut self, store: Arc<dyn ThreadStore>) -> Self {
+    /// Keeps threads and their runs in `store` instead of a default
+    /// [`InMemoryRunStore`] (it may be the store of the router's resumable runs too).
+    pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
         self.store = Some(store);
         self
     }
 
-    /// Keeps threads in an [`InMemoryThreadStore`] with these limits.
-    pub fn thread_limits(self, limits: ThreadLimits) -> Self {
-        self.store(Arc::new(InMemoryThreadStore::new(limits)))
+    /// Keeps threads and their runs in an [`InMemoryRunStore`] with these limits.
+    pub fn run_limits(self, limits: RunLimits) -> Self {
+        self.store(Arc::new(InMemoryRunStore::new(limits)))
+    }
+
+    /// Names this replica in a shared store (the owner of the runs it produces).
+    pub fn replica(mut self, name: impl Into<String>) -> Self {
+        self.replica = name.into();
+        self
+    }
+
+    /// How long a run's lease lasts without a heartbeat, and how often its producer
+    /// renews it (the longest a stop asked on another replica waits to be seen;
+    /// default 10 s and 1 s). A run whose replica stops renewing is ended by another
+    /// replica's reaper as lost.
+    pub fn lease(mut self, lease: Duration, heartbeat: Duration) -> Self {
+        self.lease = lease;
+        self.heartbeat = heartbeat.max(Duration::from_millis(1));
+        self
     }
 
     /// Sets the limits and behaviour shared with [`AgentRouter`](crate::AgentRouter):

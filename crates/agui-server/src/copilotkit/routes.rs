@@ -9,37 +9,80 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Map, Value};
 
-use super::runner::{self, Job, Registry, Stop, STOP_MESSAGE};
-use super::stream::{self, Writer};
+mod failure;
+mod threads;
+
+use super::stream;
 use super::CopilotRuntime;
 use crate::admission::{is_json_media_type, Admission, Admitted};
 use crate::agent::Agent;
+use crate::engine::STOP_MESSAGE;
 use crate::error::ApiError;
-use crate::threads::{InMemoryThreadStore, StoreError, ThreadLimits, ThreadStore};
+use crate::runs::producer::{
+    self, DetachPolicy, ProducerSettings, Registry, ThreadRun, ViewerGuard,
+};
+use crate::runs::viewer::ViewerSettings;
+use crate::runs::{
+    CancelOutcome, Created, InMemoryRunStore, NewRun, Owner, RunKey, RunLimits, RunStore,
+    RunStoreError, ThreadKey, ThreadRecord,
+};
+use axum::Extension;
+use failure::Failure;
+use threads::owner_of;
 
 /// The state the handlers share.
 struct Runtime {
     agents: Vec<(String, Arc<dyn Agent>)>,
     default_agent: Option<String>,
-    store: Arc<dyn ThreadStore>,
+    store: Arc<dyn RunStore>,
     admission: Admission,
     registry: Arc<Registry>,
+    replica: String,
+    lease: std::time::Duration,
+    settings: ProducerSettings,
 }
 
 pub(super) fn router(rt: CopilotRuntime) -> Router {
     let cors = rt.cors.layer();
+    let store = rt
+        .store
+        .unwrap_or_else(|| Arc::new(InMemoryRunStore::new(RunLimits::default())));
+    // This replica's reaper: ends the runs of replicas that died (a shared store).
+    if tokio::runtime::Handle::try_current().is_ok() {
+        let (store, replica, stop) = (
+            store.clone(),
+            rt.replica.clone(),
+            rt.shutdown.token().clone(),
+        );
+        let every = rt.lease.max(std::time::Duration::from_millis(10)) / 2;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    _ = tick.tick() => crate::runs::reap(store.as_ref(), &replica).await,
+                }
+            }
+        });
+    }
     let shared = Arc::new(Runtime {
         agents: rt.agents,
         default_agent: rt.default_agent,
-        store: rt
-            .store
-            .unwrap_or_else(|| Arc::new(InMemoryThreadStore::new(ThreadLimits::default()))),
+        store,
         admission: Admission::new(rt.config, rt.shutdown, rt.verifier),
         registry: Arc::new(Registry::default()),
+        replica: rt.replica,
+        lease: rt.lease,
+        settings: ProducerSettings {
+            // A page that goes away does not end its run: it connects again.
+            detach: DetachPolicy::default(),
+            max_run_duration: std::time::Duration::from_secs(3600),
+            heartbeat: rt.heartbeat,
+        },
     });
     let router = Router::new()
         .route("/", post(single_route))
@@ -47,103 +90,25 @@ pub(super) fn router(rt: CopilotRuntime) -> Router {
         .route("/agent/{agent_id}/run", post(run))
         .route("/agent/{agent_id}/connect", post(connect))
         .route("/agent/{agent_id}/stop/{thread_id}", post(stop))
+        .route("/agent/{agent_id}/suggest", post(suggest))
         .route("/transcribe", post(transcribe))
-        .route("/threads", any(threads))
-        .route("/threads/{*rest}", any(threads))
+        .route("/threads", get(threads::list))
+        .route("/threads/clear", post(threads::clear))
+        .route("/threads/subscribe", post(threads::hosted_only))
+        .route("/threads/{thread_id}/messages", get(threads::messages))
+        .route("/threads/{thread_id}/events", get(threads::events))
+        .route("/threads/{thread_id}/state", get(threads::state))
+        .route("/threads/{thread_id}/archive", post(threads::archive))
+        .route(
+            "/threads/{thread_id}",
+            axum::routing::patch(threads::patch).delete(threads::delete),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(shared);
     match cors {
         Some(layer) => router.layer(layer),
         None => router,
-    }
-}
-
-/// A refused request: `{"error","message","code"}` (and `details`), as CopilotKit's
-/// runtime answers.
-#[derive(Debug)]
-struct Failure {
-    status: StatusCode,
-    error: &'static str,
-    code: &'static str,
-    message: String,
-    details: Option<String>,
-}
-
-impl Failure {
-    fn new(
-        status: StatusCode,
-        error: &'static str,
-        code: &'static str,
-        message: impl Into<String>,
-    ) -> Self {
-        Failure {
-            status,
-            error,
-            code,
-            message: message.into(),
-            details: None,
-        }
-    }
-
-    fn invalid_request(status: StatusCode, message: impl Into<String>) -> Self {
-        Failure::new(status, "invalid_request", "invalid_request", message)
-    }
-
-    fn invalid_stop(error: &'static str, message: impl Into<String>) -> Self {
-        Failure::new(StatusCode::BAD_REQUEST, error, "invalid_request", message)
-    }
-
-    fn unknown_agent(id: &str) -> Self {
-        Failure::new(
-            StatusCode::NOT_FOUND,
-            "Agent not found",
-            "unknown_agent",
-            format!("Agent '{id}' does not exist"),
-        )
-    }
-}
-
-impl From<ApiError> for Failure {
-    fn from(e: ApiError) -> Self {
-        let error = match e.code {
-            "malformed_json" | "invalid_input" => "Invalid request body",
-            "body_too_large" => "Request body too large",
-            "unsupported_media_type" => "Unsupported media type",
-            "body_timeout" => "Request body timeout",
-            "shutting_down" | "too_many_runs" | "memory_budget" => "Service unavailable",
-            _ => "Bad request",
-        };
-        let details = matches!(e.code, "malformed_json" | "invalid_input").then(|| {
-            match (&e.field, e.position) {
-                (Some(f), _) if !f.is_empty() => format!("{} (at field '{f}')", e.message),
-                (_, Some((line, column))) => {
-                    format!("{} (line {line}, column {column})", e.message)
-                }
-                _ => e.message.clone(),
-            }
-        });
-        Failure {
-            status: e.status,
-            error,
-            code: e.code,
-            message: e.message,
-            details,
-        }
-    }
-}
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        tracing::debug!(status = %self.status, code = self.code, message = %self.message, "runtime request refused");
-        let mut body = Map::new();
-        body.insert("error".into(), json!(self.error));
-        body.insert("message".into(), json!(self.message));
-        body.insert("code".into(), json!(self.code));
-        if let Some(d) = self.details {
-            body.insert("details".into(), json!(d));
-        }
-        (self.status, Json(Value::Object(body))).into_response()
     }
 }
 
@@ -179,20 +144,77 @@ impl Runtime {
             .map_err(|e| Failure::from(ApiError::from_json_error(&e)))
     }
 
-    async fn run(&self, agent_id: &str, bytes: Vec<u8>) -> Result<Response, Failure> {
+    /// The failure a store error is at the edge of a route (`what`: the route's
+    /// CopilotKit error string).
+    fn store_failure(what: &'static str, e: &RunStoreError) -> Failure {
+        match e {
+            RunStoreError::Full(_) => Failure::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service unavailable",
+                "threads_full",
+                e.to_string(),
+            ),
+            other => {
+                tracing::error!(error = %other, "run store failed");
+                Failure::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    what,
+                    "store_error",
+                    "the run store failed",
+                )
+            }
+        }
+    }
+
+    async fn thread(
+        &self,
+        owner: &str,
+        thread_id: &str,
+        what: &'static str,
+    ) -> Result<ThreadRecord, Failure> {
+        Ok(self
+            .store
+            .thread(&ThreadKey::derive(owner, thread_id))
+            .await
+            .map_err(|e| Self::store_failure(what, &e))?
+            .unwrap_or_default())
+    }
+
+    fn viewer_settings(&self, downgrade: Downgrade) -> ViewerSettings {
+        ViewerSettings {
+            encoding: agui_core::encoding::Encoding::Sse,
+            keep_alive: self.admission.config().keep_alive,
+            retry_ms: None,
+            downgrade,
+        }
+    }
+
+    async fn run(&self, owner: &str, agent_id: &str, bytes: Vec<u8>) -> Result<Response, Failure> {
         let (name, agent) = self
             .find(agent_id)
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
         let slot = self.admission.open()?;
+        let body_hash = crate::runs::sha256_hex(&bytes);
         let Admitted { input, permit, .. } = self.admission.admit_body(slot, bytes)?;
         let thread_id = input.thread_id.clone();
         let run_id = input.run_id.clone();
-        let begun = self
+        // A run id is the client's, unique within its thread.
+        let key = RunKey::derive(owner, name, &format!("{thread_id}\u{1f}{run_id}"));
+        let created = self
             .store
-            .begin_run(&thread_id, &run_id)
+            .create(NewRun {
+                key: key.clone(),
+                run_id: run_id.clone(),
+                thread_id: thread_id.clone(),
+                agent: name.to_owned(),
+                body_hash,
+                replica: self.replica.clone(),
+                lease: self.lease,
+                thread: Some(ThreadKey::derive(owner, &thread_id)),
+            })
             .await
             .map_err(|e| match e {
-                StoreError::Busy { run_id: live, .. } => {
+                RunStoreError::Busy { run_id: live } => {
                     let mut f = Failure::new(
                         StatusCode::CONFLICT,
                         "Thread already running",
@@ -204,55 +226,121 @@ impl Runtime {
                     f.details = Some(live);
                     f
                 }
-                StoreError::Full { .. } | StoreError::OverBudget { .. } => Failure::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "Service unavailable",
-                    "threads_full",
-                    e.to_string(),
-                ),
-                other => {
-                    tracing::error!(error = %other, "thread store failed");
-                    Failure::new(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "Failed to run agent",
-                        "store_error",
-                        "the thread store failed",
-                    )
-                }
+                other => Self::store_failure("Failed to run agent", &other),
             })?;
-
+        let downgrade = Downgrade::for_declared(input.protocol_version.as_deref());
+        let fence = match created {
+            Created::New(fence) => fence,
+            Created::Existing(record) if record.status.is_terminal() => {
+                return Err(Failure::new(
+                    StatusCode::CONFLICT,
+                    "Run already exists",
+                    "run_exists",
+                    format!("run '{run_id}' of thread '{thread_id}' has ended: start a run with a new runId"),
+                ));
+            }
+            Created::Existing(record) => {
+                // The running run posted again: its response follows it from its start.
+                tracing::info!(%run_id, "a run posted again follows the run");
+                let guard = ViewerGuard::new(self.registry.get(&key));
+                let settings = self.viewer_settings(downgrade);
+                return Ok(stream::run_response(
+                    self.store.clone(),
+                    key,
+                    record.run_id,
+                    settings,
+                    guard,
+                ));
+            }
+        };
+        // The messages the thread's history holds already (it cannot change while this
+        // run is its live one).
+        let known_message_ids = match self.thread(owner, &thread_id, "Failed to run agent").await {
+            Ok(t) => t.known_message_ids,
+            Err(_) => {
+                tracing::warn!(
+                    "the thread's history is unreadable: its messages may be recorded twice"
+                );
+                Default::default()
+            }
+        };
         let span = tracing::info_span!(
             "copilotkit_run",
             agent = %name,
             thread_id = %thread_id,
             run_id = %run_id,
         );
-        let downgrade = Downgrade::for_declared(input.protocol_version.as_deref());
-        let (ctx, guard) = self.admission.prepare(name, &input);
+        let local = self.registry.insert(&key);
+        // The response is the run's first viewer from the start.
+        let guard = ViewerGuard::new(Some(local.clone()));
+        let response = stream::run_response(
+            self.store.clone(),
+            key.clone(),
+            run_id.clone(),
+            self.viewer_settings(downgrade),
+            guard,
+        );
+        let (ctx, lifecycle) = self.admission.prepare(name, &input);
         let run = self
             .admission
-            .start(agent.as_ref(), input.clone(), ctx, guard, &span);
-        runner::spawn(
-            Job {
-                store: self.store.clone(),
-                registry: self.registry.clone(),
-                input,
-                known_message_ids: begun.known_message_ids,
-                permit,
-                span,
-            },
-            run,
+            .start(agent.as_ref(), input.clone(), ctx, lifecycle, &span);
+        let production = producer::Production {
+            store: self.store.clone(),
+            registry: self.registry.clone(),
+            local,
+            key,
+            fence,
+            settings: self.settings.clone(),
+            permit,
+            thread: Some(ThreadRun {
+                input: Some(input),
+                known_message_ids,
+                entry: Default::default(),
+            }),
+        };
+        tokio::spawn(tracing::Instrument::instrument(
+            producer::produce(production, run),
+            span,
+        ));
+        Ok(response)
+    }
+
+    /// `/agent/{id}/suggest`: a run that is not kept (no thread, no store), streamed
+    /// to the response as a plain run is; cancelled when the client goes away.
+    fn suggest(&self, agent_id: &str, bytes: Vec<u8>) -> Result<Response, Failure> {
+        let (name, agent) = self
+            .find(agent_id)
+            .ok_or_else(|| Failure::unknown_agent(agent_id))?;
+        let slot = self.admission.open()?;
+        let Admitted { input, permit, .. } = self.admission.admit_body(slot, bytes)?;
+        let span = tracing::info_span!(
+            "copilotkit_suggest",
+            agent = %name,
+            thread_id = %input.thread_id,
+            run_id = %input.run_id,
         );
-        Ok(stream::run_response(
-            self.store.clone(),
-            thread_id,
-            run_id,
-            Writer::new(downgrade),
-            self.admission.config().keep_alive,
+        let settings = crate::response::StreamSettings {
+            encoding: agui_core::encoding::Encoding::Sse,
+            keep_alive: self.admission.config().keep_alive,
+            downgrade: Downgrade::for_declared(input.protocol_version.as_deref()),
+        };
+        let (ctx, lifecycle) = self.admission.prepare(name, &input);
+        let run = self
+            .admission
+            .start(agent.as_ref(), input, ctx, lifecycle, &span);
+        let run = crate::response::RunStream::new(run, &settings, span, permit);
+        Ok(crate::response::streaming_response(
+            agui_core::encoding::Encoding::Sse,
+            run,
         ))
     }
 
-    async fn connect(&self, agent_id: &str, bytes: &[u8]) -> Result<Response, Failure> {
+    async fn connect(
+        &self,
+        owner: &str,
+        agent_id: &str,
+        bytes: &[u8],
+    ) -> Result<Response, Failure> {
         self.find(agent_id)
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
         // The parsed input is held across the store's await: it is admitted by the
@@ -260,107 +348,94 @@ impl Runtime {
         let _held = self.admission.hold_parsed(bytes)?;
         let input = Self::parse_input(bytes)?;
         let downgrade = Downgrade::for_declared(input.protocol_version.as_deref());
-        let snapshot = self
-            .store
-            .snapshot(&input.thread_id)
-            .await
-            .map_err(|e| {
-                tracing::error!(error = %e, "thread store failed");
-                Failure::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "Failed to connect",
-                    "store_error",
-                    "the thread store failed",
-                )
-            })?
-            .unwrap_or_default();
+        let thread = self
+            .thread(owner, &input.thread_id, "Failed to connect")
+            .await?;
         tracing::debug!(
             thread_id = %input.thread_id,
-            runs = snapshot.history.len(),
-            live = snapshot.live.is_some(),
+            runs = thread.history.len(),
+            live = thread.live.is_some(),
             "connect"
         );
         // CopilotKit's `lastSeenEventId`: where a client that saw the live run stopped.
         let last_seen: Option<String> = serde_json::from_slice::<Value>(bytes)
             .ok()
             .and_then(|v| v.get("lastSeenEventId")?.as_str().map(str::to_owned));
+        let guard = ViewerGuard::new(thread.live.as_ref().and_then(|l| self.registry.get(&l.key)));
         Ok(stream::connect_response(
             self.store.clone(),
-            input.thread_id,
-            snapshot.history,
-            snapshot.live,
+            thread,
             last_seen.as_deref(),
-            Writer::new(downgrade),
-            self.admission.config().keep_alive,
+            self.viewer_settings(downgrade),
+            guard,
         ))
     }
 
     /// Stops the thread's run; with `scope`, only when that is the thread's active run.
     async fn stop(
         &self,
+        owner: &str,
         agent_id: &str,
         thread_id: &str,
         scope: Option<String>,
     ) -> Result<Response, Failure> {
         self.find(agent_id)
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
-        let not_active = |run: &str| {
-            json!({
-                "stopped": false,
-                "message": format!("Run '{run}' is not the active run for thread '{thread_id}'."),
-            })
-        };
-        let mut stopped = match self.registry.stop(thread_id, scope.as_deref()) {
-            Stop::Stopped(run) => Some(run),
-            Stop::OtherRun => {
-                let run = scope.as_deref().unwrap_or_default();
-                return Ok(Json(not_active(run)).into_response());
-            }
-            Stop::NotHere => None,
-        };
-        if stopped.is_none() {
-            // Not running here: in a shared store, another process may run it.
-            if let Some(run) = scope.as_deref() {
-                let live = self
-                    .store
-                    .snapshot(thread_id)
-                    .await
-                    .ok()
-                    .flatten()
-                    .and_then(|t| t.live);
-                if live.as_deref().is_some_and(|l| l != run) {
-                    return Ok(Json(not_active(run)).into_response());
-                }
-            }
-            stopped = match self.store.request_stop(thread_id).await {
-                Ok(run) => run,
-                Err(e) => {
-                    tracing::warn!(%thread_id, error = %e, "could not ask the store to stop the run");
-                    None
-                }
-            };
-        }
-        let body = match stopped {
-            Some(run_id) => {
-                tracing::info!(%thread_id, %run_id, "stop requested");
-                json!({
-                    "stopped": true,
-                    "interrupt": {
-                        "type": "RUN_ERROR",
-                        "message": STOP_MESSAGE,
-                        "code": "STOPPED",
-                    },
-                })
-            }
-            None => json!({
+        let no_run = || {
+            Json(json!({
                 "stopped": false,
                 "message": format!("No active run for thread '{thread_id}'."),
-            }),
+            }))
+            .into_response()
         };
-        Ok(Json(body).into_response())
+        let thread = self
+            .thread(owner, thread_id, "Failed to stop agent")
+            .await?;
+        let Some(live) = thread.live else {
+            return Ok(no_run());
+        };
+        if let Some(run) = scope.as_deref().filter(|r| *r != live.run_id) {
+            return Ok(Json(json!({
+                "stopped": false,
+                "message": format!("Run '{run}' is not the active run for thread '{thread_id}'."),
+            }))
+            .into_response());
+        }
+        let stopped = match self.registry.get(&live.key) {
+            // Produced here: cancelled at once.
+            Some(local) if local.cancel.is_cancelled() => false,
+            Some(local) => {
+                local.cancel.cancel();
+                true
+            }
+            // Produced by another replica: it sees the request at its next heartbeat.
+            None => match self.store.request_cancel(&live.key).await {
+                Ok(CancelOutcome::Requested) => true,
+                Ok(_) => false,
+                Err(e) => {
+                    tracing::warn!(%thread_id, error = %e, "could not ask the store to stop the run");
+                    false
+                }
+            },
+        };
+        if !stopped {
+            return Ok(no_run());
+        }
+        tracing::info!(%thread_id, run_id = %live.run_id, "stop requested");
+        Ok(Json(json!({
+            "stopped": true,
+            "interrupt": {
+                "type": "RUN_ERROR",
+                "message": STOP_MESSAGE,
+                "code": "STOPPED",
+            },
+        }))
+        .into_response())
     }
 
-    fn info(&self) -> Value {
+    /// `/info` (`single`: as the single-route `info` method answers it, where the
+    /// thread routes are not served).
+    fn info(&self, single: bool) -> Value {
         let mut agents = Map::new();
         for (id, agent) in &self.agents {
             agents.insert(id.clone(), self.agent_info(id, agent.as_ref()));
@@ -373,13 +448,34 @@ impl Runtime {
         {
             agents.insert("default".into(), self.agent_info("default", agent.as_ref()));
         }
-        json!({
+        let mut info = json!({
             "version": env!("CARGO_PKG_VERSION"),
             "agents": agents,
             "audioFileTranscriptionEnabled": false,
             "mode": "sse",
+            // Absent would mean "all supported" to the client: say which exist (through
+            // the single route, as resource requests).
+            "threadEndpoints": {
+                "list": !single,
+                "inspect": !single,
+                "mutations": !single,
+                "realtimeMetadata": false,
+            },
+            "suggestions": true,
             "a2uiEnabled": false,
-        })
+            "openGenerativeUIEnabled": false,
+            "telemetryDisabled": true,
+        });
+        if single {
+            // The single route serves the thread routes as resource requests.
+            info["singleRoute"] = json!({
+                "resourceOperations": true,
+                "threadEndpoints": {
+                    "list": true, "inspect": true, "mutations": true, "realtimeMetadata": false,
+                },
+            });
+        }
+        info
     }
 
     fn agent_info(&self, id: &str, agent: &dyn Agent) -> Value {
@@ -394,31 +490,44 @@ impl Runtime {
 }
 
 async fn info(State(rt): State<Arc<Runtime>>) -> Json<Value> {
-    Json(rt.info())
+    Json(rt.info(false))
 }
 
 async fn run(
     State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
     Path(agent_id): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Failure> {
     let bytes = rt.body(&headers, body).await?;
-    rt.run(&agent_id, bytes).await
+    rt.run(owner_of(&owner), &agent_id, bytes).await
+}
+
+async fn suggest(
+    State(rt): State<Arc<Runtime>>,
+    Path(agent_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let bytes = rt.body(&headers, body).await?;
+    rt.suggest(&agent_id, bytes)
 }
 
 async fn connect(
     State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
     Path(agent_id): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Failure> {
     let bytes = rt.body(&headers, body).await?;
-    rt.connect(&agent_id, &bytes).await
+    rt.connect(owner_of(&owner), &agent_id, &bytes).await
 }
 
 async fn stop(
     State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
     Path((agent_id, thread_id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Body,
@@ -433,7 +542,8 @@ async fn stop(
             .map_err(|_| Failure::invalid_stop("Invalid stop request", "the body is not JSON"))?;
         stop_scope(Some(&value))?
     };
-    rt.stop(&agent_id, &thread_id, scope).await
+    rt.stop(owner_of(&owner), &agent_id, &thread_id, scope)
+        .await
 }
 
 /// The run a stop request is scoped to: an absent body or `{}` is the thread's active
@@ -474,15 +584,6 @@ async fn transcribe() -> Failure {
     )
 }
 
-async fn threads() -> Failure {
-    Failure::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "Threads not available",
-        "threads_unavailable",
-        "listing threads needs CopilotKit's hosted (intelligence) mode; this runtime serves SSE mode",
-    )
-}
-
 async fn not_found() -> Failure {
     Failure::new(
         StatusCode::NOT_FOUND,
@@ -515,9 +616,12 @@ struct Envelope<'a> {
 /// `POST {base}` with `{"method","params","body"}`.
 async fn single_route(
     State(rt): State<Arc<Runtime>>,
+    owner_ext: Option<Extension<Owner>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Failure> {
+    let owner = owner_of(&owner_ext).to_owned();
+    let owner = owner.as_str();
     let json_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -578,14 +682,18 @@ async fn single_route(
         })
     };
     match method {
-        "info" => Ok(Json(rt.info()).into_response()),
+        "info" => Ok(Json(rt.info(true)).into_response()),
         "agent/run" => {
             let agent_id = param("agentId")?;
-            rt.run(&agent_id, inner_body()?).await
+            rt.run(owner, &agent_id, inner_body()?).await
+        }
+        "agent/suggest" => {
+            let agent_id = param("agentId")?;
+            rt.suggest(&agent_id, inner_body()?)
         }
         "agent/connect" => {
             let agent_id = param("agentId")?;
-            rt.connect(&agent_id, &inner_body()?).await
+            rt.connect(owner, &agent_id, &inner_body()?).await
         }
         "agent/stop" => {
             let agent_id = param("agentId")?;
@@ -597,9 +705,14 @@ async fn single_route(
                 None => None,
             };
             let scope = stop_scope(body.as_ref())?;
-            rt.stop(&agent_id, &thread_id, scope).await
+            rt.stop(owner, &agent_id, &thread_id, scope).await
         }
         "transcribe" => Err(transcribe().await),
+        "resource/request" => {
+            let (path, method) = (param("path")?, param("httpMethod")?.to_ascii_uppercase());
+            let inner = body_text.is_some().then(inner_body).transpose()?;
+            threads::resource(rt.clone(), owner_ext, &path, &method, inner).await
+        }
         other => Err(Failure::invalid_request(
             StatusCode::BAD_REQUEST,
             format!("Unsupported method '{other}'"),

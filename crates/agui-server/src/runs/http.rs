@@ -13,8 +13,8 @@ use serde_json::json;
 use super::producer::{self, DetachPolicy, ProducerSettings, Registry, ViewerGuard};
 use super::viewer::{self, ViewerSettings};
 use super::{
-    sha256_hex, CancelOutcome, Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStatus,
-    RunStore, RunStoreError,
+    sha256_hex, CancelOutcome, Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStore,
+    RunStoreError,
 };
 use crate::error::ApiError;
 
@@ -35,12 +35,7 @@ pub enum ResumeMode {
     Always,
 }
 
-/// The principal a request is made by, as the application's authentication layer
-/// established it. Insert it into the request's extensions (for example in a tower
-/// middleware) and resumable runs are bound to it; without it, the client's
-/// `AGUI-Resume-Token` header names the owner; without either, a run is not resumable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner(pub String);
+pub use super::Owner;
 
 /// Resumable runs: where their logs live and how they behave. Every field has a
 /// documented default.
@@ -171,7 +166,7 @@ impl ResumeState {
                 loop {
                     tokio::select! {
                         () = shutdown.cancelled() => return,
-                        _ = tick.tick() => reap(store.as_ref(), &replica).await,
+                        _ = tick.tick() => super::reap(store.as_ref(), &replica).await,
                     }
                 }
             });
@@ -183,39 +178,6 @@ impl ResumeState {
             detach: self.config.detach,
             max_run_duration: self.config.max_run_duration,
             heartbeat: self.config.heartbeat,
-        }
-    }
-}
-
-/// Ends every run whose producer's lease expired, with `RUN_ERROR` code `run_lost`.
-pub async fn reap(store: &dyn RunStore, replica: &str) {
-    let expired = match store.expired_leases(64).await {
-        Ok(k) => k,
-        Err(e) => {
-            tracing::warn!(error = %e, "reaper: cannot list expired leases");
-            return;
-        }
-    };
-    for key in expired {
-        match store.take_over(&key, replica).await {
-            Ok(Some((fence, head))) => {
-                let mut e = agui_core::event::RunError::new("the server running this run stopped");
-                e.code = Some("run_lost".into());
-                let bytes = producer::event_bytes(&e.into());
-                match store
-                    .append(&key, fence, head + 1, vec![bytes], Some(RunStatus::Lost))
-                    .await
-                {
-                    Ok(()) => {
-                        tracing::warn!(run_key = %key, head, "reaper: closed a run whose producer died (run_lost)")
-                    }
-                    Err(e) => {
-                        tracing::warn!(run_key = %key, error = %e, "reaper: could not close a lost run")
-                    }
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(run_key = %key, error = %e, "reaper: take-over failed"),
         }
     }
 }
@@ -430,7 +392,8 @@ pub(crate) async fn events(
         ViewerSettings {
             encoding,
             keep_alive,
-            retry_ms: state.config.retry_ms,
+            retry_ms: Some(state.config.retry_ms),
+            downgrade: agui_core::semantics::Downgrade::none(),
         },
         ViewerGuard::new(state.registry.get(&key)),
     ))
@@ -542,13 +505,15 @@ pub(crate) async fn start(s: Start<'_>) -> Result<Started, ApiError> {
             body_hash: body_hash.clone(),
             replica: s.state.config.replica.clone(),
             lease: s.state.config.lease,
+            thread: None,
         })
         .await
         .map_err(|e| store_failed(&e))?;
     let settings = ViewerSettings {
         encoding: s.encoding,
         keep_alive: s.keep_alive,
-        retry_ms: s.state.config.retry_ms,
+        retry_ms: Some(s.state.config.retry_ms),
+        downgrade: agui_core::semantics::Downgrade::none(),
     };
     match created {
         Created::New(fence) => {

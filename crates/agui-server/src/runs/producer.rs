@@ -1,14 +1,15 @@
-//! The producer of a resumable run: the agent's events, through the lifecycle guard,
-//! stamped with sequence numbers and committed to the store in batches. It runs on a
-//! task of its own (the run registry's), never inside an HTTP response.
+//! The producer of a run kept in the run store (a resumable run, or a CopilotKit
+//! thread's run): the agent's events, through the lifecycle guard, stamped with
+//! sequence numbers and committed to the store in batches. It runs on a task of its own
+//! (the run registry's), never inside an HTTP response.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agui_core::types::RunFinishedOutcome;
-use agui_core::Event;
+use agui_core::{Event, RunAgentInput};
 use bytes::Bytes;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -115,6 +116,21 @@ pub(crate) struct Production {
     pub fence: Fence,
     pub settings: ProducerSettings,
     pub permit: crate::cost::RunPermit,
+    /// For a run of a thread: what its history needs.
+    pub thread: Option<ThreadRun>,
+}
+
+/// What the producer of a thread's run knows of it.
+pub(crate) struct ThreadRun {
+    /// The request's input: the first input-less `RUN_STARTED` takes it (less the
+    /// messages the thread already holds), so that the thread's history records the
+    /// user's turn.
+    pub input: Option<RunAgentInput>,
+    /// The ids of the messages the thread already holds.
+    pub known_message_ids: Arc<HashSet<String>>,
+    /// The run so far, compacted as its thread's history will keep it (fed as events
+    /// are committed, so that the end of the run reads nothing back).
+    pub entry: agui_agent::runs::ThreadEntryBuilder,
 }
 
 /// The status a run ends with, from its terminal event.
@@ -247,11 +263,12 @@ pub(crate) async fn produce(mut p: Production, mut run: RunDriver) {
 }
 
 impl Production {
-    fn writer(&self) -> Writer<'_> {
+    fn writer(&mut self) -> Writer<'_> {
         Writer {
             store: &self.store,
             key: &self.key,
             fence: self.fence,
+            thread: self.thread.as_mut(),
         }
     }
 }
@@ -274,11 +291,11 @@ fn check_viewers(p: &Production, since: &mut Option<tokio::time::Instant>) -> Op
 }
 
 /// What a commit needs of the production (which is not `Sync`: the agent's stream).
-#[derive(Clone, Copy)]
 struct Writer<'a> {
     store: &'a Arc<dyn RunStore>,
     key: &'a RunKey,
     fence: Fence,
+    thread: Option<&'a mut ThreadRun>,
 }
 
 /// Stamps and appends the guard's output (one store call). An event too large for a
@@ -295,16 +312,26 @@ async fn commit(
     let mut terminal = out.iter().rev().find_map(terminal_status);
     let mut batch: Vec<Bytes> = Vec::with_capacity(out.len());
     let mut too_large = false;
+    let mut p = p;
+    if let Some(thread) = p.thread.as_deref_mut() {
+        give_input(out, thread);
+    }
     for e in out.drain(..) {
         let bytes = event_bytes(&e);
         if bytes.len() > crate::engine::MAX_OUTPUT_EVENT {
             let err = crate::engine::event_too_large(e.event_type(), bytes.len());
             batch.push(event_bytes(&err));
+            if let Some(thread) = p.thread.as_deref_mut() {
+                thread.entry.push(err);
+            }
             terminal = Some(RunStatus::Error);
             too_large = true;
             break;
         }
         batch.push(bytes);
+        if let Some(thread) = p.thread.as_deref_mut() {
+            thread.entry.push(e);
+        }
     }
     out.clear();
     // An idle producer keeps no batch buffer (an event is 120 bytes).
@@ -312,9 +339,39 @@ async fn commit(
         out.shrink_to(16);
     }
     let n = batch.len() as u64;
-    p.store
-        .append(p.key, p.fence, *head + 1, batch, terminal)
-        .await?;
+    match (terminal, p.thread) {
+        (Some(status), Some(thread)) => {
+            // The run's end and its place in the thread's history, in one step.
+            let entry = std::mem::take(&mut thread.entry).finish();
+            p.store
+                .end_thread_run(p.key, p.fence, *head + 1, batch, status, entry)
+                .await?
+        }
+        _ => {
+            p.store
+                .append(p.key, p.fence, *head + 1, batch, terminal)
+                .await?
+        }
+    }
     *head += n;
     Ok(too_large)
+}
+
+/// Gives an input-less `RUN_STARTED` the request's input, less the messages the thread
+/// already holds.
+fn give_input(out: &mut [Event], thread: &mut ThreadRun) {
+    for e in out.iter_mut() {
+        if let Event::RunStarted(s) = e {
+            if s.input.is_none() {
+                // A run has one RUN_STARTED: the input moves into it, no copy.
+                let Some(mut input) = thread.input.take() else {
+                    return;
+                };
+                input
+                    .messages
+                    .retain(|m| !thread.known_message_ids.contains(m.id()));
+                s.input = Some(Box::new(input));
+            }
+        }
+    }
 }

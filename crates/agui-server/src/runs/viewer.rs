@@ -1,6 +1,7 @@
-//! A viewer of a resumable run: one HTTP response streaming the run's log from a
+//! A viewer of a run in the run store: one HTTP response streaming the run's log from a
 //! cursor, then its live tail, until the terminal event. The same code serves the
-//! response of the request that started the run and every re-attach.
+//! response of the request that started a resumable run, every re-attach, and the
+//! CopilotKit runtime's `/run` and `/connect` (after a thread's history).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -8,9 +9,8 @@ use std::time::Duration;
 
 use agui_core::encoding::sse;
 use agui_core::encoding::{Encoding, EventEncoder};
+use agui_core::semantics::{Downgrade, Outgoing};
 use agui_core::Event;
-use axum::body::Body;
-use axum::http::{HeaderValue, Response};
 use bytes::Bytes;
 use tokio::time::Instant;
 
@@ -27,7 +27,10 @@ const POLL: Duration = Duration::from_secs(1);
 pub(crate) struct ViewerSettings {
     pub encoding: Encoding,
     pub keep_alive: Option<Duration>,
-    pub retry_ms: u64,
+    /// The `retry:` field written before the first event (SSE), if any.
+    pub retry_ms: Option<u64>,
+    /// How events are rewritten for the consumer's declared protocol version.
+    pub downgrade: Downgrade,
 }
 
 struct State {
@@ -44,7 +47,8 @@ struct State {
 }
 
 /// The streaming response of a viewer starting after `after` (`head` is the head when
-/// it starts, for the `AGUI-Head-Seq` header).
+/// it starts, for the `AGUI-Head-Seq` header): a resumable run's.
+#[cfg(feature = "resumable")]
 pub(crate) fn response(
     store: Arc<dyn RunStore>,
     key: RunKey,
@@ -53,7 +57,27 @@ pub(crate) fn response(
     head: u64,
     settings: ViewerSettings,
     guard: ViewerGuard,
-) -> Response<Body> {
+) -> axum::http::Response<axum::body::Body> {
+    use axum::http::HeaderValue;
+    let encoding = settings.encoding;
+    let stream = stream(store, key, run_id, after, settings, guard);
+    let mut res =
+        crate::response::event_stream_response(encoding, axum::body::Body::from_stream(stream));
+    let h = res.headers_mut();
+    h.insert("agui-first-seq", HeaderValue::from(after + 1));
+    h.insert("agui-head-seq", HeaderValue::from(head));
+    res
+}
+
+/// The body of a viewer starting after `after`: encoded chunks until the run's end.
+pub(crate) fn stream(
+    store: Arc<dyn RunStore>,
+    key: RunKey,
+    run_id: String,
+    after: u64,
+    settings: ViewerSettings,
+    guard: ViewerGuard,
+) -> impl futures_util::Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
     let encoding = settings.encoding;
     let state = State {
         store,
@@ -67,23 +91,24 @@ pub(crate) fn response(
         done: false,
         _guard: guard,
     };
-    let stream = futures_util::stream::unfold(state, next_chunk);
-    let mut res = crate::response::event_stream_response(encoding, Body::from_stream(stream));
-    let h = res.headers_mut();
-    h.insert("agui-first-seq", HeaderValue::from(after + 1));
-    h.insert("agui-head-seq", HeaderValue::from(head));
-    res
+    futures_util::stream::unfold(state, next_chunk)
 }
 
 impl State {
     fn write(&mut self, seq: u64, json: &[u8], out: &mut Vec<u8>) {
+        use agui_core::semantics::JsonRewrite;
+        let spliced;
+        let json = match self.settings.downgrade.apply_json(json) {
+            JsonRewrite::Unchanged(text) => text,
+            JsonRewrite::Spliced(text) => {
+                spliced = text;
+                &spliced[..]
+            }
+            JsonRewrite::Decode => return self.write_downgraded(seq, json, out),
+        };
         match self.settings.encoding {
             Encoding::Sse => {
-                if self.first {
-                    sse::encode_retry(self.settings.retry_ms, out);
-                    self.first = false;
-                }
-                sse::encode_id(format_args!("{}:{seq}", self.run_id), out);
+                self.sse_head(seq, out);
                 sse::encode_data(json, out);
             }
             Encoding::Proto => match Event::from_json_slice(json) {
@@ -95,6 +120,52 @@ impl State {
                     self.done = true;
                 }
             },
+        }
+    }
+}
+
+impl State {
+    /// The `retry:` field before the first event, and each event's `id:`.
+    fn sse_head(&mut self, seq: u64, out: &mut Vec<u8>) {
+        if self.first {
+            if let Some(ms) = self.settings.retry_ms {
+                sse::encode_retry(ms, out);
+            }
+            self.first = false;
+        }
+        sse::encode_id(format_args!("{}:{seq}", self.run_id), out);
+    }
+
+    /// Writes a stored event rewritten for a consumer of an older protocol version
+    /// (dropped when it has no equivalent there).
+    fn write_downgraded(&mut self, seq: u64, json: &[u8], out: &mut Vec<u8>) {
+        let event = match Event::from_json_slice(json) {
+            Ok(e) => e,
+            Err(err) => {
+                tracing::error!(seq, error = %err, "a stored event does not decode: ending the viewer");
+                self.done = true;
+                return;
+            }
+        };
+        let Some(outgoing) = self.settings.downgrade.apply(event) else {
+            return;
+        };
+        match (self.settings.encoding, outgoing) {
+            (Encoding::Sse, Outgoing::Event(e)) => {
+                self.sse_head(seq, out);
+                self.encoder.encode(&e, out);
+            }
+            (Encoding::Sse, Outgoing::Json(v)) => {
+                self.sse_head(seq, out);
+                let mut text = Vec::new();
+                agui_core::wire::write_canonical(&v, &mut text);
+                sse::encode_data(&text, out);
+            }
+            (Encoding::Proto, Outgoing::Event(e)) => self.encoder.encode(&e, out),
+            // A rewrite protobuf cannot carry: the JSON form has no frame.
+            (Encoding::Proto, Outgoing::Json(_)) => {
+                tracing::debug!(seq, "a downgraded event has no protobuf frame: skipped")
+            }
         }
     }
 }

@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 
 use agui_agent::runs::{
-    LiveRun, RunKey, RunStoreError, ThreadEntry, ThreadKey, ThreadRecord, ThreadSummary,
-    ThreadUpdate,
+    LiveRun, RunKey, RunStoreError, ThreadEntry, ThreadKey, ThreadQuery, ThreadRecord,
+    ThreadSummary, ThreadUpdate,
 };
 use bytes::Bytes;
 use redis::Value;
@@ -30,33 +30,52 @@ for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[#out + 1] = id end
 return out
 "#;
 
-/// KEYS owner; ARGV prefix limit. -> {key, thread_id, agent, created_at, updated_at,
-/// last_run_at, name, named, archived}...,
-/// the most recent first; threads whose keys expired leave the set.
+/// KEYS owner; ARGV prefix limit include_archived after_ms after_key n_agents agents...
+/// -> {key, thread_id, agent, created_at, updated_at, last_run_at, name, named,
+/// archived}..., in the list's order (the owner's set by score, then member, both
+/// descending), from after the cursor (`after_ms` '' for none); threads whose keys
+/// expired leave the set.
 pub(crate) const LIST_THREADS: &str = r#"
 local out = {}
 local found = 0
 local limit = tonumber(ARGV[2])
--- Read the set in pages (the newest first): a list costs what it returns and the
--- expired entries it meets on the way, not the owner's whole set.
-local start = 0
+local all = ARGV[3] == '1'
+local max, after_ms, after_key = '+inf', nil, ARGV[5]
+if ARGV[4] ~= '' then
+  after_ms = tonumber(ARGV[4])
+  max = ARGV[4]
+end
+local agents, any_agent = {}, tonumber(ARGV[6]) == 0
+for i = 1, tonumber(ARGV[6]) do agents[ARGV[6 + i]] = true end
+-- Read the set in pages from the cursor on: a list costs what it returns and what it
+-- filters out or finds expired on the way, not the owner's whole set.
+local offset = 0
+local size = math.max(limit, 16)
 while found < limit do
-  local page = redis.call('ZREVRANGE', KEYS[1], start, start + limit - found - 1)
+  local page = redis.call('ZREVRANGEBYSCORE', KEYS[1], max, '-inf', 'WITHSCORES', 'LIMIT',
+    offset, size)
   if #page == 0 then break end
-  for _, k in ipairs(page) do
-    local m = redis.call('HMGET', ARGV[1] .. ':th:{' .. k .. '}:meta', 'thread_id', 'agent',
-      'created_at', 'updated_at', 'last_run_at', 'name', 'archived')
-    if m[3] then
-      local named = m[6] and '1' or '0'
-      for _, v in ipairs({k, m[1] or '', m[2] or '', m[3], m[4] or m[3], m[5] or m[3], m[6] or '',
-          named, m[7] or '0'}) do out[#out + 1] = v end
-      found = found + 1
-      start = start + 1
-    else
-      -- Its keys expired: it leaves the set (the next page starts where it was).
-      redis.call('ZREM', KEYS[1], k)
+  local gone = 0
+  for i = 1, #page, 2 do
+    local k, score = page[i], tonumber(page[i + 1])
+    -- Keys of one owner differ only in their hex part: byte order and collation agree.
+    if not (after_ms and score == after_ms and k >= after_key) then
+      local m = redis.call('HMGET', ARGV[1] .. ':th:{' .. k .. '}:meta', 'thread_id', 'agent',
+        'created_at', 'updated_at', 'last_run_at', 'name', 'archived')
+      if not m[3] then
+        -- Its keys expired: it leaves the set (the next page starts that much earlier).
+        redis.call('ZREM', KEYS[1], k)
+        gone = gone + 1
+      elseif (all or m[7] ~= '1') and (any_agent or agents[m[2] or '']) then
+        local named = m[6] and '1' or '0'
+        for _, v in ipairs({k, m[1] or '', m[2] or '', m[3], m[4] or m[3], m[5] or m[3],
+            m[6] or '', named, m[7] or '0'}) do out[#out + 1] = v end
+        found = found + 1
+        if found == limit then break end
+      end
     end
   end
+  offset = offset + #page / 2 - gone
 end
 return out
 "#;
@@ -117,21 +136,25 @@ impl RedisRunStore {
     pub(crate) async fn do_list_threads(
         &self,
         scope: &str,
-        limit: usize,
+        query: &ThreadQuery,
     ) -> Result<Vec<ThreadSummary>, RunStoreError> {
-        if limit == 0 {
+        if query.limit == 0 {
             return Ok(Vec::new());
         }
         let mut con = self.con.clone();
-        let v: Vec<Value> = self
-            .scripts
-            .list_threads
-            .key(self.owner_key(scope))
-            .arg(&self.prefix)
-            .arg(limit)
-            .invoke_async(&mut con)
-            .await
-            .map_err(unavailable)?;
+        let mut call = self.scripts.list_threads.key(self.owner_key(scope));
+        call.arg(&self.prefix)
+            .arg(query.limit)
+            .arg(if query.include_archived { "1" } else { "0" });
+        match &query.after {
+            Some((ms, key)) => call.arg(ms).arg(key.as_str()),
+            None => call.arg("").arg(""),
+        };
+        call.arg(query.agents.len());
+        for a in &query.agents {
+            call.arg(a);
+        }
+        let v: Vec<Value> = call.invoke_async(&mut con).await.map_err(unavailable)?;
         Ok(v.chunks_exact(SUMMARY_FIELDS)
             .filter_map(summary_from)
             .collect())

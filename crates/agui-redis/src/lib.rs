@@ -55,8 +55,8 @@ use std::time::Duration;
 
 use agui_agent::runs::{
     Batch, CancelOutcome, Created, Fence, Heartbeat, NewRun, RunKey, RunRecord, RunStatus,
-    RunStore, RunStoreError, RunStoreFuture, ThreadEntry, ThreadKey, ThreadRecord, ThreadSummary,
-    ThreadUpdate,
+    RunStore, RunStoreError, RunStoreFuture, ThreadEntry, ThreadKey, ThreadQuery, ThreadRecord,
+    ThreadSummary, ThreadUpdate,
 };
 use bytes::Bytes;
 use redis::aio::ConnectionManager;
@@ -661,9 +661,9 @@ impl RunStore for RedisRunStore {
     fn list_threads<'a>(
         &'a self,
         scope: &'a str,
-        limit: usize,
+        query: &'a ThreadQuery,
     ) -> RunStoreFuture<'a, Vec<ThreadSummary>> {
-        Box::pin(self.do_list_threads(scope, limit))
+        Box::pin(self.do_list_threads(scope, query))
     }
 
     fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool> {

@@ -6,19 +6,90 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use agui_core::{Event, RunAgentInput};
+use agui_redis::{RedisLimits, RedisRunStore};
 use agui_server::copilotkit::CopilotRuntime;
-use agui_server::runs::Owner;
+use agui_server::runs::{Owner, RunStore};
 use agui_server::{agent_fn, AgentError, Emitter, RunContext, Shutdown};
 use common::{start, types, Client, TestServer};
 use serde_json::{json, Value};
 
-/// A runtime at `/copilotkit` whose requests are owned by their `X-User` header (what
-/// an application's authentication layer would establish); none without it.
-async fn serve(runtime: CopilotRuntime) -> TestServer {
+/// The store a scenario runs on: the default in-memory one, or a real Redis.
+type Store = Option<Arc<dyn RunStore>>;
+
+/// A Redis store under a prefix of its own (`AGUI_TEST_REDIS_URL`, by default
+/// `redis://127.0.0.1:6379`); without one, `None` and a line saying the test is skipped,
+/// or a failure under `AGUI_REQUIRE_REDIS=1` (set by `scripts/test-all.sh`, and so CI).
+async fn redis(test: &str) -> Option<Arc<dyn RunStore>> {
+    let url =
+        std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let prefix = format!(
+        "agui-test-ck-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4()
+    );
+    let why = match tokio::time::timeout(
+        Duration::from_secs(10),
+        RedisRunStore::connect(&url, &prefix, RedisLimits::default()),
+    )
+    .await
+    {
+        Ok(Ok(s)) => return Some(Arc::new(s)),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "connecting timed out".to_owned(),
+    };
+    let required =
+        std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0");
+    assert!(
+        !required,
+        "{test}: Redis at {url} is required (AGUI_REQUIRE_REDIS is set): {why}"
+    );
+    println!("skipped {test}: no Redis at {url} ({why})");
+    None
+}
+
+/// Each scenario as two tests: `memory::name` on the in-memory store and
+/// `redis::name` on a real Redis.
+macro_rules! on_each_store {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(None).await
+            })*
+        }
+        mod redis {
+            $(#[tokio::test]
+            async fn $name() {
+                if let Some(store) = super::redis(stringify!($name)).await {
+                    super::$name(Some(store)).await
+                }
+            })*
+        }
+    };
+}
+
+on_each_store!(
+    info_says_which_thread_routes_exist_and_that_suggestions_do,
+    a_users_threads_are_listed_read_and_cleared_and_no_one_elses,
+    threads_are_renamed_archived_restored_deleted_and_paged_by_their_owner_only,
+    thread_routes_answer_through_the_single_route,
+    a_stop_from_another_owner_stops_nothing,
+    a_suggestion_run_streams_and_is_kept_in_no_thread,
+);
+
+/// A runtime at `/copilotkit` on `store` whose requests are owned by their `X-User`
+/// header (what an application's authentication layer would establish); none without
+/// it.
+async fn serve(store: Store, runtime: CopilotRuntime) -> TestServer {
     let shutdown = Shutdown::new();
+    let runtime = match store {
+        Some(store) => runtime.store(store),
+        None => runtime,
+    };
     let app = axum::Router::new()
         .nest(
             "/copilotkit",
@@ -108,9 +179,8 @@ async fn get(s: &TestServer, user: Option<&str>, path: &str) -> (u16, Value) {
     (status, c.json().await)
 }
 
-#[tokio::test]
-async fn info_says_which_thread_routes_exist_and_that_suggestions_do() {
-    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+async fn info_says_which_thread_routes_exist_and_that_suggestions_do(store: Store) {
+    let s = serve(store, CopilotRuntime::new().agent("echo", echo())).await;
     let (status, info) = get(&s, None, "/info").await;
     assert_eq!(status, 200);
     assert_eq!(
@@ -135,9 +205,8 @@ async fn info_says_which_thread_routes_exist_and_that_suggestions_do() {
     );
 }
 
-#[tokio::test]
-async fn a_users_threads_are_listed_read_and_cleared_and_no_one_elses() {
-    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+async fn a_users_threads_are_listed_read_and_cleared_and_no_one_elses(store: Store) {
+    let s = serve(store, CopilotRuntime::new().agent("echo", echo())).await;
     run(&s, Some("ann"), "t1", "r1", "hello").await;
     run(&s, Some("ann"), "t1", "r2", "again").await;
     run(&s, Some("ann"), "t2", "r3", "other thread").await;
@@ -242,9 +311,8 @@ async fn a_users_threads_are_listed_read_and_cleared_and_no_one_elses() {
     assert_eq!(bob["threads"].as_array().unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn threads_are_renamed_archived_restored_deleted_and_paged_by_their_owner_only() {
-    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+async fn threads_are_renamed_archived_restored_deleted_and_paged_by_their_owner_only(store: Store) {
+    let s = serve(store, CopilotRuntime::new().agent("echo", echo())).await;
     for (t, r) in [("t1", "r1"), ("t2", "r2"), ("t3", "r3")] {
         run(&s, Some("ann"), t, r, "hi").await;
     }
@@ -389,9 +457,8 @@ async fn threads_are_renamed_archived_restored_deleted_and_paged_by_their_owner_
 /// The thread routes through the single route's `resource/request`, as CopilotKit's
 /// page sends them in single-route mode: the same answers as the REST routes, for the
 /// same owner only; other paths are 404.
-#[tokio::test]
-async fn thread_routes_answer_through_the_single_route() {
-    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+async fn thread_routes_answer_through_the_single_route(store: Store) {
+    let s = serve(store, CopilotRuntime::new().agent("echo", echo())).await;
     run(&s, Some("ann"), "t1", "r1", "hello").await;
     let resource = |user: Option<&'static str>,
                     method: &'static str,
@@ -451,8 +518,7 @@ async fn thread_routes_answer_through_the_single_route() {
     }
 }
 
-#[tokio::test]
-async fn a_stop_from_another_owner_stops_nothing() {
+async fn a_stop_from_another_owner_stops_nothing(store: Store) {
     let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
     let g = gate.clone();
     let slow = agent_fn(move |input: RunAgentInput, _ctx: RunContext, tx: Emitter| {
@@ -465,7 +531,7 @@ async fn a_stop_from_another_owner_stops_nothing() {
             Ok::<(), AgentError>(())
         }
     });
-    let s = serve(CopilotRuntime::new().agent("slow", slow)).await;
+    let s = serve(store, CopilotRuntime::new().agent("slow", slow)).await;
     let mut running = call(
         &s,
         Some("ann"),
@@ -496,9 +562,8 @@ async fn a_stop_from_another_owner_stops_nothing() {
     assert_eq!(types(&rest).last(), Some(&"RUN_FINISHED"));
 }
 
-#[tokio::test]
-async fn a_suggestion_run_streams_and_is_kept_in_no_thread() {
-    let s = serve(CopilotRuntime::new().agent("echo", echo())).await;
+async fn a_suggestion_run_streams_and_is_kept_in_no_thread(store: Store) {
+    let s = serve(store, CopilotRuntime::new().agent("echo", echo())).await;
     let mut c = call(
         &s,
         Some("ann"),

@@ -586,9 +586,9 @@ impl agui_server::runs::RunStore for Counting {
     fn list_threads<'a>(
         &'a self,
         scope: &'a str,
-        limit: usize,
+        query: &'a agui_server::runs::ThreadQuery,
     ) -> agui_server::runs::RunStoreFuture<'a, Vec<agui_server::runs::ThreadSummary>> {
-        self.inner.list_threads(scope, limit)
+        self.inner.list_threads(scope, query)
     }
     fn update_thread<'a>(
         &'a self,

@@ -15,7 +15,7 @@ use bytes::Bytes;
 
 use super::{
     owner_scope, CancelOutcome, Created, Fence, NewRun, RunKey, RunStatus, RunStore, RunStoreError,
-    ThreadEntry, ThreadKey, ThreadUpdate,
+    ThreadEntry, ThreadKey, ThreadQuery, ThreadSummary, ThreadUpdate,
 };
 
 /// What the store under test is configured to do.
@@ -71,6 +71,113 @@ fn kept(name: &str) -> ThreadEntry {
         message_ids: Vec::new(),
         ..entry(name)
     }
+}
+
+/// The first `limit` threads of any agent, archived ones too.
+fn everything(limit: usize) -> ThreadQuery {
+    ThreadQuery {
+        include_archived: true,
+        ..ThreadQuery::first(limit)
+    }
+}
+
+/// An owner's list in pages: the order (last run, then key, both descending), the
+/// cursor, and the archived and agent filters.
+async fn check_thread_lists(s: &dyn RunStore, setup: &ContractSetup) {
+    let owner = format!("{}-lists", setup.namespace);
+    let scope = owner_scope(&owner);
+    let long = Duration::from_secs(60);
+    let mut keys = Vec::new();
+    for i in 0..7 {
+        let thread = ThreadKey::derive(&owner, &format!("list-{i}"));
+        let mut run = thread_run(setup, &thread, &format!("list-run-{i}"), long);
+        run.key = RunKey::derive(&owner, "agent", &format!("list-run-{i}"));
+        if i == 3 {
+            run.agent = "other-agent".into();
+        }
+        let key = run.key.clone();
+        let Created::New(f) = s.create(run).await.expect("create a list run") else {
+            panic!("a new run")
+        };
+        let name = format!("list-run-{i}");
+        s.end_thread_run(&key, f, 1, vec![ev(1)], RunStatus::Finished, entry(&name))
+            .await
+            .expect("end a list run");
+        keys.push(thread);
+    }
+    let archived = keys[5].clone();
+    s.update_thread(
+        &archived,
+        ThreadUpdate {
+            archived: Some(true),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+    .expect("archive a listed thread");
+
+    let all = s.list_threads(&scope, &everything(100)).await.unwrap();
+    assert_eq!(all.len(), 7, "every thread of the owner, archived too");
+    let place = |t: &ThreadSummary| (t.last_run_at_ms, t.key.clone());
+    assert!(
+        all.windows(2).all(|w| place(&w[0]) > place(&w[1])),
+        "ordered by last run, then key, both descending: {:?}",
+        all.iter().map(place).collect::<Vec<_>>()
+    );
+    let mut paged: Vec<ThreadSummary> = Vec::new();
+    let mut query = ThreadQuery {
+        limit: 2,
+        ..everything(2)
+    };
+    for _ in 0..10 {
+        let page = s.list_threads(&scope, &query).await.unwrap();
+        assert!(page.len() <= 2, "a page holds at most its limit");
+        let Some(last) = page.last() else { break };
+        query.after = Some(place(last));
+        paged.extend(page);
+    }
+    assert_eq!(paged, all, "the pages, one after the other, are the list");
+    let unarchived = s
+        .list_threads(&scope, &ThreadQuery::first(100))
+        .await
+        .unwrap();
+    assert_eq!(unarchived.len(), 6);
+    assert!(
+        unarchived.iter().all(|t| t.key != archived),
+        "an archived thread is left out unless asked for"
+    );
+    let other = s
+        .list_threads(
+            &scope,
+            &ThreadQuery {
+                agents: vec!["other-agent".into(), "nobody".into()],
+                ..ThreadQuery::first(100)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        other.iter().map(|t| t.key.clone()).collect::<Vec<_>>(),
+        vec![keys[3].clone()],
+        "only the threads whose last run ran one of the agents"
+    );
+    let after_all = ThreadQuery {
+        after: all.last().map(place),
+        ..everything(100)
+    };
+    assert!(
+        s.list_threads(&scope, &after_all).await.unwrap().is_empty(),
+        "nothing after the last thread"
+    );
+    for k in &keys {
+        s.forget_thread(k).await.unwrap();
+    }
+    assert!(s
+        .list_threads(&scope, &everything(100))
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// One running run per thread; history in order; known ids; `append` ends leave none.
@@ -181,7 +288,7 @@ async fn check_threads(s: &dyn RunStore, setup: &ContractSetup) {
     let busy = ThreadKey::derive(&setup.namespace, "thread-running");
     let run = thread_run(setup, &busy, "t-running", long);
     let (running, fr) = (run.key.clone(), s.create(run).await.unwrap());
-    let list = s.list_threads(&scope, 100).await.unwrap();
+    let list = s.list_threads(&scope, &everything(100)).await.unwrap();
     let mine = list
         .iter()
         .find(|t| t.key == thread)
@@ -201,11 +308,18 @@ async fn check_threads(s: &dyn RunStore, setup: &ContractSetup) {
         "the last updated first"
     );
     assert!(
-        s.list_threads(&scope, 0).await.unwrap().is_empty(),
+        s.list_threads(&scope, &everything(0))
+            .await
+            .unwrap()
+            .is_empty(),
         "the limit holds"
     );
     let elsewhere = owner_scope(&format!("{}-other", setup.namespace));
-    assert!(s.list_threads(&elsewhere, 100).await.unwrap().is_empty());
+    assert!(s
+        .list_threads(&elsewhere, &everything(100))
+        .await
+        .unwrap()
+        .is_empty());
     // Renaming and archiving: the summary changes, its place in the list does not.
     assert_eq!(mine.name, None);
     assert!(!mine.archived);
@@ -243,7 +357,7 @@ async fn check_threads(s: &dyn RunStore, setup: &ContractSetup) {
         Some("Trip to Rome"),
         "the name stays"
     );
-    let listed = s.list_threads(&scope, 100).await.unwrap();
+    let listed = s.list_threads(&scope, &everything(100)).await.unwrap();
     let again = listed.iter().find(|t| t.key == thread).unwrap();
     assert!(again.archived && again.name.as_deref() == Some("Trip to Rome"));
     assert!(
@@ -261,7 +375,7 @@ async fn check_threads(s: &dyn RunStore, setup: &ContractSetup) {
         .unwrap()
         .is_none_or(|t| t.history.is_empty()));
     assert!(s
-        .list_threads(&scope, 100)
+        .list_threads(&scope, &everything(100))
         .await
         .unwrap()
         .iter()
@@ -502,6 +616,7 @@ pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
     ));
 
     check_threads(s, &setup).await;
+    check_thread_lists(s, &setup).await;
 
     if !setup.leases {
         return;

@@ -1,6 +1,6 @@
 //! [`InMemoryRunStore`]: run logs in this process's memory, bounded.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
@@ -11,8 +11,8 @@ use tokio::sync::watch;
 
 use super::{
     now_ms, Batch, CancelOutcome, Created, Fence, Heartbeat, LiveRun, NewRun, RunKey, RunRecord,
-    RunStatus, RunStore, RunStoreError, RunStoreFuture, ThreadEntry, ThreadKey, ThreadRecord,
-    ThreadSummary, ThreadUpdate,
+    RunStatus, RunStore, RunStoreError, RunStoreFuture, ThreadEntry, ThreadKey, ThreadQuery,
+    ThreadRecord, ThreadSummary, ThreadUpdate,
 };
 
 /// Bounds of an [`InMemoryRunStore`]. Every field has a documented default.
@@ -110,6 +110,38 @@ impl RunLimits {
     }
 }
 
+/// The owners' thread lists: see [`Inner::lists`].
+type Lists = HashMap<String, BTreeSet<(u64, ThreadKey)>>;
+
+/// Takes a thread out of its owner's list, if it is listed.
+fn unlist(lists: &mut Lists, key: &ThreadKey, t: &Thread) {
+    if t.created_ms.is_none() {
+        return;
+    }
+    if let Some(set) = lists.get_mut(key.scope()) {
+        set.remove(&(t.last_run_ms, key.clone()));
+        if set.is_empty() {
+            lists.remove(key.scope());
+        }
+    }
+}
+
+/// Puts a thread in its owner's list at its last run's time.
+fn list(lists: &mut Lists, key: &ThreadKey, t: &Thread) {
+    if t.created_ms.is_none() {
+        return;
+    }
+    let entry = (t.last_run_ms, key.clone());
+    match lists.get_mut(key.scope()) {
+        Some(set) => {
+            set.insert(entry);
+        }
+        None => {
+            lists.insert(key.scope().to_owned(), BTreeSet::from([entry]));
+        }
+    }
+}
+
 /// A listed thread's summary; `None` before its first run ended.
 fn summary(key: &ThreadKey, t: &Thread) -> Option<ThreadSummary> {
     Some(ThreadSummary {
@@ -142,6 +174,9 @@ pub struct InMemoryRunStore {
 struct Inner {
     runs: HashMap<RunKey, Log>,
     threads: HashMap<ThreadKey, Thread>,
+    /// Each owner's listed threads (those with an ended run), by scope, in the list's
+    /// order read backwards: `(last_run_ms, key)`.
+    lists: Lists,
     total_bytes: usize,
     /// When finished runs past their retention were last dropped.
     last_sweep: Option<Instant>,
@@ -244,10 +279,12 @@ impl InMemoryRunStore {
             keep
         });
         let idle_ttl = self.limits.thread_idle_ttl;
-        inner.threads.retain(|_, t| {
+        let Inner { threads, lists, .. } = inner;
+        threads.retain(|k, t| {
             let keep = !t.idle() || now.duration_since(t.used) < idle_ttl;
             if !keep {
                 freed += t.bytes;
+                unlist(lists, k, t);
             }
             keep
         });
@@ -283,6 +320,7 @@ impl InMemoryRunStore {
         };
         if let Some(t) = inner.threads.remove(&key) {
             inner.total_bytes -= t.bytes;
+            unlist(&mut inner.lists, &key, &t);
         }
         true
     }
@@ -371,6 +409,7 @@ impl InMemoryRunStore {
         }
         t.used = Instant::now();
         let Some(mut entry) = entry else { return };
+        unlist(&mut inner.lists, thread, t);
         let now = now_ms();
         t.created_ms.get_or_insert(now);
         t.updated_ms = now;
@@ -382,6 +421,7 @@ impl InMemoryRunStore {
         t.bytes += cost;
         inner.total_bytes += cost;
         t.history.push_back(entry);
+        list(&mut inner.lists, thread, t);
         while t.history_events > self.limits.max_history_events && t.history.len() > 1 {
             if let Some(old) = t.history.pop_front() {
                 t.history_events -= old.count;
@@ -561,18 +601,23 @@ impl RunStore for InMemoryRunStore {
     fn list_threads<'a>(
         &'a self,
         scope: &'a str,
-        limit: usize,
+        query: &'a ThreadQuery,
     ) -> RunStoreFuture<'a, Vec<ThreadSummary>> {
         let inner = self.lock();
-        let mut list: Vec<ThreadSummary> = inner
-            .threads
-            .iter()
-            .filter(|(k, _)| k.scope() == scope)
-            .filter_map(|(k, t)| summary(k, t))
-            .collect();
-        list.sort_by_key(|t| std::cmp::Reverse(t.last_run_at_ms));
-        list.truncate(limit);
-        Box::pin(std::future::ready(Ok(list)))
+        let mut out = Vec::new();
+        if let Some(set) = inner.lists.get(scope) {
+            // The set in its order is the list read backwards: the newest last.
+            let from: Box<dyn Iterator<Item = &(u64, ThreadKey)>> = match &query.after {
+                Some((ms, key)) => Box::new(set.range(..(*ms, key.clone())).rev()),
+                None => Box::new(set.iter().rev()),
+            };
+            out = from
+                .filter_map(|(_, k)| summary(k, inner.threads.get(k)?))
+                .filter(|t| query.admits(t))
+                .take(query.limit)
+                .collect();
+        }
+        Box::pin(std::future::ready(Ok(out)))
     }
 
     fn update_thread<'a>(
@@ -603,6 +648,7 @@ impl RunStore for InMemoryRunStore {
             None => false,
             Some(t) if t.live.is_some() => {
                 // Its running run stays; its history and place in the list go.
+                unlist(&mut inner.lists, key, t);
                 inner.total_bytes -= t.bytes;
                 t.bytes = 0;
                 t.history.clear();
@@ -614,6 +660,7 @@ impl RunStore for InMemoryRunStore {
             Some(_) => {
                 if let Some(t) = inner.threads.remove(key) {
                     inner.total_bytes -= t.bytes;
+                    unlist(&mut inner.lists, key, &t);
                 }
                 true
             }

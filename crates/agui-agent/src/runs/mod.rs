@@ -42,7 +42,7 @@ pub use memory::{InMemoryRunStore, RunLimits, EVENT_OVERHEAD};
 pub use reaper::{reap, thread_entry};
 pub use thread::{
     owner_scope, recorded_message_ids, LiveRun, ThreadEntry, ThreadEntryBuilder, ThreadKey,
-    ThreadRecord, ThreadSummary, ThreadUpdate,
+    ThreadQuery, ThreadRecord, ThreadSummary, ThreadUpdate,
 };
 
 /// A boxed future returned by [`RunStore`] methods.
@@ -365,12 +365,14 @@ pub trait RunStore: Send + Sync + 'static {
     fn thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, Option<ThreadRecord>>;
 
     /// The threads of the owner whose scope is `scope` ([`owner_scope`]) that have at
-    /// least one ended run, the one whose last run ended last first, at most `limit`,
-    /// archived ones included.
+    /// least one ended run and pass `query`, in its order (the one whose last run ended
+    /// last first), from its place on, at most `query.limit`. A store answers from an
+    /// index ordered so: a page costs what it returns and the threads it filters out on
+    /// the way, not the owner's (or the store's) whole set.
     fn list_threads<'a>(
         &'a self,
         scope: &'a str,
-        limit: usize,
+        query: &'a ThreadQuery,
     ) -> RunStoreFuture<'a, Vec<ThreadSummary>>;
 
     /// Renames, archives or restores a thread that has an ended run; its summary after

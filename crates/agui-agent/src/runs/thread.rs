@@ -93,6 +93,49 @@ pub struct ThreadUpdate {
     pub archived: Option<bool>,
 }
 
+/// Which of an owner's threads a list returns, and from where: see
+/// [`RunStore::list_threads`](super::RunStore::list_threads). The list's order is the
+/// time a thread's last run ended, the latest first, then the key, the greatest first
+/// (one total order, so that pages neither repeat nor skip a thread).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadQuery {
+    /// Only the threads after this place in the order: the `last_run_at_ms` and key of
+    /// the previous page's last thread.
+    pub after: Option<(u64, ThreadKey)>,
+    /// Most threads returned.
+    pub limit: usize,
+    /// Archived threads too.
+    pub include_archived: bool,
+    /// Only threads whose last run ran one of these agents; empty: any agent.
+    pub agents: Vec<String>,
+}
+
+impl ThreadQuery {
+    /// The first `limit` threads, archived ones left out, of any agent.
+    pub fn first(limit: usize) -> Self {
+        ThreadQuery {
+            after: None,
+            limit,
+            include_archived: false,
+            agents: Vec::new(),
+        }
+    }
+
+    /// Whether `t` passes the filters (not the place: see [`is_after`](Self::is_after)).
+    pub fn admits(&self, t: &ThreadSummary) -> bool {
+        (self.include_archived || !t.archived)
+            && (self.agents.is_empty() || self.agents.contains(&t.agent))
+    }
+
+    /// Whether a thread whose last run ended at `last_run_at_ms` with key `key` comes
+    /// after the query's place in the order.
+    pub fn is_after(&self, last_run_at_ms: u64, key: &ThreadKey) -> bool {
+        self.after.as_ref().is_none_or(|(ms, k)| {
+            last_run_at_ms < *ms || (last_run_at_ms == *ms && key.as_str() < k.as_str())
+        })
+    }
+}
+
 impl fmt::Debug for ThreadKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "ThreadKey({})", self.0)

@@ -15,9 +15,11 @@ use axum::{Extension, Json};
 use serde_json::{json, Map, Value};
 
 use super::{Failure, Runtime};
-use crate::runs::{owner_scope, Owner, ThreadEntry, ThreadKey, ThreadSummary, ThreadUpdate};
+use crate::runs::{
+    owner_scope, Owner, ThreadEntry, ThreadKey, ThreadQuery, ThreadSummary, ThreadUpdate,
+};
 
-/// Most threads one list answers.
+/// Most threads one page of the list answers (and the page without a `limit`).
 pub(super) const MAX_LIST: usize = 1000;
 
 /// The owner a request is made by (`""`: no [`Owner`] was established for it).
@@ -74,9 +76,14 @@ impl Runtime {
         Ok(thread.map(|t| t.history).unwrap_or_default())
     }
 
-    /// Whether the agent a thread's runs ran matches the list's `agentId`.
-    fn agent_matches(&self, asked: &str, agent: &str) -> bool {
-        asked == agent || (asked == "default" && self.default_agent.as_deref() == Some(agent))
+    /// The agents whose threads a list for `agentId` shows: that one, and for
+    /// `default`, the default agent too.
+    fn agents_for(&self, asked: &str) -> Vec<String> {
+        let mut agents = vec![asked.to_owned()];
+        if let Some(d) = self.default_agent.as_deref().filter(|_| asked == "default") {
+            agents.push(d.to_owned());
+        }
+        agents
     }
 }
 
@@ -103,7 +110,7 @@ fn cursor_of(t: &ThreadSummary) -> String {
 /// `GET /threads?agentId=…&limit=…&cursor=…&includeArchived=true`: the owner's threads
 /// with an ended run, the one whose last run ended last first (a rename does not move
 /// a thread), archived ones only with `includeArchived=true`; `nextCursor` names the
-/// next page. The list covers the owner's [`MAX_LIST`] most recent threads.
+/// next page. The store answers from its ordered index: a page costs its own size.
 pub(super) async fn list(
     State(rt): State<Arc<Runtime>>,
     owner: Option<Extension<Owner>>,
@@ -125,43 +132,33 @@ pub(super) async fn list(
     };
     let agent = q.get("agentId").map(String::as_str);
     let archived_too = q.get("includeArchived").is_some_and(|v| v == "true");
-    let after: Option<(u64, &str)> = match q.get("cursor").filter(|c| !c.is_empty()) {
+    // The cursor is `{ms}.{key}` (the key holds a `.` of its own).
+    let after = match q.get("cursor").filter(|c| !c.is_empty()) {
         None => None,
         Some(c) => Some(
             c.split_once('.')
-                .and_then(|(ms, key)| Some((ms.parse::<u64>().ok()?, key)))
+                .and_then(|(ms, key)| Some((ms.parse::<u64>().ok()?, ThreadKey::from_text(key))))
                 .ok_or_else(|| {
                     Failure::invalid_request(StatusCode::BAD_REQUEST, "invalid cursor")
                 })?,
         ),
     };
     let scope = owner_scope(owner_of(&owner));
-    // The filters apply after the store's limit: ask for the most there is.
-    let mut all = rt
+    let query = ThreadQuery {
+        after,
+        // One more than the page: whether there is a next one.
+        limit: limit + 1,
+        include_archived: archived_too,
+        agents: agent.map(|a| rt.agents_for(a)).unwrap_or_default(),
+    };
+    let mut page = rt
         .store
-        .list_threads(&scope, MAX_LIST)
+        .list_threads(&scope, &query)
         .await
         .map_err(|e| Runtime::store_failure("Failed to list threads", &e))?;
-    // One total order, so that pages neither repeat nor skip a thread.
-    all.sort_by(|a, b| {
-        b.last_run_at_ms
-            .cmp(&a.last_run_at_ms)
-            .then_with(|| a.key.cmp(&b.key))
-    });
-    let mut page = all
-        .iter()
-        .filter(|t| archived_too || !t.archived)
-        .filter(|t| agent.is_none_or(|a| rt.agent_matches(a, &t.agent)))
-        .filter(|t| {
-            after.is_none_or(|(ms, key)| {
-                t.last_run_at_ms < ms || (t.last_run_at_ms == ms && t.key.as_str() > key)
-            })
-        })
-        .take(limit + 1)
-        .collect::<Vec<_>>();
     let more = page.len() > limit;
     page.truncate(limit);
-    let next = more.then(|| page.last().map(|t| cursor_of(t))).flatten();
+    let next = more.then(|| page.last().map(cursor_of)).flatten();
     let threads: Vec<Value> = page
         .iter()
         .map(|t| thread_json(t, agent.unwrap_or(&t.agent)))
@@ -446,10 +443,14 @@ pub(super) async fn clear(
     owner: Option<Extension<Owner>>,
 ) -> Result<StatusCode, Failure> {
     let scope = owner_scope(owner_of(&owner));
+    let query = ThreadQuery {
+        include_archived: true,
+        ..ThreadQuery::first(MAX_LIST)
+    };
     loop {
         let threads = rt
             .store
-            .list_threads(&scope, MAX_LIST)
+            .list_threads(&scope, &query)
             .await
             .map_err(|e| Runtime::store_failure("Failed to clear threads", &e))?;
         if threads.is_empty() {

@@ -92,3 +92,28 @@ async fn two_bearer_tokens_see_disjoint_threads() {
     let log = served.log.lock().unwrap().clone();
     assert!(!log.contains("token-of-ann") && !log.contains("token-of-bob"));
 }
+
+/// `--max-threads`: a new thread beyond it forgets the one idle the longest.
+#[tokio::test]
+async fn max_threads_bounds_the_threads_kept() {
+    let served = spawn_serve(&[], &["--delay-ms", "0", "--max-threads", "2"], &[]);
+    let base = served.base.clone();
+    for (thread, run) in [("first", "r1"), ("second", "r2"), ("third", "r3")] {
+        let text = reqwest::Client::new()
+            .post(format!("{base}/copilotkit/agent/agentic_chat/run"))
+            .json(&input(thread, run))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(text.contains("RUN_FINISHED"), "{text}");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        threads(&base, None).await,
+        ["third", "second"],
+        "the first thread, idle the longest, was forgotten"
+    );
+}

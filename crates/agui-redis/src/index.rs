@@ -90,6 +90,7 @@ if live and redis.call('HGET', ARGV[1] .. ':{' .. live .. '}:meta', 'status') ==
   redis.call('HDEL', KEYS[1], 'created_at', 'updated_at', 'hist_events')
 else
   redis.call('DEL', KEYS[1])
+  redis.call('ZREM', ARGV[1] .. ':threads', ARGV[2])
 end
 return 1
 "#;

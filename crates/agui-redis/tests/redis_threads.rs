@@ -1,7 +1,7 @@
 //! Threads in the Redis run store against a real Redis: a thread seen the same from two
 //! replicas, a stop asked on one replica seen by the producer on the other, and a
 //! thread run whose replica died closed by another replica's reaper, joining the
-//! thread's history as a valid stream.
+//! thread's history as a valid stream; the cap on threads held.
 
 mod common;
 
@@ -17,9 +17,13 @@ use agui_server::runs::{
 use bytes::Bytes;
 
 async fn store(test: &str) -> Option<RedisRunStore> {
+    store_with(test, &PREFIX, RedisLimits::default()).await
+}
+
+async fn store_with(test: &str, prefix: &str, limits: RedisLimits) -> Option<RedisRunStore> {
     match tokio::time::timeout(
         Duration::from_secs(10),
-        RedisRunStore::connect(&common::url(), &PREFIX, RedisLimits::default()),
+        RedisRunStore::connect(&common::url(), prefix, limits),
     )
     .await
     {
@@ -155,4 +159,75 @@ async fn a_thread_run_whose_replica_died_is_closed_by_the_reaper_into_the_histor
             .await,
         Ok(Created::New(_))
     ));
+}
+
+#[tokio::test]
+async fn a_new_thread_beyond_the_cap_forgets_the_longest_idle_or_is_refused() {
+    let prefix = common::prefix();
+    let Some(s) = store_with("thread_cap", &prefix, RedisLimits::default().max_threads(2)).await
+    else {
+        return;
+    };
+    let long = Duration::from_secs(60);
+    let keys: Vec<ThreadKey> = (0..4)
+        .map(|i| ThreadKey::derive("cap-owner", &format!("cap-{i}")))
+        .collect();
+    // Two threads, each with an ended run: the cap is full.
+    for (i, k) in keys.iter().take(2).enumerate() {
+        let r = run(k, &format!("cap-run-{i}"), "replica-a", long);
+        let key = r.key.clone();
+        let Created::New(f) = s.create(r).await.unwrap() else {
+            panic!("a new run")
+        };
+        let ev = json(Event::run_finished("t", format!("cap-run-{i}")));
+        s.end_thread_run(
+            &key,
+            f,
+            1,
+            vec![ev],
+            RunStatus::Finished,
+            Default::default(),
+        )
+        .await
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // A third thread: the one idle the longest (the first) is forgotten for it.
+    let third = run(&keys[2], "cap-run-2", "replica-a", long);
+    assert!(matches!(s.create(third).await, Ok(Created::New(_))));
+    assert!(
+        s.thread(&keys[0]).await.unwrap().is_none(),
+        "the longest idle thread is forgotten"
+    );
+    assert!(
+        s.thread(&keys[1]).await.unwrap().is_some(),
+        "the other stays"
+    );
+    let listed = s
+        .list_threads(
+            &keys[0].scope().to_owned(),
+            &agui_server::runs::ThreadQuery::first(10),
+        )
+        .await
+        .unwrap();
+    assert!(
+        listed.iter().all(|t| t.key != keys[0]),
+        "and leaves its owner's list"
+    );
+    // The second thread runs too: both held are running, a fourth is refused.
+    let again = run(&keys[1], "cap-run-1b", "replica-a", long);
+    assert!(matches!(s.create(again).await, Ok(Created::New(_))));
+    match s
+        .create(run(&keys[3], "cap-run-3", "replica-a", long))
+        .await
+    {
+        Err(RunStoreError::Full(why)) => {
+            assert!(why.contains("limit 2"), "the error names the limit: {why}")
+        }
+        other => panic!("a new thread with every thread running is refused: {other:?}"),
+    }
+    assert!(
+        s.thread(&keys[3]).await.unwrap().is_none(),
+        "a refused thread leaves nothing"
+    );
 }

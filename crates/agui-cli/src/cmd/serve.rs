@@ -37,6 +37,11 @@ pub struct ServeArgs {
     /// process's memory).
     #[arg(long, default_value = "memory")]
     pub store: String,
+    /// Most CopilotKit threads the store keeps, every user's together (default: 10,000
+    /// in memory, 100,000 in Redis): a new thread forgets the one idle the longest, and
+    /// is refused with `503` code `threads_full` when every thread is running.
+    #[arg(long, value_name = "N")]
+    pub max_threads: Option<u64>,
     /// This replica's name in a shared store (default: random).
     #[arg(long)]
     pub replica_id: Option<String>,
@@ -111,14 +116,21 @@ fn config_drain(grace_secs: u64) -> Duration {
 async fn store(args: &ServeArgs) -> Result<Option<Arc<dyn agui_server::runs::RunStore>>, CliError> {
     Ok(match args.store.as_str() {
         "off" => None,
-        "memory" => Some(Arc::new(agui_server::runs::InMemoryRunStore::new(
-            agui_server::runs::RunLimits::default(),
-        ))),
+        "memory" => {
+            let mut limits = agui_server::runs::RunLimits::default();
+            if let Some(n) = args.max_threads {
+                limits = limits.max_threads(usize::try_from(n).unwrap_or(usize::MAX));
+            }
+            Some(Arc::new(agui_server::runs::InMemoryRunStore::new(limits)))
+        }
         url if url.starts_with("redis://") || url.starts_with("rediss://") => {
-            let store =
-                agui_redis::RedisRunStore::connect(url, "agui", agui_redis::RedisLimits::default())
-                    .await
-                    .map_err(|e| store_error(url, &e))?;
+            let mut limits = agui_redis::RedisLimits::default();
+            if let Some(n) = args.max_threads {
+                limits = limits.max_threads(n);
+            }
+            let store = agui_redis::RedisRunStore::connect(url, "agui", limits)
+                .await
+                .map_err(|e| store_error(url, &e))?;
             Some(Arc::new(store))
         }
         other => {
@@ -146,6 +158,11 @@ fn runtimes(
         copilot = copilot.replica(id.clone());
     }
     let Some(store) = store else {
+        // `--store off`: the CopilotKit runtime keeps its threads in memory of its own.
+        if let Some(n) = args.max_threads {
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            copilot = copilot.run_limits(agui_server::runs::RunLimits::default().max_threads(n));
+        }
         return (None, copilot);
     };
     copilot = copilot.store(store.clone());

@@ -204,10 +204,7 @@ async fn a_new_thread_beyond_the_cap_forgets_the_longest_idle_or_is_refused() {
         "the other stays"
     );
     let listed = s
-        .list_threads(
-            &keys[0].scope().to_owned(),
-            &agui_server::runs::ThreadQuery::first(10),
-        )
+        .list_threads(keys[0].scope(), &agui_server::runs::ThreadQuery::first(10))
         .await
         .unwrap();
     assert!(

@@ -3,44 +3,43 @@
 //! (`{"type": "function", "function": {"name": "copilotkitSuggest"}}`, the shape of
 //! OpenAI's `tool_choice`). Every demo agent answers such a run with one call of that
 //! tool, whose arguments are `{"suggestions": [{"title", "message"}]}`: deterministic,
-//! from the last user message.
+//! from the user's last message (the one before CopilotKit's own request to suggest).
 
 use std::sync::Arc;
 
+use agui_core::types::Message;
 use agui_core::{AgentCapabilities, Event, RunAgentInput};
 use agui_server::agent::{Agent, AgentStream};
 use agui_server::RunContext;
 use serde_json::json;
 
-/// The tool CopilotKit's suggestion engine offers and asks for: a run naming it in
-/// `forwardedProps.toolChoice` gets one call of it, with arguments
-/// `{"suggestions": [{"title", "message"}]}` made from the last user message.
-pub const SUGGEST_TOOL: &str = "copilotkitSuggest";
+pub use agui_server::copilotkit::SUGGEST_TOOL;
 
 /// An agent that answers suggestion runs itself and hands every other run to the
 /// agent it wraps.
 pub(crate) struct Suggesting(pub Arc<dyn Agent>);
 
-/// Whether the run asks for suggestions: `forwardedProps.toolChoice` names
-/// [`SUGGEST_TOOL`].
+/// Whether the run asks for suggestions (see [`agui_server::copilotkit::is_suggestion_run`]).
 pub(crate) fn asks_for_suggestions(input: &RunAgentInput) -> bool {
-    let Some(props) = &input.forwarded_props else {
-        return false;
+    agui_server::copilotkit::is_suggestion_run(input)
+}
+
+/// The conversation's last user text: CopilotKit's suggestion run ends with a user
+/// message of its own (the instruction to suggest), which is not the user's.
+fn topic(input: &RunAgentInput) -> Option<String> {
+    let before_request = match input.messages.split_last() {
+        Some((Message::User(_), rest)) => rest,
+        _ => &input.messages[..],
     };
-    // Most runs carry no such props: a look at the text before parsing.
-    if !props.as_str().contains(SUGGEST_TOOL) {
-        return false;
-    }
-    props
-        .to_value()
-        .pointer("/toolChoice/function/name")
-        .and_then(|n| n.as_str())
-        == Some(SUGGEST_TOOL)
+    before_request.iter().rev().find_map(|m| match m {
+        Message::User(u) => Some(u.content.to_text()),
+        _ => None,
+    })
 }
 
 /// The suggestions for `input`, as the events of one tool call.
 fn suggestions(input: &RunAgentInput) -> Vec<Event> {
-    let topic = super::last_user_text(input)
+    let topic = topic(input)
         .map(|t| super::quote(t.trim()))
         .filter(|t| !t.is_empty());
     let list = match topic {

@@ -100,7 +100,12 @@ async fn every_agent_answers_a_suggestion_run_with_suggestions() {
         let mut b = json!({
             "threadId": "t", "runId": "s",
             "tools": [{ "name": SUGGEST_TOOL, "description": "Suggest.", "parameters": { "type": "object" } }],
-            "messages": [{ "id": "u", "role": "user", "content": "the weather in Rome" }],
+            // As CopilotKit sends it: the conversation, then its request to suggest.
+            "messages": [
+                { "id": "u", "role": "user", "content": "the weather in Rome" },
+                { "id": "a", "role": "assistant", "content": "It is sunny." },
+                { "id": "q", "role": "user", "content": "Suggest what the user could say next. Provide clear, highly relevant suggestions by calling the `copilotkitSuggest` tool." },
+            ],
         });
         if choice {
             b["forwardedProps"] = json!({ "toolChoice": { "type": "function", "function": { "name": SUGGEST_TOOL } } });
@@ -133,10 +138,11 @@ async fn every_agent_answers_a_suggestion_run_with_suggestions() {
                 "{name}: {s}"
             );
         }
-        assert!(list[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("the weather in Rome"));
+        let first = list[0]["message"].as_str().unwrap();
+        assert!(
+            first.contains("the weather in Rome") && !first.contains("Suggest what"),
+            "{name}: the user's last message, not CopilotKit's request: {first}"
+        );
         // Without the choice, the agent answers as it always does.
         let plain = run(agent.as_ref(), body(false)).await;
         assert!(

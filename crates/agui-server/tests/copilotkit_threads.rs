@@ -599,4 +599,41 @@ async fn a_suggestion_run_streams_and_is_kept_in_no_thread(store: Store) {
     .await;
     assert_eq!(c.status, 200);
     assert_eq!(types(&c.events().await).last(), Some(&"RUN_FINISHED"));
+    // A suggestion run sent to `/run` (CopilotKit's single-route mode does so, on a fresh
+    // thread), through either route: streamed, and kept in no thread either.
+    let mut suggesting = body("sug-run", "s3", "ideas?");
+    suggesting["forwardedProps"] =
+        json!({"toolChoice": {"type": "function", "function": {"name": "copilotkitSuggest"}}});
+    let mut c = call(&s, Some("ann"), "POST", "/agent/echo/run", &suggesting).await;
+    assert_eq!(c.status, 200);
+    assert_eq!(types(&c.events().await).last(), Some(&"RUN_FINISHED"));
+    suggesting["runId"] = json!("s4");
+    let mut c = call(
+        &s,
+        Some("ann"),
+        "POST",
+        "",
+        &json!({"method": "agent/run", "params": {"agentId": "echo"}, "body": suggesting}),
+    )
+    .await;
+    assert_eq!(c.status, 200);
+    assert_eq!(types(&c.events().await).last(), Some(&"RUN_FINISHED"));
+    let (_, list) = get(&s, Some("ann"), "/threads?includeArchived=true").await;
+    assert_eq!(
+        list["threads"],
+        json!([]),
+        "a suggestion run through /run is in no thread"
+    );
+    // The same body without the tool choice is a run of the thread.
+    let mut c = call(
+        &s,
+        Some("ann"),
+        "POST",
+        "/agent/echo/run",
+        &body("sug-run", "s5", "hi"),
+    )
+    .await;
+    assert_eq!(types(&c.events().await).last(), Some(&"RUN_FINISHED"));
+    let (_, list) = get(&s, Some("ann"), "/threads").await;
+    assert_eq!(list["threads"][0]["id"], "sug-run");
 }

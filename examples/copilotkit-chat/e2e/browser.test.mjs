@@ -9,12 +9,13 @@
 //   CHROMIUM_BIN  the browser (default: /usr/bin/chromium)
 //   E2E_ARTIFACTS a folder for a screenshot and DOM dump of each failed case
 //
-// Run with `npm run test:e2e` after `npm run build`.
+// Run with `npm run test:e2e`. It tests the page in dist/, built first (by
+// build.mjs) when dist/ is missing or older than a file in src/.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -45,9 +46,20 @@ const SEL = {
   steps: "[data-testid=hitl-steps]",
   step: "[data-testid=hitl-step]",
   confirm: "[data-testid=hitl-confirm]",
+  // CopilotChat's own suggestion pills.
+  suggestion: "[data-testid=copilot-suggestion]",
+  // The page's thread list (?threads=1).
+  threads: "[data-testid=threads]",
+  threadRow: "[data-testid=thread]",
+  threadNew: "[data-testid=thread-new]",
+  threadsRefresh: "[data-testid=threads-refresh]",
+  threadsError: "[data-testid=threads-error]",
+  threadId: "[data-testid=thread-id]",
 };
 
 const demoReply = (text) => `You said: "${text}". This is a deterministic demo reply.`;
+
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
 // ---------------------------------------------------------------- processes
 
@@ -124,21 +136,34 @@ async function openChat({ runtimeUrl, agent, thread, single = false, threads = f
   const page = await browser.newPage();
   openPages.add(page);
   const log = { pageErrors: [], console: [], requests: [] };
+  // Each logged request by its playwright Request, so that the many requests to
+  // one URL (GET /threads, POST …/suggest) each get their own status.
+  const entries = new WeakMap();
   page.on("pageerror", (e) => log.pageErrors.push(e.stack || e.message));
   page.on("console", (m) => {
     if (m.type() === "error" || m.type() === "warning") log.console.push(`${m.type()}: ${m.text()}`);
   });
   page.on("request", (r) => {
     if (r.url().startsWith(runtimeUrl) && r.method() !== "OPTIONS") {
-      log.requests.push({ method: r.method(), url: r.url(), body: r.postData(), headers: r.headers() });
+      const entry = { method: r.method(), url: r.url(), body: r.postData(), headers: r.headers() };
+      entries.set(r, entry);
+      log.requests.push(entry);
     }
   });
+  // `answered` is the HTTP status of the response's head; `status` is how the
+  // request ended: that status once the body is read, or the failure (CopilotKit
+  // reads no body of a thread mutation's answer and aborts it, so a rename that
+  // was answered 200 still ends "failed: net::ERR_ABORTED").
+  page.on("response", (res) => {
+    const entry = entries.get(res.request());
+    if (entry) entry.answered = res.status();
+  });
   page.on("requestfinished", async (r) => {
-    const entry = log.requests.find((e) => e.url === r.url() && e.status === undefined);
+    const entry = entries.get(r);
     if (entry) entry.status = (await r.response())?.status();
   });
   page.on("requestfailed", (r) => {
-    const entry = log.requests.find((e) => e.url === r.url() && e.status === undefined);
+    const entry = entries.get(r);
     if (entry) entry.status = `failed: ${r.failure()?.errorText}`;
   });
   const query = new URLSearchParams({ runtimeUrl, agent, thread });
@@ -167,10 +192,20 @@ async function describeState(chat) {
     `  loading cursor shown: ${await page.locator(SEL.cursor).count().catch(() => "?")}`,
     `  stop button shown: ${await page.locator(`${SEL.sendButton} svg.lucide-square`).count().catch(() => "?")}`,
     `  onError entries: ${JSON.stringify(await texts(SEL.errors))}`,
+    `  suggestions shown: ${JSON.stringify(await texts(SEL.suggestion))}`,
+    `  thread id shown: ${JSON.stringify(await texts(SEL.threadId))}`,
+    `  thread rows: ${JSON.stringify(await threadRows(chat).catch(() => "<page gone>"))}`,
+    `  thread list error: ${JSON.stringify(await texts(SEL.threadsError))}`,
     `  page errors: ${JSON.stringify(log.pageErrors)}`,
     `  console errors/warnings (last 10): ${JSON.stringify(log.console.slice(-10))}`,
     `  runtime requests (last 10):`,
-    ...log.requests.slice(-10).map((r) => `    ${r.method} ${r.url} -> ${r.status ?? "pending"}`),
+    ...log.requests
+      .slice(-10)
+      .map(
+        (r) =>
+          `    ${r.method} ${r.url} -> ${r.status ?? "pending"}` +
+          (r.answered !== undefined && r.answered !== r.status ? ` (answered ${r.answered})` : ""),
+      ),
   ];
   return lines.join("\n");
 }
@@ -253,6 +288,91 @@ async function seenTexts(chat) {
   return chat.page.evaluate(() => window.__seen ?? []);
 }
 
+/** Polls `check` (run in node) until it is true; on timeout, fails with `what` and the page state. */
+async function until(chat, what, check, timeout = STEP_TIMEOUT) {
+  const end = Date.now() + timeout;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${await describeState(chat)}`);
+    await sleep(50);
+  }
+}
+
+/** The rows of the page's thread list, top to bottom: id, shown name and whether it is the open one. */
+async function threadRows(chat) {
+  return chat.page.evaluate((sel) =>
+    [...document.querySelectorAll(sel)].map((li) => ({
+      id: li.dataset.threadId,
+      name: li.querySelector("[data-testid=thread-name]")?.innerText.trim() ?? null,
+      current: li.dataset.current === "1",
+    })),
+    SEL.threadRow,
+  );
+}
+
+/** Waits until the thread list shows exactly `want` (see threadRows). */
+async function expectRows(chat, what, want) {
+  const wanted = JSON.stringify(want);
+  await until(chat, `${what}: ${wanted}`, async () => JSON.stringify(await threadRows(chat)) === wanted);
+}
+
+/** The thread id the page shows as open. */
+async function shownThread(chat) {
+  return (await chat.page.locator(SEL.threadId).innerText()).trim();
+}
+
+/** The thread list's row for `id`. */
+function row(chat, id) {
+  return chat.page.locator(`${SEL.threadRow}[data-thread-id="${id}"]`);
+}
+
+/** The logged requests with this method and path (below the runtime's origin), from index `from` on. */
+function requestsTo(chat, method, path, from = 0) {
+  return chat.log.requests.slice(from).filter((r) => r.method === method && new URL(r.url).pathname === path);
+}
+
+/** Waits until a logged request matching `pick`, from index `from` on, has finished; returns it. */
+async function finished(chat, what, pick, from = 0) {
+  let found;
+  await until(chat, what, () => {
+    found = chat.log.requests.slice(from).find((r) => pick(r) && r.status !== undefined);
+    return !!found;
+  });
+  return found;
+}
+
+/** The threads `GET {runtime}/threads?agentId=…` lists for a token, asked from node (not the page). */
+async function serverThreads(server, token, agent, extra = "") {
+  const res = await fetch(`${server.url}/threads?agentId=${encodeURIComponent(agent)}${extra}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, `GET /threads answered ${res.status}: ${text}`);
+  return JSON.parse(text).threads;
+}
+
+/** Clicks a thread in the list and waits until the chat shows `users`/`answers` as that thread's history. */
+async function openThreadFromList(chat, id, users, answers) {
+  const from = chat.log.requests.length;
+  await row(chat, id).locator("[data-testid=thread-open]").click();
+  await until(chat, `the page to show thread ${id} as open`, async () => (await shownThread(chat)) === id);
+  await finished(
+    chat,
+    `the connect to thread ${id}`,
+    (r) => new URL(r.url).pathname.endsWith("/connect") && JSON.parse(r.body ?? "{}").threadId === id,
+    from,
+  );
+  await until(
+    chat,
+    `thread ${id}'s history ${JSON.stringify({ users, answers })}`,
+    async () =>
+      JSON.stringify(await userTexts(chat)) === JSON.stringify(users) &&
+      JSON.stringify(await assistantTexts(chat)) === JSON.stringify(answers),
+  );
+  await waitIdle(chat, `the connect to thread ${id} to end`);
+}
+
+const uniqueUser = (name) => `user-${name}-${process.pid}-${Date.now().toString(36)}`;
+
 /** The page must have reported no error through onError and thrown nothing. */
 async function assertClean(chat) {
   const errors = await chat.page.locator(SEL.errors).allInnerTexts();
@@ -302,6 +422,14 @@ const threadId = (name) => `e2e-${name}-${process.pid}-${Date.now().toString(36)
 
 describe("CopilotKit page against agui serve", () => {
   before(async () => {
+    // Test the page as src/ has it: build dist/ when it is missing or older.
+    const built = join(distDir, "main.js");
+    const newestSource = Math.max(
+      ...readdirSync(join(exampleDir, "src")).map((f) => statSync(join(exampleDir, "src", f)).mtimeMs),
+    );
+    if (!existsSync(built) || statSync(built).mtimeMs < newestSource) {
+      execFileSync(process.execPath, [join(exampleDir, "build.mjs")], { cwd: exampleDir, stdio: "inherit" });
+    }
     assert.ok(
       existsSync(join(distDir, "index.html")),
       `no built page in ${distDir}: run \`npm run build\` in ${exampleDir} first`,
@@ -517,13 +645,24 @@ describe("CopilotKit page against agui serve", () => {
     await waitFor(chat, "the thread to appear in the list", () =>
       chat.page.locator('[data-testid="thread"][data-current="1"]').waitFor({ timeout: STEP_TIMEOUT }),
     );
+    // An unnamed thread shows its id.
     assert.equal(
-      await chat.page.locator('[data-testid="thread"][data-current="1"]').innerText(),
+      await chat.page.locator('[data-testid="thread"][data-current="1"] [data-testid="thread-name"]').innerText(),
       thread,
     );
-    const lists = chat.log.requests.filter((r) => r.method === "GET" && new URL(r.url).pathname === "/copilotkit/threads");
+    const threadLists = () =>
+      chat.log.requests.filter((r) => r.method === "GET" && new URL(r.url).pathname === "/copilotkit/threads");
+    // The row may come from the list fetched when the run ended while Refresh's is
+    // still in flight: wait for every list request to be answered.
+    await until(chat, "every GET /threads to be answered", () => threadLists().every((r) => r.status !== undefined));
+    const lists = threadLists();
     assert.ok(lists.length >= 1, `no GET /threads:\n${await describeState(chat)}`);
-    assert.ok(lists.every((r) => r.status === 200), `a thread list failed: ${JSON.stringify(lists)}`);
+    // A list CopilotKit fetches again while one is in flight aborts the first: what
+    // counts is that every list the server answered was a 200, and one was.
+    assert.ok(
+      lists.some((r) => r.answered === 200) && lists.every((r) => r.answered === undefined || r.answered === 200),
+      `a thread list failed: ${JSON.stringify(lists)}`,
+    );
     assert.equal(await chat.page.locator('[data-testid="threads-error"]').count(), 0);
     assert.ok(
       chat.log.requests.every((r) => r.headers?.authorization === `Bearer ${user}`),
@@ -547,7 +686,9 @@ describe("CopilotKit page against agui serve", () => {
   });
 
   chatCase("g. single-route transport", async (open) => {
-    const chat = await open({ runtimeUrl: fast.url, agent: "agentic_chat", thread: threadId("f"), single: true });
+    const user = uniqueUser("g");
+    const thread = threadId("g");
+    const chat = await open({ runtimeUrl: fast.url, agent: "agentic_chat", thread, single: true, token: user });
     const text = "One endpoint for everything";
     await send(chat, text);
     await expectAssistant(chat, demoReply(text));
@@ -561,6 +702,216 @@ describe("CopilotKit page against agui serve", () => {
     for (const m of ["info", "agent/connect", "agent/run"]) {
       assert.ok(methods.includes(m), `no ${m} envelope was sent; envelopes: ${JSON.stringify(methods)}`);
     }
+    // In this mode CopilotKit sends its suggestion runs as `agent/run` on fresh thread
+    // ids; the runtime keeps none of them, so the user's list is the chat's thread only.
+    const suggesting = (r) => {
+      const env = JSON.parse(r.body ?? "{}");
+      return env.method === "agent/run" && env.body?.forwardedProps?.toolChoice?.function?.name === "copilotkitSuggest";
+    };
+    await finished(chat, "a suggestion run sent as agent/run", suggesting);
+    await waitIdle(chat);
+    const listed = (await serverThreads(fast, user, "agentic_chat", "&includeArchived=true")).map((t) => t.id);
+    assert.deepEqual(listed, [thread], "suggestion runs sent as agent/run are kept in no thread");
+    await assertClean(chat);
+  });
+
+  chatCase("h. the thread list: a new thread, switching between two, rename and delete", async (open) => {
+    const agent = "agentic_chat";
+    const user = uniqueUser("h");
+    const first = threadId("h");
+    const chat = await open({ runtimeUrl: fast.url, agent, thread: first, threads: true, token: user });
+    const one = "This belongs to the first thread";
+    await send(chat, one);
+    await expectAssistant(chat, demoReply(one));
+    await waitIdle(chat);
+    // The list is fetched again when the run ends, without Refresh.
+    await expectRows(chat, "the first thread, listed once its run ended", [{ id: first, name: first, current: true }]);
+
+    // New thread: a fresh id the chat switches to, with nothing in it.
+    let from = chat.log.requests.length;
+    await chat.page.locator(SEL.threadNew).click();
+    await until(chat, "a new thread id to be shown", async () => (await shownThread(chat)) !== first);
+    const second = await shownThread(chat);
+    assert.ok(second.length > 0, "the new thread has an id");
+    await finished(
+      chat,
+      "the connect to the new thread",
+      (r) => new URL(r.url).pathname.endsWith("/connect") && JSON.parse(r.body ?? "{}").threadId === second,
+      from,
+    );
+    await until(chat, "the first thread's messages to leave the chat", async () => (await userTexts(chat)).length === 0);
+    await waitIdle(chat);
+    assert.deepEqual(await assistantTexts(chat), [], "a new thread starts empty");
+    assert.ok(new URL(chat.page.url()).searchParams.get("thread") === second, "the address names the new thread");
+
+    const two = "And this belongs to the second";
+    await send(chat, two);
+    await expectAssistant(chat, demoReply(two));
+    await waitIdle(chat);
+    const runs = requestsTo(chat, "POST", `/copilotkit/agent/${agent}/run`, from);
+    assert.deepEqual(
+      runs.map((r) => JSON.parse(r.body ?? "{}").threadId),
+      [second],
+      "the message on the new thread was run on the new thread",
+    );
+    await expectRows(chat, "both threads, the newest run first", [
+      { id: second, name: second, current: true },
+      { id: first, name: first, current: false },
+    ]);
+
+    // Switching: each thread shows its own history.
+    await openThreadFromList(chat, first, [one], [demoReply(one)]);
+    await expectRows(chat, "the first thread marked open", [
+      { id: second, name: second, current: false },
+      { id: first, name: first, current: true },
+    ]);
+    await openThreadFromList(chat, second, [two], [demoReply(two)]);
+
+    // Rename the first thread (not the open one).
+    const name = "Planning the trip";
+    from = chat.log.requests.length;
+    await row(chat, first).locator("[data-testid=thread-rename]").click();
+    await row(chat, first).locator("[data-testid=thread-rename-input]").fill(name);
+    await row(chat, first).locator("[data-testid=thread-rename-save]").click();
+    const patch = await finished(
+      chat,
+      "the rename request",
+      (r) => r.method === "PATCH" && new URL(r.url).pathname === `/copilotkit/threads/${encodeURIComponent(first)}`,
+      from,
+    );
+    assert.equal(patch.answered, 200, `the rename was refused:\n${await describeState(chat)}`);
+    assert.deepEqual(JSON.parse(patch.body ?? "{}"), { agentId: agent, name }, "the rename request's body");
+    const renamed = [
+      { id: second, name: second, current: true },
+      { id: first, name, current: false },
+    ];
+    await expectRows(chat, "the new name in the list", renamed);
+
+    // After a reload (the list comes from the runtime again): the same order, the
+    // name kept, and still the second thread open with its history.
+    from = chat.log.requests.length;
+    await chat.page.reload({ waitUntil: "load", timeout: STEP_TIMEOUT });
+    await waitFor(chat, "the chat input after the reload", () =>
+      chat.page.locator(SEL.textarea).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await finished(chat, "the thread list after the reload", (r) => r.method === "GET" && new URL(r.url).pathname === "/copilotkit/threads", from);
+    await expectRows(chat, "the renamed list after the reload", renamed);
+    assert.equal(await shownThread(chat), second, "the reload comes back to the open thread");
+    await expectAssistant(chat, demoReply(two), STEP_TIMEOUT, "the open thread's history after the reload");
+    await waitIdle(chat);
+    assert.deepEqual(await userTexts(chat), [two], "the open thread's messages after the reload");
+    const listed = await serverThreads(fast, user, agent);
+    assert.deepEqual(
+      listed.map((t) => [t.id, t.name]),
+      [
+        [second, null],
+        [first, name],
+      ],
+      "GET /threads after the rename",
+    );
+
+    // Delete the first thread: gone from the list, and still gone after Refresh.
+    from = chat.log.requests.length;
+    await row(chat, first).locator("[data-testid=thread-delete]").click();
+    const del = await finished(
+      chat,
+      "the delete request",
+      (r) => r.method === "DELETE" && new URL(r.url).pathname === `/copilotkit/threads/${encodeURIComponent(first)}`,
+      from,
+    );
+    assert.equal(del.answered, 200, `the delete was refused:\n${await describeState(chat)}`);
+    assert.deepEqual(JSON.parse(del.body ?? "{}"), { agentId: agent }, "the delete request's body");
+    from = chat.log.requests.length;
+    await chat.page.locator(SEL.threadsRefresh).click();
+    await finished(chat, "the list fetched on Refresh", (r) => r.method === "GET" && new URL(r.url).pathname === "/copilotkit/threads", from);
+    await expectRows(chat, "only the second thread after the delete and Refresh", [{ id: second, name: second, current: true }]);
+    assert.deepEqual((await serverThreads(fast, user, agent, "&includeArchived=true")).map((t) => t.id), [second], "GET /threads after the delete");
+    assert.equal(await shownThread(chat), second, "deleting another thread leaves the open one open");
+
+    // Deleting the open thread opens a new, empty one.
+    await row(chat, second).locator("[data-testid=thread-delete]").click();
+    await until(chat, "another thread to open after deleting the open one", async () => {
+      const shown = await shownThread(chat);
+      return shown !== second && shown !== first;
+    });
+    await expectRows(chat, "an empty list", []);
+    await until(chat, "the deleted thread's messages to leave the chat", async () => (await userTexts(chat)).length === 0);
+    await until(
+      chat,
+      "the second delete to be answered",
+      () => chat.log.requests.some((r) => r.method === "DELETE" && r.url.endsWith(encodeURIComponent(second)) && r.answered === 200),
+    );
+    assert.deepEqual(await serverThreads(fast, user, agent, "&includeArchived=true"), [], "GET /threads after both deletes");
+    assert.equal(await chat.page.locator(SEL.threadsError).count(), 0, "the thread list reported no error");
+    await assertClean(chat);
+  });
+
+  chatCase("i. suggestions: shown in the chat, sent when clicked, never kept as threads", async (open) => {
+    const agent = "agentic_chat";
+    const user = uniqueUser("i");
+    const thread = threadId("i");
+    const chat = await open({ runtimeUrl: fast.url, agent, thread, threads: true, token: user });
+    const suggestPath = `/copilotkit/agent/${agent}/suggest`;
+    // Asked for on the empty thread too.
+    await waitFor(chat, "suggestions on the empty thread", () =>
+      chat.page.locator(SEL.suggestion).first().waitFor({ timeout: STEP_TIMEOUT }),
+    );
+
+    const text = "Something to follow up on";
+    let from = chat.log.requests.length;
+    await send(chat, text);
+    await expectAssistant(chat, demoReply(text));
+    await waitIdle(chat);
+    // Asked again once the run has ended (the run cleared the earlier ones).
+    await finished(chat, "a suggestion request after the run", (r) => new URL(r.url).pathname === suggestPath, from);
+    await waitFor(chat, "suggestions after the run", () =>
+      chat.page.locator(SEL.suggestion).first().waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    const titles = (await chat.page.locator(SEL.suggestion).allInnerTexts()).map((t) => t.trim());
+    assert.ok(
+      titles.length >= 1 && titles.length <= 3 && titles.every((t) => t.length > 0),
+      `one to three suggestions, each with a title: ${JSON.stringify(titles)}`,
+    );
+    // The demo agents' suggestions after a message include this one.
+    assert.ok(titles.includes("Summarize"), `no "Summarize" suggestion among ${JSON.stringify(titles)}`);
+
+    // Clicking a suggestion sends its message, which the agent answers.
+    from = chat.log.requests.length;
+    await chat.page.locator(SEL.suggestion, { hasText: "Summarize" }).click();
+    const message = "Summarize our conversation so far.";
+    await waitFor(chat, "the suggestion's message to be sent", () =>
+      chat.page.locator(SEL.user, { hasText: message }).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await expectAssistant(chat, demoReply(message));
+    await waitIdle(chat);
+    assert.deepEqual(await userTexts(chat), [text, message], "the user's messages, the suggestion's last");
+    await finished(chat, "a suggestion request after the second run", (r) => new URL(r.url).pathname === suggestPath, from);
+
+    // Suggestion runs go to /suggest, never /run: each asks for copilotkitSuggest
+    // with the user's token, on a thread id of its own.
+    const suggests = requestsTo(chat, "POST", suggestPath);
+    assert.ok(suggests.length >= 3, `expected suggestion requests on load and after both runs:\n${await describeState(chat)}`);
+    for (const r of suggests) {
+      const body = JSON.parse(r.body ?? "{}");
+      assert.equal(body.forwardedProps?.toolChoice?.function?.name, "copilotkitSuggest", "a suggestion run asks for the tool");
+      assert.equal(r.headers?.authorization, `Bearer ${user}`, "a suggestion request carries the user's token");
+      assert.notEqual(body.threadId, thread, "a suggestion run is not run on the chat's thread");
+    }
+    const runs = requestsTo(chat, "POST", `/copilotkit/agent/${agent}/run`);
+    assert.equal(runs.length, 2, "only the two messages were runs");
+    assert.ok(
+      runs.every((r) => JSON.parse(r.body ?? "{}").threadId === thread && !r.body.includes("copilotkitSuggest")),
+      "both runs are the chat's, without the suggestion tool",
+    );
+
+    // No suggestion run became a thread: not in the page's list, not in GET /threads.
+    from = chat.log.requests.length;
+    await chat.page.locator(SEL.threadsRefresh).click();
+    await finished(chat, "the list fetched on Refresh", (r) => r.method === "GET" && new URL(r.url).pathname === "/copilotkit/threads", from);
+    await expectRows(chat, "the chat's thread alone in the list", [{ id: thread, name: thread, current: true }]);
+    const listed = (await serverThreads(fast, user, agent, "&includeArchived=true")).map((t) => t.id);
+    assert.deepEqual(listed, [thread], "GET /threads lists the chat's thread alone");
+    assert.equal(await chat.page.locator(SEL.threadsError).count(), 0, "the thread list reported no error");
     await assertClean(chat);
   });
 });

@@ -6,15 +6,22 @@
 //   &agent=agentic_chat                           the agent id (default "default")
 //   &thread=my-thread                             the thread id (default: one kept in localStorage)
 //   &single=1                                     talk to the single-route endpoint
-//   &threads=1                                    show this user's threads (useThreads)
+//   &threads=1                                    show this user's threads (useThreads): new,
+//                                                 open, rename, delete
 //   &token=…                                      sign in: sent as `Authorization: Bearer …`
 //                                                 (agui serve keeps each token's threads apart)
+//
+// The chat also shows suggestions of what to say next, which CopilotKit asks the
+// runtime for after every run.
 
-import React, { useCallback, useState } from "react";
+import React, { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import {
   CopilotChat,
   CopilotKitProvider,
+  UseAgentUpdate,
+  useAgent,
+  useConfigureSuggestions,
   useFrontendTool,
   useHumanInTheLoop,
   useThreads,
@@ -170,21 +177,168 @@ function Tools() {
   return null;
 }
 
-// The user's conversations, as the runtime's `GET /threads` lists them. SSE mode has
-// no live updates: the list is fetched again on Refresh.
-function ThreadList({ agent, current }) {
-  const { threads, isLoading, error, refetchThreads } = useThreads({ agentId: agent });
+// Suggestions: CopilotKit asks the runtime for a few follow-ups through
+// `POST {runtimeUrl}/agent/{agent}/suggest` (a run that the runtime streams but
+// never keeps, so it is no conversation of its own), and `CopilotChat` shows
+// them as buttons under the messages; clicking one sends its message. CopilotKit
+// asks again after every run; "always" also asks on an empty thread, not only
+// once the first answer is in.
+function Suggestions({ agent }) {
+  useConfigureSuggestions({
+    instructions: "Offer short follow-ups the user could send next.",
+    providerAgentId: agent,
+    consumerAgentId: agent,
+    available: "always",
+    maxSuggestions: 3,
+  });
+  return null;
+}
+
+// What a thread row shows: its name once it has one, else its id.
+function threadLabel(t) {
+  return t.name && t.name.trim() ? t.name : t.id;
+}
+
+// One row of the thread list: a button that opens the thread, and Rename and
+// Delete. Rename swaps the label for a small form; Enter or Save sends it,
+// Escape or Cancel leaves the name as it was (so does an empty name: the
+// runtime's rename sets a name, it does not clear one).
+function ThreadRow({ thread, current, onOpen, onRename, onDelete }) {
+  const [draft, setDraft] = useState(null);
+  const editing = draft !== null;
+
+  const save = (event) => {
+    event.preventDefault();
+    const name = draft.trim();
+    setDraft(null);
+    if (name && name !== thread.name) onRename(thread.id, name);
+  };
+
   return (
-    <nav className="threads" data-testid="threads" data-loading={isLoading ? "1" : "0"}>
-      <button type="button" data-testid="threads-refresh" onClick={() => refetchThreads()}>
-        Refresh threads
-      </button>
-      {error ? <p data-testid="threads-error">{error.message}</p> : null}
+    <li
+      data-testid="thread"
+      data-thread-id={thread.id}
+      data-current={current ? "1" : "0"}
+      className={current ? "current" : undefined}
+    >
+      {editing ? (
+        <form className="thread-rename" onSubmit={save}>
+          <input
+            data-testid="thread-rename-input"
+            aria-label="Thread name"
+            value={draft}
+            autoFocus
+            onChange={(e) => setDraft(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Escape") setDraft(null);
+            }}
+          />
+          <button type="submit" data-testid="thread-rename-save">
+            Save
+          </button>
+          <button type="button" onClick={() => setDraft(null)}>
+            Cancel
+          </button>
+        </form>
+      ) : (
+        <>
+          <button
+            type="button"
+            className="thread-open"
+            data-testid="thread-open"
+            aria-current={current ? "true" : undefined}
+            title={thread.id}
+            onClick={() => onOpen(thread.id)}
+          >
+            <span data-testid="thread-name">{threadLabel(thread)}</span>
+          </button>
+          <button type="button" data-testid="thread-rename" onClick={() => setDraft(thread.name ?? "")}>
+            Rename
+          </button>
+          <button type="button" data-testid="thread-delete" onClick={() => onDelete(thread.id)}>
+            Delete
+          </button>
+        </>
+      )}
+    </li>
+  );
+}
+
+// The user's conversations, as the runtime's `GET /threads` lists them (most
+// recent run first), with New, open, Rename (`PATCH /threads/{id}`) and Delete
+// (`DELETE /threads/{id}`), all through `useThreads`. The hook applies rename and
+// delete to the list at once and sends them in the background; a failure shows
+// below the buttons. SSE mode has no live updates, so the list is fetched again
+// whenever the chat's agent stops running (after a run, since a new thread only
+// exists once it has run, and after a connect's replay) and on Refresh.
+function ThreadList({ agent, current, onSelect, onNew }) {
+  const {
+    threads,
+    isLoading,
+    isMutating,
+    error,
+    refetchThreads,
+    startNewThread,
+    renameThread,
+    deleteThread,
+  } = useThreads({ agentId: agent });
+  const [mutationError, setMutationError] = useState(null);
+
+  const { agent: chatAgent } = useAgent({ agentId: agent, updates: [UseAgentUpdate.OnRunStatusChanged] });
+  const running = chatAgent.isRunning;
+  const wasRunning = useRef(running);
+  useEffect(() => {
+    if (wasRunning.current && !running) refetchThreads();
+    wasRunning.current = running;
+  }, [running, refetchThreads]);
+
+  // The hook's promises reject when the runtime refuses a change; keep the
+  // message (the hook's `error` has it too, until the next successful fetch).
+  const report = (what) => (e) => setMutationError(`${what}: ${e?.message ?? String(e)}`);
+
+  const newThread = () => {
+    setMutationError(null);
+    startNewThread();
+    onNew();
+  };
+  const rename = (id, name) => {
+    setMutationError(null);
+    renameThread(id, name).catch(report("rename"));
+  };
+  const remove = (id) => {
+    setMutationError(null);
+    // Deleting the open conversation leaves nothing to show: start a new one.
+    if (id === current) onNew();
+    deleteThread(id).catch(report("delete"));
+  };
+
+  const shownError = mutationError ?? error?.message ?? null;
+  return (
+    <nav
+      className="threads"
+      data-testid="threads"
+      data-loading={isLoading ? "1" : "0"}
+      data-mutating={isMutating ? "1" : "0"}
+    >
+      <div className="threads-actions">
+        <button type="button" data-testid="thread-new" onClick={newThread}>
+          New thread
+        </button>
+        <button type="button" data-testid="threads-refresh" onClick={() => refetchThreads()}>
+          Refresh threads
+        </button>
+      </div>
+      {shownError ? <p data-testid="threads-error">{shownError}</p> : null}
       <ul>
         {threads.map((t) => (
-          <li key={t.id} data-testid="thread" data-current={t.id === current ? "1" : "0"}>
-            {t.id}
-          </li>
+          <ThreadRow
+            key={t.id}
+            thread={t}
+            current={t.id === current}
+            onOpen={onSelect}
+            onRename={rename}
+            onDelete={remove}
+          />
         ))}
       </ul>
     </nav>
@@ -203,8 +357,20 @@ function ErrorList({ errors }) {
   );
 }
 
+// Remembers the thread shown, so that a reload comes back to it: in
+// localStorage, and in the address when the address names one.
+function rememberThread(thread) {
+  window.localStorage.setItem(THREAD_KEY, thread);
+  const url = new URL(window.location.href);
+  if (url.searchParams.has("thread")) {
+    url.searchParams.set("thread", thread);
+    window.history.replaceState(null, "", url);
+  }
+}
+
 function App() {
   const [settings] = useState(readSettings);
+  const [thread, setThread] = useState(settings.thread);
   const [errors, setErrors] = useState([]);
 
   const onError = useCallback(({ error, code }) => {
@@ -212,29 +378,48 @@ function App() {
     setErrors((prev) => [...prev, text]);
   }, []);
 
+  // The same object on every render: a new one would count as a header change.
+  const headers = useMemo(
+    () => (settings.token ? { Authorization: `Bearer ${settings.token}` } : undefined),
+    [settings.token],
+  );
+
+  // Opening a thread hands its id to `CopilotChat`, which connects to it and
+  // shows its history; a new thread is a fresh id the runtime has not seen.
+  const openThread = useCallback((id) => {
+    setThread(id);
+    rememberThread(id);
+  }, []);
+  const newThread = useCallback(() => openThread(newId()), [openThread]);
+
   return (
     <CopilotKitProvider
       runtimeUrl={settings.runtimeUrl}
-      headers={settings.token ? { Authorization: `Bearer ${settings.token}` } : undefined}
+      headers={headers}
       useSingleEndpoint={settings.single}
       onError={onError}
       enableInspector={false}
     >
       <Tools />
+      <Suggestions agent={settings.agent} />
       <main className="page">
         <header className="bar">
           <strong>AG-UI × CopilotKit</strong>
           <span data-testid="settings">
-            agent <code>{settings.agent}</code> · thread{" "}
-            <code data-testid="thread-id">{settings.thread}</code> ·{" "}
+            agent <code>{settings.agent}</code> · thread <code data-testid="thread-id">{thread}</code> ·{" "}
             {settings.single ? "single route" : "multi route"}
+            {settings.token ? " · signed in" : ""}
           </span>
         </header>
         <ErrorList errors={errors} />
-        {settings.threads ? <ThreadList agent={settings.agent} current={settings.thread} /> : null}
-        <section className="chat">
-          <CopilotChat agentId={settings.agent} threadId={settings.thread} />
-        </section>
+        <div className="workspace">
+          {settings.threads ? (
+            <ThreadList agent={settings.agent} current={thread} onSelect={openThread} onNew={newThread} />
+          ) : null}
+          <section className="chat">
+            <CopilotChat agentId={settings.agent} threadId={thread} />
+          </section>
+        </div>
       </main>
     </CopilotKitProvider>
   );

@@ -112,6 +112,30 @@ use std::time::Duration;
 
 pub use cors::{AllowedOrigins, Cors};
 
+/// The tool CopilotKit's suggestion engine offers and names in
+/// `forwardedProps.toolChoice` (`{"type": "function", "function": {"name":
+/// "copilotkitSuggest"}}`, the shape of OpenAI's `tool_choice`): the agent is to answer
+/// with one call of it, `{"suggestions": [{"title", "message"}]}`.
+pub const SUGGEST_TOOL: &str = "copilotkitSuggest";
+
+/// Whether a run asks for suggestions: its `forwardedProps.toolChoice` names
+/// [`SUGGEST_TOOL`]. Such a run, through `/suggest` or `/run` (CopilotKit's single-route
+/// mode sends it there, on a fresh thread), is kept in no thread.
+pub fn is_suggestion_run(input: &agui_core::RunAgentInput) -> bool {
+    let Some(props) = &input.forwarded_props else {
+        return false;
+    };
+    // Most runs carry no such props: a look at the text before parsing.
+    if !props.as_str().contains(SUGGEST_TOOL) {
+        return false;
+    }
+    props
+        .to_value()
+        .pointer("/toolChoice/function/name")
+        .and_then(|n| n.as_str())
+        == Some(SUGGEST_TOOL)
+}
+
 use crate::agent::Agent;
 use crate::router::{ServerConfig, VerifierFactory};
 use crate::runs::{InMemoryRunStore, RunLimits, RunStore};

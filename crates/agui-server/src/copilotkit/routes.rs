@@ -20,6 +20,7 @@ use super::stream;
 use super::CopilotRuntime;
 use crate::admission::{is_json_media_type, Admission, Admitted};
 use crate::agent::Agent;
+use crate::cost::RunPermit;
 use crate::engine::STOP_MESSAGE;
 use crate::error::ApiError;
 use crate::runs::producer::{
@@ -196,6 +197,13 @@ impl Runtime {
         let slot = self.admission.open()?;
         let body_hash = crate::runs::sha256_hex(&bytes);
         let Admitted { input, permit, .. } = self.admission.admit_body(slot, bytes)?;
+        if super::is_suggestion_run(&input) {
+            // CopilotKit's suggestion engine runs on a fresh thread through `/run` when it
+            // does not use `/suggest` (single-route mode): such a run is not the user's
+            // conversation, and is kept nowhere.
+            tracing::debug!(agent = %name, "a suggestion run through /run is kept in no thread");
+            return Ok(self.unkept(name, agent, input, permit));
+        }
         let thread_id = input.thread_id.clone();
         let run_id = input.run_id.clone();
         // A run id is the client's, unique within its thread.
@@ -313,6 +321,18 @@ impl Runtime {
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
         let slot = self.admission.open()?;
         let Admitted { input, permit, .. } = self.admission.admit_body(slot, bytes)?;
+        Ok(self.unkept(name, agent, input, permit))
+    }
+
+    /// A run streamed to the response as a plain run is, kept in no thread and no
+    /// store; cancelled when the client goes away.
+    fn unkept(
+        &self,
+        name: &str,
+        agent: &Arc<dyn Agent>,
+        input: RunAgentInput,
+        permit: RunPermit,
+    ) -> Response {
         let span = tracing::info_span!(
             "copilotkit_suggest",
             agent = %name,
@@ -329,10 +349,7 @@ impl Runtime {
             .admission
             .start(agent.as_ref(), input, ctx, lifecycle, &span);
         let run = crate::response::RunStream::new(run, &settings, span, permit);
-        Ok(crate::response::streaming_response(
-            agui_core::encoding::Encoding::Sse,
-            run,
-        ))
+        crate::response::streaming_response(agui_core::encoding::Encoding::Sse, run)
     }
 
     async fn connect(

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod io;
+mod memory;
 mod parallel;
 mod render;
 

@@ -204,6 +204,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(CliError::io("starting the async runtime"))?;
+    crate::memory::give_back_freed_memory();
     rt.block_on(async move {
         // `serve` triggers the switch on SIGINT/SIGTERM.
         let shutdown = agui_server::Shutdown::new();

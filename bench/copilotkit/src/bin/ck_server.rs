@@ -1,6 +1,15 @@
 //! The benchmark agent behind agui-server's CopilotKit runtime, mounted at
-//! `/copilotkit`. `ck-server [PORT] [--nagle]` (port 0, the default: a free port);
-//! prints `listening <port>`.
+//! `/copilotkit`. `ck-server [PORT] [--nagle] [--short] [--redis URL]` (port 0, the
+//! default: a free port); prints `listening <port>`.
+//!
+//! The store is the default `InMemoryRunStore`, or with `--redis URL` a `RedisRunStore`
+//! under a prefix of its own; either holds up to a million threads (the defaults keep
+//! 10,000 and 100,000). A request's owner is its `Authorization` header, as `agui serve`
+//! takes it (there hashed), so each bearer token has its own thread list.
+//!
+//! `--short` answers every run of the agents `bench` and `other` with the short reply
+//! of `node175/list-server.mjs`: `RUN_STARTED`, an assistant text message of 4 pieces,
+//! `RUN_FINISHED` (the thread-list benchmark, `ck-list`). Without it:
 //!
 //! Accepted sockets get `TCP_NODELAY`, as Node's HTTP server gives its own by default.
 //! `--nagle` leaves Nagle's algorithm on (what plain `axum::serve` does): a `/run`
@@ -8,7 +17,7 @@
 //! acknowledgement, which a client that delays acknowledgements (hyper, for one) sends
 //! some 40 ms later on Linux.
 //!
-//! Every run is answered at once (no pauses) with the reply shape that
+//! every run is answered at once (no pauses) with the reply shape that
 //! `node/server.mjs` gives too, event for event:
 //!
 //! * `RUN_STARTED` (the runtime records the request's new messages in it);
@@ -30,10 +39,12 @@ use agui_core::event::ToolCallStart;
 use agui_core::types::Role;
 use agui_core::{Event, RunAgentInput};
 use agui_server::copilotkit::CopilotRuntime;
+use agui_server::runs::{InMemoryRunStore, Owner, RunLimits, RunStore};
 use agui_server::{Agent, AgentError, AgentStream, RunContext};
 use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use serde_json::json;
+use std::sync::Arc;
 
 /// Word pieces of the reply; piece `i` of turn `t` is `WORDS[(t + i) % WORDS.len()]`.
 const WORDS: [&str; 16] = [
@@ -52,6 +63,30 @@ fn pieces(s: &str, n: usize) -> Vec<String> {
 }
 
 struct Scripted;
+
+/// The short reply of `--short`.
+struct Short;
+
+const SHORT_PIECES: [&str; 4] = ["the ledger ", "shows three ", "open items ", "this week"];
+
+impl Agent for Short {
+    fn run(&self, input: RunAgentInput, _ctx: RunContext) -> AgentStream {
+        let (thread, run) = (input.thread_id.clone(), input.run_id.clone());
+        let msg = format!("{run}-m");
+        let mut events = vec![
+            Event::run_started(&thread, &run),
+            Event::text_message_start(&msg),
+        ];
+        events.extend(
+            SHORT_PIECES
+                .iter()
+                .map(|p| Event::text_message_content(&msg, *p)),
+        );
+        events.push(Event::text_message_end(&msg));
+        events.push(Event::run_finished(&thread, &run));
+        futures_util::stream::iter(events.into_iter().map(Ok::<_, AgentError>)).boxed()
+    }
+}
 
 impl Agent for Scripted {
     fn run(&self, input: RunAgentInput, _ctx: RunContext) -> AgentStream {
@@ -106,16 +141,61 @@ fn malloc_in_use() -> u64 {
 async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let nagle = args.iter().any(|a| a == "--nagle");
+    let short = args.iter().any(|a| a == "--short");
+    let redis = args
+        .iter()
+        .position(|a| a == "--redis")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
     let port: u16 = args
         .iter()
-        .find(|a| !a.starts_with("--"))
-        .and_then(|p| p.parse().ok())
+        .enumerate()
+        .find(|(i, a)| {
+            !a.starts_with("--")
+                && (*i == 0 || args.get(i - 1).map(String::as_str) != Some("--redis"))
+        })
+        .and_then(|(_, p)| p.parse().ok())
         .unwrap_or(0);
-    let runtime = CopilotRuntime::new()
-        .agent("bench", Scripted)
-        .default_agent("bench");
+    let store: Arc<dyn RunStore> = match redis {
+        Some(url) => {
+            let prefix = format!("ck-bench-{}", std::process::id());
+            let limits = agui_redis::RedisLimits::default().max_threads(1_000_000);
+            Arc::new(
+                agui_redis::RedisRunStore::connect(&url, &prefix, limits)
+                    .await
+                    .map_err(std::io::Error::other)?,
+            )
+        }
+        None => Arc::new(InMemoryRunStore::new(
+            RunLimits::default()
+                .max_threads(1_000_000)
+                .max_total_bytes(16 << 30),
+        )),
+    };
+    let runtime = if short {
+        CopilotRuntime::new()
+            .agent("bench", Short)
+            .agent("other", Short)
+    } else {
+        CopilotRuntime::new().agent("bench", Scripted)
+    };
+    let runtime = runtime.default_agent("bench").store(store);
     let app = axum::Router::new()
         .nest("/copilotkit", runtime.into_router())
+        // The owner of a request: its `Authorization` header, when it has one.
+        .layer(axum::middleware::from_fn(
+            |mut req: axum::extract::Request, next: axum::middleware::Next| async move {
+                if let Some(auth) = req
+                    .headers()
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                {
+                    let owner = Owner(auth.to_owned());
+                    req.extensions_mut().insert(owner);
+                }
+                next.run(req).await
+            },
+        ))
         .route(
             "/debug/gc",
             axum::routing::post(|| async { axum::Json(json!({ "heapUsed": malloc_in_use() })) }),

@@ -30,11 +30,11 @@
 //! calls (ids and arguments), recorded input messages and states, in the same order.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+
+use agui_copilotkit_bench::{gc, http_client, rss_kib, JsonOrNull, Server};
 
 mod report;
 use report::report;
@@ -95,64 +95,6 @@ fn options() -> Options {
         o.memory = vec![(200, 10), (20, 100)];
     }
     o
-}
-
-/// A server process, killed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(cmd: &str) -> Server {
-        let mut parts = cmd.split_whitespace();
-        let prog = parts.next().expect("empty server command");
-        let mut child = Command::new(prog)
-            .args(parts)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("piped");
-        let mut reader = BufReader::new(stdout);
-        reader.read_line(&mut line).expect("server output");
-        let port: u16 = line
-            .trim()
-            .strip_prefix("listening ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("{cmd:?} printed {line:?}, not `listening <port>`"));
-        // Keep draining its output so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in reader.lines() {});
-        Server {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `VmRSS` of a process, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// One SSE response, read to its end.
@@ -467,37 +409,6 @@ fn median_of(times: &[Duration]) -> Duration {
     let mut v = times.to_vec();
     v.sort();
     percentile(&v, 0.5)
-}
-
-trait JsonOrNull {
-    async fn json_or_null(self) -> Value;
-}
-
-impl JsonOrNull for reqwest::Response {
-    async fn json_or_null(self) -> Value {
-        let bytes = self.bytes().await.unwrap_or_default();
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-    }
-}
-
-/// Asks the server to collect garbage; its heap in use after.
-async fn gc(client: &reqwest::Client, base: &str) -> Option<u64> {
-    let v = client
-        .post(format!("{base}/debug/gc"))
-        .send()
-        .await
-        .expect("POST /debug/gc")
-        .json_or_null()
-        .await;
-    v["heapUsed"].as_u64()
-}
-
-fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(120))
-        .tcp_nodelay(true)
-        .build()
-        .expect("client")
 }
 
 /// Starts the server and checks it serves the agent.

@@ -261,17 +261,17 @@ impl ConversationBuilder {
         self
     }
 
-    /// Registers a frontend tool: it is sent with every run, and with
-    /// [`answer_tools`](Self::answer_tools) its calls are run here and answered on the
-    /// next run.
+    /// Registers a frontend tool: it is sent with every run, and its calls are run here
+    /// and answered on the next run, up to [`DEFAULT_TOOL_ROUNDS`] runs in a row (see
+    /// [`answer_tools`](Self::answer_tools)).
     pub fn tool(mut self, tool: Tool, handler: impl ToolHandler + 'static) -> Self {
         self.conversation.tools.push((tool, Arc::new(handler)));
         self
     }
 
-    /// Runs frontend tools automatically: when a run ends leaving calls to registered
-    /// tools unanswered, run them and start another run with their results, at most
-    /// `max_rounds` times. Off (0) by default.
+    /// How many times in a row a run that ends leaving calls to registered tools
+    /// unanswered is followed by another run with their results ([`DEFAULT_TOOL_ROUNDS`]
+    /// by default). `0` leaves the calls to the caller: the run's result lists them.
     pub fn answer_tools(mut self, max_rounds: usize) -> Self {
         self.conversation.max_tool_rounds = max_rounds;
         self
@@ -308,6 +308,10 @@ impl ConversationBuilder {
     }
 }
 
+/// How many follow-up runs a conversation starts by default to answer its registered
+/// tools' calls, before it hands the calls that remain back to the caller.
+pub const DEFAULT_TOOL_ROUNDS: usize = 8;
+
 impl Conversation {
     /// A conversation on a new thread (random id, state `{}`) with an HTTP agent.
     pub fn new(http: HttpAgent) -> Self {
@@ -326,7 +330,7 @@ impl Conversation {
             middleware: Vec::new(),
             tools: Vec::new(),
             inbound: InboundConfig::default(),
-            max_tool_rounds: 0,
+            max_tool_rounds: DEFAULT_TOOL_ROUNDS,
         }
     }
 

@@ -9,8 +9,10 @@ use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The agent answered with a non-2xx status.
-    #[error("HTTP {status}: {body}")]
+    /// The agent answered with a non-2xx status. The message quotes the body's first
+    /// [`SHOWN_BODY`] bytes and says how long it is when it is longer; `body` holds all
+    /// that was read.
+    #[error("HTTP {status}: {}", shown_body(body))]
     Http {
         /// The status code.
         status: u16,
@@ -161,5 +163,50 @@ impl ClientError {
             ClientError::RunFailed { code, .. } => code.as_deref(),
             _ => None,
         }
+    }
+}
+
+/// How much of an error body [`ClientError::Http`]'s message quotes.
+pub const SHOWN_BODY: usize = 1024;
+
+/// An error body as a message quotes it: whole up to [`SHOWN_BODY`] bytes, else its
+/// start (cut on a character boundary) and its length.
+fn shown_body(body: &str) -> std::borrow::Cow<'_, str> {
+    if body.len() <= SHOWN_BODY {
+        return body.into();
+    }
+    let mut cut = SHOWN_BODY;
+    while !body.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} bytes in all)", &body[..cut], body.len()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_error_body_is_quoted_cut_with_its_length() {
+        let short = ClientError::Http {
+            status: 500,
+            body: "oops".into(),
+            json: None,
+        };
+        assert_eq!(short.to_string(), "HTTP 500: oops");
+        let body = format!("{}é{}", "a".repeat(SHOWN_BODY - 1), "b".repeat(60_000));
+        let long = ClientError::Http {
+            status: 502,
+            body: body.clone(),
+            json: None,
+        };
+        let text = long.to_string();
+        assert!(text.len() < SHOWN_BODY + 64, "{} bytes shown", text.len());
+        assert!(text.starts_with("HTTP 502: aaa"));
+        assert!(
+            text.ends_with(&format!("… ({} bytes in all)", body.len())),
+            "{}",
+            &text[text.len() - 40..]
+        );
     }
 }

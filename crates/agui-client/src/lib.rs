@@ -21,8 +21,10 @@ mod middleware;
 mod subscriber;
 mod tools;
 
-pub use conversation::{Conversation, ConversationBuilder, RunParams, RunResult, Transport};
-pub use error::ClientError;
+pub use conversation::{
+    Conversation, ConversationBuilder, RunParams, RunResult, Transport, DEFAULT_TOOL_ROUNDS,
+};
+pub use error::{ClientError, SHOWN_BODY};
 pub use http::endpoint;
 pub use http::{
     EventStream, HttpAgent, HttpAgentBuilder, Reconnect, ResumeOptions, DEFAULT_CONNECT_TIMEOUT,

@@ -303,6 +303,36 @@ async fn frontend_tools_are_answered_on_the_next_run() {
     assert_eq!(r.new_message_ids.last().map(String::as_str), Some("a1"));
 }
 
+/// A registered tool is answered without being asked to (up to `DEFAULT_TOOL_ROUNDS`
+/// runs), and `answer_tools(0)` hands its calls back to the caller.
+#[tokio::test]
+async fn a_registered_tool_is_answered_by_default() {
+    let tool = || Tool::new("get_time", "Current time", json!({"type": "object"}));
+    let handler = |_: Value| async move { Ok(Content::from("12:00")) };
+    let script = Script::new(vec![
+        tool_run("c1", "get_time"),
+        text_run("a1", "It is noon."),
+    ]);
+    let mut agent = Conversation::builder_with_transport(script.clone())
+        .tool(tool(), handler)
+        .build();
+    let r = agent.run_agent(RunParams::new()).await.unwrap();
+    assert_eq!(r.runs, 2, "the call was answered by a second run");
+
+    let script = Script::new(vec![tool_run("c1", "get_time")]);
+    let mut agent = Conversation::builder_with_transport(script.clone())
+        .tool(tool(), handler)
+        .answer_tools(0)
+        .build();
+    let r = agent.run_agent(RunParams::new()).await.unwrap();
+    assert_eq!(r.runs, 1, "with answer_tools(0) the call is the caller's");
+    assert_eq!(
+        script.inputs.lock().unwrap().len(),
+        1,
+        "no second run was sent"
+    );
+}
+
 fn interrupt_run(expires_at: Option<&str>) -> Vec<Event> {
     let mut i = Interrupt::new("i1", "tool_approval");
     i.expires_at = expires_at.map(str::to_owned);

@@ -19,6 +19,12 @@ mod render;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// More log lines on standard error: `-v` the warnings the commands report
+    /// themselves too (as logs), `-vv` what they do; a server logs its runs without
+    /// it, and `-v` adds debug lines. `AGUI_LOG` (a tracing filter, e.g. `debug` or
+    /// `agui_server=trace`) overrides it.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
@@ -51,10 +57,18 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // A server logs its runs by default; the other commands only warnings.
-    let default_level = match cli.command {
-        Command::Serve(_) | Command::Inspect(_) => "info",
-        _ => "warn",
+    // A server logs its runs by default. The other commands print each warning
+    // themselves (`warning: event N: …`), once: their log shows only errors unless
+    // asked for more.
+    let server = matches!(cli.command, Command::Serve(_) | Command::Inspect(_));
+    let default_level = match (server, cli.verbose) {
+        (true, 0) => "info",
+        (true, 1) => "debug",
+        (true, _) => "trace",
+        (false, 0) => "error",
+        (false, 1) => "warn",
+        (false, 2) => "info",
+        (false, _) => "debug",
     };
     tracing_subscriber::fmt()
         .with_env_filter(

@@ -99,6 +99,19 @@ fn apply_matches_the_reference_reducer() {
         ),
         "{stderr}"
     );
+    assert_eq!(
+        stderr.matches("removed unrecognised material").count(),
+        1,
+        "each warning once, not also as a log line: {stderr}"
+    );
+    let verbose = agui(&["apply", "-v", "--from", "jsonl"], fragment);
+    assert!(
+        String::from_utf8_lossy(&verbose.stderr)
+            .matches("removed unrecognised material")
+            .count()
+            >= 2,
+        "-v adds the log line"
+    );
     let out = agui(&["apply", "--verify", "--from", "jsonl"], fragment);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("First event must be 'RUN_STARTED'"));
@@ -234,10 +247,19 @@ fn a_self_copying_patch_fails_fast_instead_of_exhausting_memory() {
                 "the state before the patch"
             );
         } else {
-            // Compaction skips a patch that does not apply, with a warning in the log.
+            // Compaction skips a patch that does not apply, reported as `apply` does.
             assert!(
                 out.stdout.len() < 1 << 20,
                 "{args:?}: the output stays small"
+            );
+            assert!(
+                stderr.contains("warning: event 1: Failed to apply state patch: operation"),
+                "{stderr}"
+            );
+            assert_eq!(
+                stderr.matches("Failed to apply").count(),
+                1,
+                "once: {stderr}"
             );
         }
     }

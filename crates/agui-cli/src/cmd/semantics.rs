@@ -198,13 +198,19 @@ pub fn transform(args: TransformArgs) -> Result<(), CliError> {
             // A compaction is only known at the end: nothing to flush before.
             let Some(ev) = ev else { return Ok(()) };
             c.push(ev, &mut produced);
+            for w in c.take_warnings() {
+                eprintln!("warning: {w}");
+            }
             for e in produced.drain(..) {
                 write_jsonl(&mut out, &e, &mut line)?;
             }
             Ok(())
         });
         if r.is_ok() {
-            c.finish(&mut produced);
+            // A patch that did not apply, as `apply` reports one.
+            for w in c.finish_with_warnings(&mut produced) {
+                eprintln!("warning: {w}");
+            }
             for e in produced.drain(..) {
                 write_jsonl(&mut out, &e, &mut line)?;
             }

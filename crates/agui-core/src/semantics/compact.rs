@@ -96,7 +96,25 @@ impl Stream {
 pub struct Compactor {
     texts: IndexMap<String, Stream>,
     tools: IndexMap<String, Stream>,
-    state_events: Vec<Event>,
+    /// The state window's events, each with its index in the recording.
+    state_events: Vec<(u64, Event)>,
+    /// Events pushed so far.
+    index: u64,
+    warnings: Vec<CompactWarning>,
+}
+
+/// Most warnings a [`Compactor`] holds until they are taken.
+pub const MAX_WARNINGS: usize = 1024;
+
+/// What a compaction could not keep: a state patch that did not apply to the state
+/// before it (the compacted snapshot is the state without it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("event {index}: Failed to apply state patch: {message}")]
+pub struct CompactWarning {
+    /// The patch's index in the recording (0-based).
+    pub index: u64,
+    /// Why it did not apply.
+    pub message: String,
 }
 
 impl Compactor {
@@ -105,8 +123,15 @@ impl Compactor {
         Self::default()
     }
 
+    /// What the compaction could not keep since the last call, oldest first.
+    pub fn take_warnings(&mut self) -> Vec<CompactWarning> {
+        std::mem::take(&mut self.warnings)
+    }
+
     /// Processes one event.
     pub fn push(&mut self, event: Event, out: &mut Vec<Event>) {
+        let index = self.index;
+        self.index += 1;
         match event {
             Event::TextMessageStart(ref e) => {
                 let id = e.message_id.clone();
@@ -142,7 +167,9 @@ impl Compactor {
                 self.flush_state(out);
                 out.push(event);
             }
-            Event::StateSnapshot(_) | Event::StateDelta(_) => self.state_events.push(event),
+            Event::StateSnapshot(_) | Event::StateDelta(_) => {
+                self.state_events.push((index, event))
+            }
             other => {
                 let open = self
                     .texts
@@ -157,8 +184,15 @@ impl Compactor {
         }
     }
 
-    /// Flushes unfinished streams and the last state window.
-    pub fn finish(mut self, out: &mut Vec<Event>) {
+    /// Flushes unfinished streams and the last state window (what it could not keep:
+    /// [`take_warnings`](Self::take_warnings) before, or [`finish_with_warnings`](Self::finish_with_warnings)).
+    pub fn finish(self, out: &mut Vec<Event>) {
+        self.finish_with_warnings(out);
+    }
+
+    /// [`finish`](Self::finish), returning what the compaction could not keep and was
+    /// not yet taken.
+    pub fn finish_with_warnings(mut self, out: &mut Vec<Event>) -> Vec<CompactWarning> {
         for (id, s) in std::mem::take(&mut self.texts) {
             s.flush(id, true, None, out);
         }
@@ -166,6 +200,7 @@ impl Compactor {
             s.flush(id, false, None, out);
         }
         self.flush_state(out);
+        self.warnings
     }
 
     fn flush_state(&mut self, out: &mut Vec<Event>) {
@@ -175,19 +210,19 @@ impl Compactor {
         }
         let Some(last) = events
             .iter()
-            .rposition(|e| matches!(e, Event::StateSnapshot(_)))
+            .rposition(|(_, e)| matches!(e, Event::StateSnapshot(_)))
         else {
-            out.extend(events);
+            out.extend(events.into_iter().map(|(_, e)| e));
             return;
         };
         let mut metadata: Option<JsonObject> = None;
-        for e in &events {
+        for (_, e) in &events {
             metadata = merge(metadata, e.metadata());
         }
         let mut state = Value::Object(JsonObject::new());
         // One patcher for the whole run of patches: the state's size is measured once.
         let mut patcher = Patcher::new();
-        for e in events.into_iter().skip(last) {
+        for (index, e) in events.into_iter().skip(last) {
             match e {
                 Event::StateSnapshot(s) => {
                     state = s.snapshot;
@@ -196,7 +231,14 @@ impl Compactor {
                 Event::StateDelta(d) => {
                     let patch: JsonPatch = d.delta;
                     if let Err(err) = patcher.apply(&mut state, patch) {
-                        tracing::warn!(%err, "failed to apply a state patch while compacting; skipped");
+                        tracing::debug!(index, %err, "a state patch does not apply; compacted without it");
+                        // Kept to a bound while nobody takes them (the rest only logged).
+                        if self.warnings.len() < MAX_WARNINGS {
+                            self.warnings.push(CompactWarning {
+                                index,
+                                message: err.to_string(),
+                            });
+                        }
                     }
                 }
                 _ => {}

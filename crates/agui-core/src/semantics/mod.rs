@@ -56,7 +56,7 @@ pub mod compact;
 pub mod downgrade;
 pub mod open;
 
-pub use compact::{compact_events, Compactor};
+pub use compact::{compact_events, CompactWarning, Compactor};
 pub use downgrade::{Downgrade, JsonRewrite, Outgoing};
 pub use open::OpenConstructs;
 pub mod interrupts;

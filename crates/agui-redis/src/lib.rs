@@ -5,13 +5,14 @@
 //! ```no_run
 //! # async fn main_() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
+//! use agui_agent::runs::RunStore;
 //! use agui_redis::{RedisLimits, RedisRunStore};
-//! use agui_server::runs::Resumable;
 //!
-//! let store = RedisRunStore::connect("redis://127.0.0.1:6379", "agui", RedisLimits::default()).await?;
-//! let resumable = Resumable::new(Arc::new(store)).replica("replica-a");
-//! let app = agui_server::AgentRouter::new() /* .agent(...) */ .resumable(resumable);
-//! # let _ = app; Ok(()) }
+//! let store: Arc<dyn RunStore> =
+//!     Arc::new(RedisRunStore::connect("redis://127.0.0.1:6379", "agui", RedisLimits::default()).await?);
+//! // agui-server takes it for resumable runs, `Resumable::new(store.clone())`, and for
+//! // the CopilotKit runtime's threads, `CopilotRuntime::new().store(store)`.
+//! # let _ = store; Ok(()) }
 //! ```
 //!
 //! # Layout

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agui_agent::runs::contract::{check, ContractSetup};
+use agui_agent::runs::{Created, NewRun, RunKey, RunStatus, RunStore, ThreadEntry, ThreadKey};
 use agui_redis::{RedisLimits, RedisRunStore};
-use agui_server::runs::contract::{check, ContractSetup};
-use agui_server::runs::{Created, NewRun, RunKey, RunStatus, RunStore, ThreadEntry, ThreadKey};
 use bytes::Bytes;
 
 mod common;

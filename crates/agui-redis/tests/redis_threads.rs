@@ -8,12 +8,12 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agui_core::Event;
-use agui_redis::{RedisLimits, RedisRunStore};
-use agui_server::runs::{
+use agui_agent::runs::{
     reap, thread_entry, CancelOutcome, Created, NewRun, RunKey, RunStatus, RunStore, RunStoreError,
     ThreadKey,
 };
+use agui_core::Event;
+use agui_redis::{RedisLimits, RedisRunStore};
 use bytes::Bytes;
 
 async fn store(test: &str) -> Option<RedisRunStore> {
@@ -204,7 +204,7 @@ async fn a_new_thread_beyond_the_cap_forgets_the_longest_idle_or_is_refused() {
         "the other stays"
     );
     let listed = s
-        .list_threads(keys[0].scope(), &agui_server::runs::ThreadQuery::first(10))
+        .list_threads(keys[0].scope(), &agui_agent::runs::ThreadQuery::first(10))
         .await
         .unwrap();
     assert!(

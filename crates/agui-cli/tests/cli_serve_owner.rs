@@ -15,6 +15,19 @@ fn input(thread: &str, run: &str) -> Value {
     })
 }
 
+/// A CopilotKit run on `thread`, as the bearer of `token` (none: anonymous), read to its
+/// end.
+async fn run_on(base: &str, token: Option<&str>, thread: &str, run: &str) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{base}/copilotkit/agent/agentic_chat/run"))
+        .json(&input(thread, run));
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let text = req.send().await.unwrap().text().await.unwrap();
+    assert!(text.contains("RUN_FINISHED"), "{text}");
+}
+
 async fn threads(base: &str, token: Option<&str>) -> Vec<String> {
     let mut req =
         reqwest::Client::new().get(format!("{base}/copilotkit/threads?agentId=agentic_chat"));
@@ -34,25 +47,9 @@ async fn threads(base: &str, token: Option<&str>) -> Vec<String> {
 async fn two_bearer_tokens_see_disjoint_threads() {
     let served = spawn_serve(&[], &["--delay-ms", "0"], &[]);
     let base = served.base.clone();
-    let run = |token: &'static str, thread: &'static str, run: &'static str| {
-        let base = base.clone();
-        async move {
-            let text = reqwest::Client::new()
-                .post(format!("{base}/copilotkit/agent/agentic_chat/run"))
-                .bearer_auth(token)
-                .json(&input(thread, run))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
-            assert!(text.contains("RUN_FINISHED"), "{text}");
-        }
-    };
-    run("token-of-ann", "ann-thread", "r1").await;
-    run("token-of-bob", "bob-thread", "r2").await;
-    run("token-of-bob", "shared-id", "r3").await;
+    run_on(&base, Some("token-of-ann"), "ann-thread", "r1").await;
+    run_on(&base, Some("token-of-bob"), "bob-thread", "r2").await;
+    run_on(&base, Some("token-of-bob"), "shared-id", "r3").await;
 
     assert_eq!(threads(&base, Some("token-of-ann")).await, ["ann-thread"]);
     let mut bob = threads(&base, Some("token-of-bob")).await;
@@ -99,16 +96,7 @@ async fn max_threads_bounds_the_threads_kept() {
     let served = spawn_serve(&[], &["--delay-ms", "0", "--max-threads", "2"], &[]);
     let base = served.base.clone();
     for (thread, run) in [("first", "r1"), ("second", "r2"), ("third", "r3")] {
-        let text = reqwest::Client::new()
-            .post(format!("{base}/copilotkit/agent/agentic_chat/run"))
-            .json(&input(thread, run))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        assert!(text.contains("RUN_FINISHED"), "{text}");
+        run_on(&base, None, thread, run).await;
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     assert_eq!(

@@ -35,9 +35,9 @@ use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, Stream, StreamExt};
 use tokio::sync::mpsc;
 
+use crate::builders::{self, StateTracker};
 use crate::context::RunContext;
 use crate::error::AgentError;
-use crate::helpers::{self, StateTracker};
 
 /// The events of one run, as produced by an agent.
 pub type AgentStream = BoxStream<'static, Result<Event, AgentError>>;
@@ -173,7 +173,7 @@ impl Emitter {
         let id = self.new_id("message");
         let text = text.into();
         let pieces = (!text.is_empty()).then_some(text);
-        self.emit_all(helpers::text_message(&id, pieces)).await?;
+        self.emit_all(builders::text_message(&id, pieces)).await?;
         Ok(id)
     }
 
@@ -221,8 +221,13 @@ impl Emitter {
         arguments: &serde_json::Value,
     ) -> Result<String, AgentError> {
         let id = self.new_id("call");
-        self.emit_all(helpers::tool_call(&id, name, None, [arguments.to_string()]))
-            .await?;
+        self.emit_all(builders::tool_call(
+            &id,
+            name,
+            None,
+            [arguments.to_string()],
+        ))
+        .await?;
         Ok(id)
     }
 
@@ -288,7 +293,7 @@ impl Emitter {
         // The events are made as they go out, so a paced message holds its text pieces
         // only, not an event per piece for its whole length.
         let pieces = pieces.into_iter().map(Into::into).collect();
-        self.emit_paced(helpers::text_message_lazy(message_id, pieces), pace)
+        self.emit_paced(builders::text_message_lazy(message_id, pieces), pace)
             .await
     }
 
@@ -304,7 +309,7 @@ impl Emitter {
     ) -> Result<(), AgentError> {
         // As in `text_message`: events made as they go out.
         let pieces = arg_pieces.into_iter().map(Into::into).collect();
-        let events = helpers::tool_call_lazy(tool_call_id, tool_name, parent_message_id, pieces);
+        let events = builders::tool_call_lazy(tool_call_id, tool_name, parent_message_id, pieces);
         self.emit_paced(events, pace).await
     }
 
@@ -375,7 +380,7 @@ impl Emitter {
         &self,
         interrupts: Vec<agui_core::Interrupt>,
     ) -> Result<(), AgentError> {
-        self.emit(helpers::interrupt_finished(
+        self.emit(builders::interrupt_finished(
             &self.thread_id,
             &self.run_id,
             interrupts,

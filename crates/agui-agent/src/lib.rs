@@ -15,20 +15,20 @@
 //! * [`runs`]: the run log ([`runs::RunStore`]), with threads as an index over its
 //!   runs, its in-memory implementation, the reaper, and the contract suite every store
 //!   must pass.
-//! * [`helpers`]: event builders and [`StateTracker`].
+//! * [`builders`]: event builders and [`StateTracker`].
 
 pub mod agent;
+pub mod builders;
 pub mod context;
 pub mod engine;
 pub mod error;
-pub mod helpers;
 pub mod lifecycle;
 pub mod runs;
 
 pub use agent::{agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, StreamAgent};
+pub use builders::StateTracker;
 pub use context::RunContext;
 pub use error::AgentError;
-pub use helpers::StateTracker;
 pub use lifecycle::{EventVerifier, LifecycleGuard, Violation};
 
 // Re-exported so that an agent needs no other dependency to build events and streams.

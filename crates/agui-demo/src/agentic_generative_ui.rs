@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::{id, words};
 use agui_server::agent::{agent_fn, FnAgent};
-use agui_server::helpers::StateTracker;
+use agui_server::builders::StateTracker;
 
 const STEPS: [&str; 4] = [
     "Research the topic",

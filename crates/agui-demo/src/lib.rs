@@ -234,7 +234,7 @@ fn words(text: &str) -> Vec<String> {
 
 /// Splits JSON text into small pieces, so that partial arguments stream.
 fn json_pieces(value: &serde_json::Value, size: usize) -> Vec<String> {
-    agui_server::helpers::split_pieces(&value.to_string(), size)
+    agui_server::builders::split_pieces(&value.to_string(), size)
 }
 
 /// Marks `event` as produced by the subagent invocation `subagent_run_id`.

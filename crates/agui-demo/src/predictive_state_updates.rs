@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::{client_state, id, json_pieces, words};
 use agui_server::agent::{agent_fn, FnAgent};
-use agui_server::helpers::StateTracker;
+use agui_server::builders::StateTracker;
 
 const DOCUMENT: &str = "Once upon a time, a small agent wrote a story one piece at a time.";
 

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::{client_state, id, words};
 use agui_server::agent::{agent_fn, FnAgent};
-use agui_server::helpers::StateTracker;
+use agui_server::builders::StateTracker;
 
 /// The recipe the agent starts from when the client sent none.
 fn default_recipe() -> Value {

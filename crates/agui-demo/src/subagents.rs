@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{attribute, id, json_pieces, last_user_text, words};
 use agui_server::agent::{agent_fn, FnAgent};
-use agui_server::helpers;
+use agui_server::builders;
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {
@@ -35,7 +35,7 @@ pub(super) fn agent(delay: Duration) -> FnAgent {
         started.parent_message_id = Some(intro.clone());
         tx.emit(started).await?;
         let finding = format!("Researcher: {topic} are fascinating.");
-        let events = helpers::text_message(&id(&input, "finding"), words(&finding))
+        let events = builders::text_message(&id(&input, "finding"), words(&finding))
             .into_iter()
             .map(|e| attribute(e, &sub));
         tx.emit_paced(events, delay).await?;

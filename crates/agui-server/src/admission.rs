@@ -21,8 +21,8 @@ use axum::http::{header, HeaderMap, StatusCode};
 use futures_util::StreamExt;
 
 use crate::agent::Agent;
+use crate::budget::RunPermit;
 use crate::context::RunContext;
-use crate::cost::RunPermit;
 use crate::engine::RunDriver;
 use crate::error::ApiError;
 use crate::lifecycle::{default_verifier, LifecycleGuard};
@@ -60,7 +60,7 @@ impl Admission {
                 n.min(tokio::sync::Semaphore::MAX_PERMITS),
             ))
         });
-        let memory = crate::cost::memory_semaphore(config.memory_budget);
+        let memory = crate::budget::memory_semaphore(config.memory_budget);
         Admission {
             config,
             shutdown,
@@ -144,7 +144,7 @@ impl Admission {
         slot: Option<tokio::sync::OwnedSemaphorePermit>,
         body: Vec<u8>,
     ) -> Result<Admitted, ApiError> {
-        let permit = crate::cost::run_permit(slot, self.memory.as_ref(), &body)?;
+        let permit = crate::budget::run_permit(slot, self.memory.as_ref(), &body)?;
         let mut input: RunAgentInput =
             agui_core::wire::from_json_slice(&body).map_err(|e| ApiError::from_json_error(&e))?;
         // The agent may hold its input for the whole run: no spare capacity (a `Message`
@@ -162,8 +162,8 @@ impl Admission {
     /// the estimated cost of that parse.
     #[cfg(feature = "copilotkit")]
     pub(crate) fn hold_parsed(&self, body: &[u8]) -> Result<RunPermit, ApiError> {
-        let cost = crate::cost::parsed_cost(body);
-        crate::cost::request_permit(self.memory.as_ref(), body, cost)
+        let cost = crate::budget::parsed_cost(body);
+        crate::budget::request_permit(self.memory.as_ref(), body, cost)
     }
 
     /// What a request holds of the memory budget while it is handled, when it keeps
@@ -171,7 +171,7 @@ impl Admission {
     /// inner body is handed on): twice its length.
     #[cfg(feature = "copilotkit")]
     pub(crate) fn hold_text(&self, body: &[u8]) -> Result<RunPermit, ApiError> {
-        crate::cost::request_permit(self.memory.as_ref(), body, body.len().saturating_mul(2))
+        crate::budget::request_permit(self.memory.as_ref(), body, body.len().saturating_mul(2))
     }
 
     /// The context and lifecycle guard of a run of the agent `name` on `input`: the

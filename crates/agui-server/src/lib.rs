@@ -20,10 +20,10 @@
 //!   crate.
 
 mod admission;
-pub use agui_agent::{agent, context, engine, helpers, lifecycle};
+pub use agui_agent::{agent, builders, context, engine, lifecycle};
+mod budget;
 #[cfg(feature = "copilotkit")]
 pub mod copilotkit;
-mod cost;
 pub mod error;
 mod response;
 pub mod router;

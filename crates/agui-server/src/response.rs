@@ -119,7 +119,7 @@ pub(crate) struct RunStream {
     out: Vec<u8>,
     sent: u64,
     /// Held while the run streams (the concurrent-run limit).
-    _permit: crate::cost::RunPermit,
+    _permit: crate::budget::RunPermit,
 }
 
 impl RunStream {
@@ -127,7 +127,7 @@ impl RunStream {
         run: RunDriver,
         settings: &StreamSettings,
         span: tracing::Span,
-        permit: crate::cost::RunPermit,
+        permit: crate::budget::RunPermit,
     ) -> Self {
         // Keep-alive comments exist only in SSE.
         let keep_alive = match (settings.encoding, settings.keep_alive) {

@@ -128,7 +128,7 @@ impl EventEncoder {
 /// One event as the decoder framed it, before the inbound pipeline reads it.
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct RawEvent<'a> {
+pub struct EventFrame<'a> {
     /// Index of the event in the stream (0-based).
     pub index: u64,
     /// Byte offset where the event's frame starts.
@@ -140,7 +140,7 @@ pub struct RawEvent<'a> {
     pub last_event_id: &'a str,
 }
 
-/// The content of a [`RawEvent`].
+/// The content of an [`EventFrame`].
 #[derive(Debug)]
 // A frame is read and handed on at once, never stored: boxing the event would cost an
 // allocation per protobuf event for nothing.
@@ -226,14 +226,14 @@ impl EventDecoder {
     /// for protobuf the typed event (the protobuf schema has no room for unknown
     /// material). The inbound pipeline takes either.
     #[inline]
-    pub fn next_raw(&mut self) -> Option<Result<RawEvent<'_>, DecodeError>> {
+    pub fn next_raw(&mut self) -> Option<Result<EventFrame<'_>, DecodeError>> {
         match self {
             EventDecoder::Sse(d) => d.next_data(),
             EventDecoder::Proto(d) => {
                 let offset = d.offset();
                 let event = d.next()?;
                 let index = d.events_seen().saturating_sub(1);
-                Some(event.map(|event| RawEvent {
+                Some(event.map(|event| EventFrame {
                     index,
                     offset,
                     body: RawBody::Event(event),

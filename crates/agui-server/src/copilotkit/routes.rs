@@ -20,7 +20,7 @@ use super::stream;
 use super::CopilotRuntime;
 use crate::admission::{is_json_media_type, Admission, Admitted};
 use crate::agent::Agent;
-use crate::cost::RunPermit;
+use crate::budget::RunPermit;
 use crate::engine::STOP_MESSAGE;
 use crate::error::ApiError;
 use crate::runs::producer::{

@@ -115,7 +115,7 @@ pub(crate) struct Production {
     pub key: RunKey,
     pub fence: Fence,
     pub settings: ProducerSettings,
-    pub permit: crate::cost::RunPermit,
+    pub permit: crate::budget::RunPermit,
     /// For a run of a thread: what its history needs.
     pub thread: Option<ThreadRun>,
 }

@@ -350,12 +350,12 @@ impl SseDecoder {
     /// offset of its frame, and the data bytes (borrowed from the decoder's buffer).
     /// This is what the inbound pipeline ([`Intake`](crate::semantics::Intake)) reads.
     #[inline]
-    pub fn next_data(&mut self) -> Option<Result<super::RawEvent<'_>, DecodeError>> {
+    pub fn next_data(&mut self) -> Option<Result<super::EventFrame<'_>, DecodeError>> {
         let d = match self.dispatch_next()? {
             Ok(d) => d,
             Err(e) => return Some(Err(e)),
         };
-        Some(Ok(super::RawEvent {
+        Some(Ok(super::EventFrame {
             index: d.index,
             offset: d.offset,
             body: super::RawBody::Json(self.frame_data()),

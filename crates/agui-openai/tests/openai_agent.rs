@@ -73,9 +73,13 @@ async fn turn(fake: &fake::Fake, model: &str, answer: bool) -> Outcome {
             })
             .answer_tools(2);
     } else {
-        b = b.tool(card, |_args: Value| async move {
-            Ok(agui_core::Content::from("unused"))
-        });
+        // Offered, not answered: the run ends with the call (a conversation answers
+        // its registered tools by default).
+        b = b
+            .tool(card, |_args: Value| async move {
+                Ok(agui_core::Content::from("unused"))
+            })
+            .answer_tools(0);
     }
     let mut conv = b.build();
     conv.add_message(Message::user("u1", "hello"));

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use agui_redis::{RedisLimits, RedisRunStore};
 use agui_server::runs::{
     Batch, CancelOutcome, Created, Fence, Heartbeat, InMemoryRunStore, NewRun, Resumable, RunKey,
-    RunLimits, RunRecord, RunStatus, RunStore, RunStoreFuture,
+    RunLimits, RunRecord, RunStatus, RunStore, RunStoreFuture, ThreadEntry, ThreadKey, ThreadQuery,
+    ThreadRecord, ThreadSummary, ThreadUpdate,
 };
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -48,6 +49,41 @@ impl RunStore for Counting {
         self.events
             .fetch_add(events.len() as u64, Ordering::Relaxed);
         self.inner.append(key, fence, first, events, terminal)
+    }
+    fn end_thread_run<'a>(
+        &'a self,
+        key: &'a RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        status: RunStatus,
+        entry: ThreadEntry,
+    ) -> RunStoreFuture<'a, ()> {
+        self.appends.fetch_add(1, Ordering::Relaxed);
+        self.events
+            .fetch_add(events.len() as u64, Ordering::Relaxed);
+        self.inner
+            .end_thread_run(key, fence, first, events, status, entry)
+    }
+    fn thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, Option<ThreadRecord>> {
+        self.inner.thread(key)
+    }
+    fn list_threads<'a>(
+        &'a self,
+        scope: &'a str,
+        query: &'a ThreadQuery,
+    ) -> RunStoreFuture<'a, Vec<ThreadSummary>> {
+        self.inner.list_threads(scope, query)
+    }
+    fn update_thread<'a>(
+        &'a self,
+        key: &'a ThreadKey,
+        update: ThreadUpdate,
+    ) -> RunStoreFuture<'a, Option<ThreadSummary>> {
+        self.inner.update_thread(key, update)
+    }
+    fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool> {
+        self.inner.forget_thread(key)
     }
     fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
         self.inner.read(key, after, limit)

@@ -77,6 +77,7 @@ async fn drive(
                         body_hash: "0".repeat(64),
                         replica: "bench-replica".into(),
                         lease: Duration::from_secs(30),
+                        thread: None,
                     })
                     .await
                     .expect("create");

@@ -11,9 +11,11 @@
 use std::time::Duration;
 
 /// How often the heap is looked at.
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
 pub const TRIM_EVERY: Duration = Duration::from_secs(2);
 
 /// How much must be free in the heap for a trim.
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
 pub const TRIM_ABOVE: usize = 1 << 20;
 
 /// Starts the thread that gives freed memory back (glibc on Linux; elsewhere the

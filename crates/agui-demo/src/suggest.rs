@@ -19,11 +19,6 @@ pub use agui_server::copilotkit::SUGGEST_TOOL;
 /// agent it wraps.
 pub(crate) struct Suggesting(pub Arc<dyn Agent>);
 
-/// Whether the run asks for suggestions (see [`agui_server::copilotkit::is_suggestion_run`]).
-pub(crate) fn asks_for_suggestions(input: &RunAgentInput) -> bool {
-    agui_server::copilotkit::is_suggestion_run(input)
-}
-
 /// The conversation's last user text: CopilotKit's suggestion run ends with a user
 /// message of its own (the instruction to suggest), which is not the user's.
 fn topic(input: &RunAgentInput) -> Option<String> {
@@ -67,7 +62,7 @@ fn suggestions(input: &RunAgentInput) -> Vec<Event> {
 
 impl Agent for Suggesting {
     fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream {
-        if !asks_for_suggestions(&input) {
+        if !agui_server::copilotkit::is_suggestion_run(&input) {
             return self.0.run(input, ctx);
         }
         let events = suggestions(&input);

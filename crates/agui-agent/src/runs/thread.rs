@@ -121,18 +121,11 @@ impl ThreadQuery {
         }
     }
 
-    /// Whether `t` passes the filters (not the place: see [`is_after`](Self::is_after)).
+    /// Whether `t` passes the filters (the place is the store's: it reads its index from
+    /// [`after`](Self::after) on).
     pub fn admits(&self, t: &ThreadSummary) -> bool {
         (self.include_archived || !t.archived)
             && (self.agents.is_empty() || self.agents.contains(&t.agent))
-    }
-
-    /// Whether a thread whose last run ended at `last_run_at_ms` with key `key` comes
-    /// after the query's place in the order.
-    pub fn is_after(&self, last_run_at_ms: u64, key: &ThreadKey) -> bool {
-        self.after.as_ref().is_none_or(|(ms, k)| {
-            last_run_at_ms < *ms || (last_run_at_ms == *ms && key.as_str() < k.as_str())
-        })
     }
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reducer benchmark: ours (crates/agui-core/benches/apply.rs) next to the reference
+# Reducer benchmark: ours (crates/agui-sdk-core/benches/apply.rs) next to the reference
 # `defaultApplyEvents` (@ag-ui/client 1.0.0, interop/semantics-bench.mjs) on the same
 # generated JSON Lines input, in the same run; then ours alone at the full sizes.
 #
@@ -14,8 +14,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 "$root/scripts/setup-interop.sh"
-cargo bench -q -p agui-core --bench apply --no-run
-bench="$(cargo bench -q -p agui-core --bench apply --no-run --message-format=json 2>/dev/null \
+cargo bench -q -p agui-sdk-core --bench apply --no-run
+bench="$(cargo bench -q -p agui-sdk-core --bench apply --no-run --message-format=json 2>/dev/null \
   | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -18,5 +18,5 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 cargo build -q --release --manifest-path bench/client/Cargo.toml
 "$CARGO_TARGET_DIR/release/client-bench" "$@"
 if [ "${SKIP_CRITERION:-0}" != 1 ]; then
-  cargo bench -q -p agui-client --bench pipeline
+  cargo bench -q -p agui-sdk-client --bench pipeline
 fi

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Codec benchmarks: agui-core's SSE and protobuf codecs on a realistic stream
-# (crates/agui-core/benches/codec.rs), then agui-core against the `ag-ui` crate on the
+# Codec benchmarks: agui-sdk-core's SSE and protobuf codecs on a realistic stream
+# (crates/agui-sdk-core/benches/codec.rs), then agui-sdk-core against the `ag-ui` crate on the
 # same stream in the same run (bench/peers, a separate workspace). Prints events/s, MB/s
 # and the ratio of each to its ceiling (decode: serde_json::from_slice::<Value> of the
 # same JSON payloads; encode: serde_json::to_writer of the same events).
 #
 #   scripts/bench-codec.sh            both
-#   scripts/bench-codec.sh --no-peers only agui-core's
+#   scripts/bench-codec.sh --no-peers only agui-sdk-core's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # One codegen unit and fat LTO, as an optimised application build would use: with the
 # default 16 units, where the compiler happens to place and inline the serializer moves
 # every figure here, ceilings included, by up to 15 % from one build to the next.
 export CARGO_PROFILE_BENCH_CODEGEN_UNITS=1 CARGO_PROFILE_BENCH_LTO=fat
-cargo bench -p agui-core --bench codec
+cargo bench -p agui-sdk-core --bench codec
 [ "${1:-}" = "--no-peers" ] || cargo bench --manifest-path bench/peers/Cargo.toml --bench peers
 python3 - <<'PY'
 import json, os
@@ -32,7 +32,7 @@ def row(label, ns, nbytes, ceiling_ns=None):
     ratio = f"{ceiling_ns / ns * 100:6.1f} %" if ceiling_ns else "        "
     print(f"  {label:<44} {ev_s / 1e6:6.2f} M events/s {mb_s:8.1f} MB/s  {ratio}")
 print(f"\nstream: {n} events; JSON {sizes['json']} B, SSE {sizes['sse']} B, protobuf {sizes['proto']} B")
-print("\nagui-core (crates/agui-core/benches/codec.rs); % = speed relative to the ceiling")
+print("\nagui-core (crates/agui-sdk-core/benches/codec.rs); % = speed relative to the ceiling")
 dc = mean_ns("codec", "decode_ceiling_serde_value")
 ec = mean_ns("codec", "encode_ceiling_serde_to_writer")
 row("decode ceiling: from_slice::<Value> (JSON)", dc, sizes["json"], dc)
@@ -57,12 +57,12 @@ if pdc:
     pec = mean_ns("peers", "encode_ceiling_serde_to_writer", root)
     print("\nsame run, against the ag-ui crate 0.5.0-alpha.3 (bench/peers); % = relative to the ceiling")
     row("decode ceiling: from_slice::<Value> (JSON)", pdc, sizes["json"], pdc)
-    row("decode SSE: agui-core", mean_ns("peers", "decode_agui_core", root), sizes["sse"], pdc)
+    row("decode SSE: agui-sdk-core", mean_ns("peers", "decode_agui_core", root), sizes["sse"], pdc)
     row("decode SSE: ag-ui", mean_ns("peers", "decode_ag_ui", root), sizes["sse"], pdc)
     row("encode ceiling: to_writer (JSON)", pec, sizes["json"], pec)
-    row("encode SSE: agui-core", mean_ns("peers", "encode_agui_core", root), sizes["sse"], pec)
+    row("encode SSE: agui-sdk-core", mean_ns("peers", "encode_agui_core", root), sizes["sse"], pec)
     row("encode SSE: ag-ui", mean_ns("peers", "encode_ag_ui", root), sizes["sse"], pec)
     a, b = mean_ns("peers", "decode_agui_core", root), mean_ns("peers", "decode_ag_ui", root)
     c, d = mean_ns("peers", "encode_agui_core", root), mean_ns("peers", "encode_ag_ui", root)
-    print(f"\n  agui-core vs ag-ui: SSE decode {b / a:.2f}x as fast, SSE encode {d / c:.2f}x as fast")
+    print(f"\n  agui-sdk-core vs ag-ui: SSE decode {b / a:.2f}x as fast, SSE encode {d / c:.2f}x as fast")
 PY

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The deterministic cost gates (crates/agui-gates): allocations, bytes and instructions
-# per operation on the hot paths, against crates/agui-gates/budgets.txt. Instructions
+# The deterministic cost gates (crates/agui-sdk-gates): allocations, bytes and instructions
+# per operation on the hot paths, against crates/agui-sdk-gates/budgets.txt. Instructions
 # are counted by valgrind's callgrind, installed here from Debian's packages when
 # missing (as root); AGUI_GATES_ARGS passes flags (e.g. --only reducer-patch).
 set -euo pipefail
@@ -13,4 +13,4 @@ if ! command -v valgrind >/dev/null; then
     exit 1
   fi
 fi
-cargo run --release --quiet -p agui-gates -- ${AGUI_GATES_ARGS:-}
+cargo run --release --quiet -p agui-sdk-gates -- ${AGUI_GATES_ARGS:-}

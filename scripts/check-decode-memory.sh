@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeats=${1:-165}
-cargo build --release -q -p agui-cli
+cargo build --release -q -p agui-sdk-cli
 agui=target/release/agui
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

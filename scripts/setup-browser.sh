@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the browser tests (examples/copilotkit-chat and the `agui inspect` page):
 # installs Debian's Chromium when /usr/bin/chromium is missing, installs the pinned npm
-# packages of the example and of crates/agui-inspect/e2e (each skipped while its
+# packages of the example and of crates/agui-sdk-inspect/e2e (each skipped while its
 # node_modules is newer than its package-lock.json) and builds the example's page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,4 +25,4 @@ npm_ci() {
 
 npm_ci examples/copilotkit-chat
 (cd examples/copilotkit-chat && npm run --silent build)
-npm_ci crates/agui-inspect/e2e
+npm_ci crates/agui-sdk-inspect/e2e

@@ -2,7 +2,7 @@
 # Runs the real-browser tests: the CopilotKit example against `agui serve`, then the
 # `agui inspect` page. Sets up Chromium and the pages (scripts/setup-browser.sh),
 # builds the agui binary unless AGUI_BIN names one, then runs
-# examples/copilotkit-chat/e2e/browser.test.mjs and crates/agui-inspect/e2e/*.test.mjs (one
+# examples/copilotkit-chat/e2e/browser.test.mjs and crates/agui-sdk-inspect/e2e/*.test.mjs (one
 # file after the other: each starts its own processes and browser).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,4 +12,4 @@ if [ -z "${AGUI_BIN:-}" ]; then
   export AGUI_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/agui"
 fi
 (cd examples/copilotkit-chat && node --test --test-reporter=spec e2e/browser.test.mjs)
-node --test --test-concurrency=1 --test-reporter=spec crates/agui-inspect/e2e/*.test.mjs
+node --test --test-concurrency=1 --test-reporter=spec crates/agui-sdk-inspect/e2e/*.test.mjs

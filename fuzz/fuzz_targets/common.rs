@@ -1,8 +1,8 @@
 //! Shared by the fuzz targets: split the input into chunks, decode, and check the
 //! invariants every decoded event must satisfy.
 
-use agui_core::encoding::{proto, sse, DecodeError, Encoding, EventDecoder};
-use agui_core::Event;
+use agui_sdk_core::encoding::{proto, sse, DecodeError, Encoding, EventDecoder};
+use agui_sdk_core::Event;
 
 /// Everything a decoder produced: events, and errors as (index, offset, fatal).
 pub type Outcome = Vec<Result<Event, (u64, u64, bool)>>;
@@ -35,7 +35,7 @@ pub fn decode(encoding: Encoding, data: &[u8], splits: &[u8]) -> Outcome {
 }
 
 // `renumber` and `js_view`, shared with the core's tests.
-#[path = "../../crates/agui-core/tests/common/js_numbers.rs"]
+#[path = "../../crates/agui-sdk-core/tests/common/js_numbers.rs"]
 mod js_numbers;
 use js_numbers::js_view;
 

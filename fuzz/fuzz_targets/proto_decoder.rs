@@ -2,7 +2,7 @@
 //! the split does not change what it decodes, and every event it decodes re-encodes.
 #![no_main]
 
-use agui_core::encoding::Encoding;
+use agui_sdk_core::encoding::Encoding;
 use libfuzzer_sys::fuzz_target;
 
 mod common;

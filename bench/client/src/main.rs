@@ -11,11 +11,11 @@
 //! image before exec, i.e. the driver's resident size with its prebuilt bodies.
 //!
 //! The clients (each a child process, so peak RSS is its own):
-//! - `agui-raw`: `agui_client::HttpAgent::run`, the raw event stream (decode only);
-//! - `agui-agent`: `agui_client::Conversation::run_agent`, the whole pipeline (decode, chunk
+//! - `agui-raw`: `agui_sdk_client::HttpAgent::run`, the raw event stream (decode only);
+//! - `agui-sdk-agent`: `agui_sdk_client::Conversation::run_agent`, the whole pipeline (decode, chunk
 //!   expansion, verification, reducer) keeping the conversation (events counted by a
 //!   middleware);
-//! - `agui-agent-sub`: the same with a subscriber whose `on_event` counts the events
+//! - `agui-sdk-agent-sub`: the same with a subscriber whose `on_event` counts the events
 //!   (as the Node script counts them);
 //! - `node-ref`: the reference `HttpAgent.runAgent` (`@ag-ui/client` 1.0.0, Node), via
 //!   `ref-client-bench.mjs`;
@@ -38,8 +38,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agui_core::encoding::{Encoding, EventEncoder};
-use agui_core::Event;
+use agui_sdk_core::encoding::{Encoding, EventEncoder};
+use agui_sdk_core::Event;
 use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::header::CONTENT_TYPE;
@@ -189,8 +189,8 @@ fn client_main(args: &[String]) {
         .block_on(async {
             match kind.as_str() {
                 "agui-raw" => agui_raw(url, encoding).await,
-                "agui-agent" => agui_agent(url, encoding, false).await,
-                "agui-agent-sub" => agui_agent(url, encoding, true).await,
+                "agui-sdk-agent" => agui_sdk_agent(url, encoding, false).await,
+                "agui-sdk-agent-sub" => agui_sdk_agent(url, encoding, true).await,
                 "agrs-raw" => agrs_raw(url).await,
                 "agrs-thread" => agrs_thread(url).await,
                 other => Err(format!("unknown client {other}")),
@@ -224,11 +224,11 @@ fn client_main(args: &[String]) {
 }
 
 async fn agui_raw(url: &str, encoding: Encoding) -> Result<(u64, Option<u64>), String> {
-    let http = agui_client::HttpAgent::builder(url)
+    let http = agui_sdk_client::HttpAgent::builder(url)
         .encoding(encoding)
         .build()
         .map_err(|e| e.to_string())?;
-    let input = agui_core::RunAgentInput::new(THREAD, "run-bench", Vec::new());
+    let input = agui_sdk_core::RunAgentInput::new(THREAD, "run-bench", Vec::new());
     let mut stream = http.run(&input);
     let mut n = 0;
     while let Some(e) = stream.next().await {
@@ -250,27 +250,27 @@ fn run_over() {
 /// Counts the events `Conversation` hands its subscribers.
 struct Count(Arc<AtomicU64>);
 
-impl agui_client::Subscriber for Count {
-    fn on_event(&mut self, event: &Event) -> agui_client::Flow {
+impl agui_sdk_client::Subscriber for Count {
+    fn on_event(&mut self, event: &Event) -> agui_sdk_client::Flow {
         self.0.fetch_add(1, Ordering::Relaxed);
         if let Event::RunFinished(_) = event {
             RSS_AT_FINISH.store(peak_rss_kb(), Ordering::Relaxed);
         }
-        agui_client::Flow::Continue
+        agui_sdk_client::Flow::Continue
     }
 }
 
 /// Counts the events coming out of the transport (a middleware: no subscriber).
 struct CountMiddleware(Arc<AtomicU64>);
 
-impl agui_client::Middleware for CountMiddleware {
+impl agui_sdk_client::Middleware for CountMiddleware {
     fn transform(
         &self,
-        _input: &agui_core::RunAgentInput,
-        events: agui_client::EventStream,
-    ) -> agui_client::EventStream {
+        _input: &agui_sdk_core::RunAgentInput,
+        events: agui_sdk_client::EventStream,
+    ) -> agui_sdk_client::EventStream {
         let count = self.0.clone();
-        agui_client::EventStream::from_stream(events.inspect(move |e| {
+        agui_sdk_client::EventStream::from_stream(events.inspect(move |e| {
             count.fetch_add(1, Ordering::Relaxed);
             if let Ok(Event::RunFinished(_)) = e {
                 RSS_AT_FINISH.store(peak_rss_kb(), Ordering::Relaxed);
@@ -279,17 +279,17 @@ impl agui_client::Middleware for CountMiddleware {
     }
 }
 
-async fn agui_agent(
+async fn agui_sdk_agent(
     url: &str,
     encoding: Encoding,
     subscriber: bool,
 ) -> Result<(u64, Option<u64>), String> {
-    let http = agui_client::HttpAgent::builder(url)
+    let http = agui_sdk_client::HttpAgent::builder(url)
         .encoding(encoding)
         .build()
         .map_err(|e| e.to_string())?;
     let count = Arc::new(AtomicU64::new(0));
-    let builder = agui_client::Conversation::builder(http).thread_id(THREAD);
+    let builder = agui_sdk_client::Conversation::builder(http).thread_id(THREAD);
     let mut agent = if subscriber {
         builder.subscribe(Count(count.clone()))
     } else {
@@ -297,7 +297,7 @@ async fn agui_agent(
     }
     .build();
     agent
-        .run_agent(agui_client::RunParams::new())
+        .run_agent(agui_sdk_client::RunParams::new())
         .await
         .map_err(|e| e.to_string())?;
     run_over();
@@ -356,8 +356,8 @@ fn parse_opts(args: &[String]) -> Opts {
         encodings: vec![Encoding::Sse, Encoding::Proto],
         clients: [
             "agui-raw",
-            "agui-agent",
-            "agui-agent-sub",
+            "agui-sdk-agent",
+            "agui-sdk-agent-sub",
             "node-ref",
             "agrs-raw",
             "agrs-thread",
@@ -406,8 +406,8 @@ struct Measure {
 fn describe(client: &str) -> &'static str {
     match client {
         "agui-raw" => "ours: HttpAgent::run (decode only)",
-        "agui-agent" => "ours: Agent::run_agent (whole pipeline)",
-        "agui-agent-sub" => "ours: Agent::run_agent + an on_event subscriber",
+        "agui-sdk-agent" => "ours: Agent::run_agent (whole pipeline)",
+        "agui-sdk-agent-sub" => "ours: Agent::run_agent + an on_event subscriber",
         "node-ref" => "reference @ag-ui/client HttpAgent.runAgent (Node)",
         "agrs-raw" => "ag-ui crate: HttpAgent::run_events (decode + schema enforcement)",
         "agrs-thread" => "ag-ui crate: Thread::run + collect_report (whole pipeline)",
@@ -563,7 +563,7 @@ fn render(o: &Opts, rows: &[Row]) -> String {
     // Ours (Agent, whole pipeline) at the full size, per encoding: the ratio's base.
     let base = |enc: Encoding| {
         rows.iter()
-            .find(|r| r.client == "agui-agent" && r.encoding == enc && r.events == o.events)
+            .find(|r| r.client == "agui-sdk-agent" && r.encoding == enc && r.events == o.events)
             .and_then(|r| r.result.as_ref().ok().map(|m| r.events as f64 / m.seconds))
     };
     let mut s = String::new();

@@ -1,4 +1,4 @@
-//! Load benchmark (loopback only, bounded in time): agui-server against the `ag-ui`
+//! Load benchmark (loopback only, bounded in time): agui-sdk-server against the `ag-ui`
 //! crate's axum integration, the Python reference SDK on uvicorn and the TypeScript
 //! reference encoder on Node `http`, all serving the same agent (see `srv_agui.rs`).
 //!
@@ -46,7 +46,7 @@ fn command(server: &str) -> Command {
         .to_path_buf();
     let interop = repo().join("interop");
     let mut c = match server {
-        "agui-server" => Command::new(exe_dir.join("srv_agui")),
+        "agui-sdk-server" => Command::new(exe_dir.join("srv_agui")),
         "ag-ui-crate" => Command::new(exe_dir.join("srv_agrs")),
         "bare-axum" => Command::new(exe_dir.join("srv_bare")),
         "ts-encoder" => {
@@ -301,7 +301,7 @@ async fn phase(
 async fn main() {
     let mut servers: Vec<String> = std::env::args().skip(1).collect();
     if servers.is_empty() {
-        servers = ["agui-server", "ag-ui-crate", "ts-encoder", "py-sdk"]
+        servers = ["agui-sdk-server", "ag-ui-crate", "ts-encoder", "py-sdk"]
             .map(String::from)
             .to_vec();
     }

@@ -5,9 +5,9 @@
 //! its tokens from another task through a channel of one slot, one at a time: the
 //! hand-off the HTTP client's body makes per chunk, without HTTP or JSON.
 
-use agui_core::Event;
-use agui_openai::OpenAiAgent;
-use agui_server::{agent_fn, AgentRouter};
+use agui_sdk_core::Event;
+use agui_sdk_openai::OpenAiAgent;
+use agui_sdk_server::{agent_fn, AgentRouter};
 
 use crate::{now_ns, Ask};
 

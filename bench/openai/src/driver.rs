@@ -7,7 +7,7 @@
 //!   on its own: the floor);
 //! * `adapter`: the client runs the `/chat` agent, which reads the endpoint (two hops);
 //! * `alone`: the client runs the `/alone` agent, which emits the same events with no
-//!   upstream (`agui-server`'s own cost);
+//!   upstream (`agui-sdk-server`'s own cost);
 //! * `alone, hand-off` (throughput only): `/alone` taking each token from another task
 //!   through a one-slot channel, the way the HTTP client hands the adapter the body.
 
@@ -753,14 +753,14 @@ async fn callgrind(opts: &Opts, exe: &str, up_url: &str, r: &mut Report) {
     };
     let text = String::from_utf8_lossy(&out.stdout);
     let parts: [(&str, &[&str]); 9] = [
-        ("the adapter's turn (`agui_openai::model_turn`: body read, SSE split, JSON, translation, emit)", &["agui_openai::model_turn::{{closure}} ["]),
+        ("the adapter's turn (`agui_sdk_openai::model_turn`: body read, SSE split, JSON, translation, emit)", &["agui_sdk_openai::model_turn::{{closure}} ["]),
         ("  the body read under the per-read timeout (`tokio::time::Timeout::poll`)", &["tokio::time::timeout::Timeout<T> as core::future::future::Future>::poll ["]),
-        ("  `SseReader::push` (SSE split and chunk JSON)", &["agui_openai::wire::SseReader::push ["]),
-        ("    the chunk's JSON (`serde_json` into `Chunk`)", &["agui_openai::wire::parse ["]),
-        ("  `Turn::push` (chunk to events)", &["agui_openai::translate::Turn::push ["]),
-        ("  `Emitter::emit` (channel send)", &["agui_server::agent::Emitter::emit::{{closure}} ["]),
-        ("the response body (`RunStream::poll_next`: agent poll, lifecycle, encoding; includes the turn)", &["<agui_server::response::RunStream as futures_core::stream::Stream>::poll_next ["]),
-        ("  SSE encoding (`encode_into`)", &["agui_server::response::encode_into ["]),
+        ("  `SseReader::push` (SSE split and chunk JSON)", &["agui_sdk_openai::wire::SseReader::push ["]),
+        ("    the chunk's JSON (`serde_json` into `Chunk`)", &["agui_sdk_openai::wire::parse ["]),
+        ("  `Turn::push` (chunk to events)", &["agui_sdk_openai::translate::Turn::push ["]),
+        ("  `Emitter::emit` (channel send)", &["agui_sdk_server::agent::Emitter::emit::{{closure}} ["]),
+        ("the response body (`RunStream::poll_next`: agent poll, lifecycle, encoding; includes the turn)", &["<agui_sdk_server::response::RunStream as futures_core::stream::Stream>::poll_next ["]),
+        ("  SSE encoding (`encode_into`)", &["agui_sdk_server::response::encode_into ["]),
         ("the upstream connection task (hyper client: socket read, chunked decoding)", &["<hyper::client::conn::http1::upgrades::UpgradeableConnection<I,B> as core::future::future::Future>::poll ["]),
     ];
     r.line(format!("Breakdown of the adapter run of {big} tokens (inclusive instructions per token; nested rows are part of the row above; what did not show in the profile is left out):"));

@@ -1,10 +1,10 @@
-//! What `agui-openai` adds to what the model costs.
+//! What `agui-sdk-openai` adds to what the model costs.
 //!
 //! One binary, three roles, each its own process:
 //!
 //! * `openai-bench upstream`: a fake chat-completions endpoint on loopback (raw HTTP/1.1,
 //!   chunked, keep-alive), one `data: {chat.completion.chunk}` event per token;
-//! * `openai-bench agent --upstream URL`: `agui-server` with the `OpenAiAgent` over that
+//! * `openai-bench agent --upstream URL`: `agui-sdk-server` with the `OpenAiAgent` over that
 //!   endpoint at `/chat`, and at `/alone` an agent emitting the same text events with no
 //!   upstream;
 //! * `openai-bench drive` (the default): starts both, plays the client (reqwest) and

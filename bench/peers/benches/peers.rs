@@ -1,11 +1,11 @@
-//! The `ag-ui` crate (0.5.0-alpha.3, the strongest Rust peer) and agui-core on the same
-//! realistic stream (`crates/agui-core/benches/support/stream.rs`), in the same run, each
+//! The `ag-ui` crate (0.5.0-alpha.3, the strongest Rust peer) and agui-sdk-core on the same
+//! realistic stream (`crates/agui-sdk-core/benches/support/stream.rs`), in the same run, each
 //! next to the same ceilings:
 //! - decoding SSE into typed events (`ag_ui::client::transport::sse::SseDecoder` +
-//!   `SseFrame::into_event`, against `agui_core::encoding::SseDecoder`), ceiling
+//!   `SseFrame::into_event`, against `agui_sdk_core::encoding::SseDecoder`), ceiling
 //!   `serde_json::from_slice::<Value>` of the JSON payloads;
 //! - encoding SSE (`ag_ui::SseFormatter::encode`, against
-//!   `agui_core::encoding::sse::encode_event`), ceiling `serde_json::to_writer` of the
+//!   `agui_sdk_core::encoding::sse::encode_event`), ceiling `serde_json::to_writer` of the
 //!   events into one buffer.
 //!
 //! `ag-ui` has no protobuf codec. `scripts/bench-codec.sh` prints the ratios.
@@ -14,10 +14,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use ag_ui::encode::EventStreamFormatter;
-use agui_core::encoding::{sse, SseDecoder};
+use agui_sdk_core::encoding::{sse, SseDecoder};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-#[path = "../../../crates/agui-core/benches/support/stream.rs"]
+#[path = "../../../crates/agui-sdk-core/benches/support/stream.rs"]
 mod stream;
 
 const CHUNK: usize = 16 * 1024;
@@ -49,7 +49,7 @@ fn peers(c: &mut Criterion) {
             }
         })
     });
-    g.bench_function("decode/agui_core", |b| {
+    g.bench_function("decode/agui_sdk_core", |b| {
         b.iter(|| {
             let mut dec = SseDecoder::new();
             let mut count = 0;
@@ -88,7 +88,7 @@ fn peers(c: &mut Criterion) {
             black_box(buf.len());
         })
     });
-    g.bench_function("encode/agui_core", |b| {
+    g.bench_function("encode/agui_sdk_core", |b| {
         b.iter(|| {
             buf.clear();
             for e in &ours {

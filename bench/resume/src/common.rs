@@ -4,9 +4,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use agui_core::Event;
-use agui_server::runs::Resumable;
-use agui_server::{agent_fn, AgentError, AgentRouter, Emitter, RunContext};
+use agui_sdk_core::Event;
+use agui_sdk_server::runs::Resumable;
+use agui_sdk_server::{agent_fn, AgentError, AgentRouter, Emitter, RunContext};
 use axum::serve::ListenerExt;
 use bytes::Bytes;
 
@@ -153,7 +153,7 @@ pub fn unique_prefix(what: &str) -> String {
 }
 
 /// The `events` and `tickUs` numbers of a request's `forwardedProps`.
-fn props(input: &agui_core::RunAgentInput) -> (u64, u64, bool) {
+fn props(input: &agui_sdk_core::RunAgentInput) -> (u64, u64, bool) {
     let p = input.forwarded_props.as_ref().map(|p| p.to_value());
     let p = p.as_ref();
     let num = |k: &str| p.and_then(|p| p.get(k)).and_then(|v| v.as_u64());
@@ -172,7 +172,7 @@ fn props(input: &agui_core::RunAgentInput) -> (u64, u64, bool) {
 /// `TEXT_MESSAGE_START`, `events - 2` contents of [`EVENT_BYTES`] bytes,
 /// `TEXT_MESSAGE_END`, as fast as it can or one every `tickUs` microseconds; with
 /// `hold`, it then waits until the run is cancelled (a run left running).
-pub fn emitter_agent() -> agui_server::FnAgent {
+pub fn emitter_agent() -> agui_sdk_server::FnAgent {
     agent_fn(|input, ctx: RunContext, tx: Emitter| async move {
         let (n, tick_us, hold) = props(&input);
         let msg = format!("{}-m", input.run_id);
@@ -201,8 +201,8 @@ pub fn emitter_agent() -> agui_server::FnAgent {
 /// fast as it can), every one ready at once.
 pub struct IterAgent;
 
-impl agui_server::Agent for IterAgent {
-    fn run(&self, input: agui_core::RunAgentInput, _ctx: RunContext) -> agui_server::AgentStream {
+impl agui_sdk_server::Agent for IterAgent {
+    fn run(&self, input: agui_sdk_core::RunAgentInput, _ctx: RunContext) -> agui_sdk_server::AgentStream {
         use futures_util::StreamExt;
         let (n, _, _) = props(&input);
         let msg = format!("{}-m", input.run_id);

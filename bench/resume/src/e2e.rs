@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agui_redis::{RedisLimits, RedisRunStore};
-use agui_server::runs::{
+use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_server::runs::{
     Batch, CancelOutcome, Created, Fence, Heartbeat, InMemoryRunStore, NewRun, Resumable, RunKey,
     RunLimits, RunRecord, RunStatus, RunStore, RunStoreFuture, ThreadEntry, ThreadKey, ThreadQuery,
     ThreadRecord, ThreadSummary, ThreadUpdate,

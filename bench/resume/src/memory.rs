@@ -9,8 +9,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agui_redis::{RedisLimits, RedisRunStore};
-use agui_server::runs::{sha256_hex, InMemoryRunStore, Resumable, RunKey, RunLimits, RunStore};
+use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_server::runs::{sha256_hex, InMemoryRunStore, Resumable, RunKey, RunLimits, RunStore};
 use futures_util::StreamExt;
 use serde_json::json;
 

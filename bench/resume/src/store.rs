@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agui_redis::{RedisLimits, RedisRunStore};
-use agui_server::runs::{
+use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_server::runs::{
     Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStatus, RunStore,
 };
 use bytes::Bytes;

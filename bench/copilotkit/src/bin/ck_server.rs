@@ -1,4 +1,4 @@
-//! The benchmark agent behind agui-server's CopilotKit runtime, mounted at
+//! The benchmark agent behind agui-sdk-server's CopilotKit runtime, mounted at
 //! `/copilotkit`. `ck-server [PORT] [--nagle] [--short] [--redis URL]` (port 0, the
 //! default: a free port); prints `listening <port>`.
 //!
@@ -35,12 +35,12 @@
 //! heap, the counterpart of Node's `heapUsed` after a collection. The driver calls it
 //! on both servers before reading their resident size.
 
-use agui_core::event::ToolCallStart;
-use agui_core::types::Role;
-use agui_core::{Event, RunAgentInput};
-use agui_server::copilotkit::CopilotRuntime;
-use agui_server::runs::{InMemoryRunStore, Owner, RunLimits, RunStore};
-use agui_server::{Agent, AgentError, AgentStream, RunContext};
+use agui_sdk_core::event::ToolCallStart;
+use agui_sdk_core::types::Role;
+use agui_sdk_core::{Event, RunAgentInput};
+use agui_sdk_server::copilotkit::CopilotRuntime;
+use agui_sdk_server::runs::{InMemoryRunStore, Owner, RunLimits, RunStore};
+use agui_sdk_server::{Agent, AgentError, AgentStream, RunContext};
 use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use serde_json::json;
@@ -159,9 +159,9 @@ async fn main() -> std::io::Result<()> {
     let store: Arc<dyn RunStore> = match redis {
         Some(url) => {
             let prefix = format!("ck-bench-{}", std::process::id());
-            let limits = agui_redis::RedisLimits::default().max_threads(1_000_000);
+            let limits = agui_sdk_redis::RedisLimits::default().max_threads(1_000_000);
             Arc::new(
-                agui_redis::RedisRunStore::connect(&url, &prefix, limits)
+                agui_sdk_redis::RedisRunStore::connect(&url, &prefix, limits)
                     .await
                     .map_err(std::io::Error::other)?,
             )

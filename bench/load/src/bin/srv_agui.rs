@@ -1,4 +1,4 @@
-//! The benchmark agent on agui-server. `srv_agui PORT` (0: a free port); prints
+//! The benchmark agent on agui-sdk-server. `srv_agui PORT` (0: a free port); prints
 //! `listening <port>`.
 //!
 //! POST /bench with `forwardedProps: {"events": N, "intervalMs": I}`: a text message
@@ -7,8 +7,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agui_core::{Event, RunAgentInput};
-use agui_server::{Agent, AgentError, AgentRouter, AgentStream, RunContext, Shutdown};
+use agui_sdk_core::{Event, RunAgentInput};
+use agui_sdk_server::{Agent, AgentError, AgentRouter, AgentStream, RunContext, Shutdown};
 use futures_util::StreamExt;
 
 fn now_us() -> u128 {
@@ -69,5 +69,5 @@ async fn main() -> std::io::Result<()> {
         .into_router();
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     println!("listening {}", listener.local_addr()?.port());
-    agui_server::serve(listener, app, shutdown).await
+    agui_sdk_server::serve(listener, app, shutdown).await
 }

@@ -1,0 +1,256 @@
+//! `agui serve`: runs the demo agents over HTTP, at `POST /{name}` and through the
+//! CopilotKit runtime at `/copilotkit`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::io::CliError;
+
+/// Arguments of `agui serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub addr: SocketAddr,
+    /// Pause between streamed pieces, in milliseconds (0 for tests).
+    #[arg(long, default_value_t = 40)]
+    pub delay_ms: u64,
+    /// Seconds in-flight runs may continue after SIGINT/SIGTERM; connections get one
+    /// more second to finish, then the process exits.
+    #[arg(long, default_value_t = 10)]
+    pub grace_secs: u64,
+    /// Most runs at once, whatever their size (default: no count, only the memory
+    /// budget); a run beyond it is refused with `503` code `too_many_runs`.
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<usize>,
+    /// Memory of all runs together, in MiB (each run counted at its request's parsed
+    /// size plus 64 KiB); a run that does not fit is refused with `503` code
+    /// `memory_budget`. `0` turns the budget off.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub memory_budget: usize,
+    /// Where resumable runs (requests with `AGUI-Resumable: 1`) are kept: `memory`
+    /// (this process), `redis://HOST:PORT[/DB]` (shared by every replica using it), or
+    /// `off`. The CopilotKit runtime's threads are kept there too (with `off`, in this
+    /// process's memory).
+    #[arg(long, default_value = "memory")]
+    pub store: String,
+    /// Most CopilotKit threads the store keeps, every user's together (default: 10,000
+    /// in memory, 100,000 in Redis): a new thread forgets the one idle the longest, and
+    /// is refused with `503` code `threads_full` when every thread is running.
+    #[arg(long, value_name = "N")]
+    pub max_threads: Option<u64>,
+    /// This replica's name in a shared store (default: random).
+    #[arg(long)]
+    pub replica_id: Option<String>,
+    /// Lease of a run's producer, in milliseconds: a replica that dies holding runs
+    /// (resumable runs, CopilotKit runtime runs) has them closed (`RUN_ERROR` code
+    /// `run_lost`) by another once it expires.
+    #[arg(long, default_value_t = 10_000)]
+    pub lease_ms: u64,
+    /// An OpenAI-compatible chat-completions endpoint (`https://api.openai.com/v1`,
+    /// `http://127.0.0.1:11434/v1`, …): adds an agent `chat` backed by it.
+    #[arg(long, value_name = "URL", requires = "model")]
+    pub openai_url: Option<String>,
+    /// The model the `chat` agent asks for.
+    #[arg(long, value_name = "NAME", requires = "openai_url")]
+    pub model: Option<String>,
+    /// The environment variable holding the endpoint's API key (never a flag: a key on
+    /// a command line is seen by every process of the machine). Unset: no key is sent.
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    /// The first number.
+    a: f64,
+    /// The second number.
+    b: f64,
+}
+
+/// The `chat` agent `--openai-url` asks for, with one demonstration server-side tool
+/// (`add`).
+fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliError> {
+    let (Some(url), Some(model)) = (&args.openai_url, &args.model) else {
+        return Ok(None);
+    };
+    let shown = agui_sdk_client::endpoint::redact_url(url);
+    let mut b = agui_sdk_openai::OpenAiAgent::builder(url.clone(), model.clone())
+        .description(format!("{model} at {shown}"))
+        .forward_params(&["temperature", "max_tokens"])
+        .tool(
+            "add",
+            "Adds two numbers and returns the sum.",
+            |x: AddArgs, _ctx: agui_sdk_openai::ToolContext| async move {
+                Ok(agui_sdk_openai::ToolOutput::text((x.a + x.b).to_string()))
+            },
+        );
+    match std::env::var(&args.api_key_env) {
+        Ok(key) if !key.is_empty() => b = b.api_key(key),
+        _ => tracing::info!(var = %args.api_key_env, "no API key in the environment: none is sent"),
+    }
+    b.build()
+        .map(Some)
+        .map_err(|e| CliError::Usage(format!("--openai-url {shown}: {e}")))
+}
+
+/// A store that cannot be opened: its URL, and the cause (which a client library may
+/// quote), with the password redacted.
+fn store_error(url: &str, e: &dyn std::fmt::Display) -> CliError {
+    let shown = agui_sdk_client::endpoint::redact_url(url);
+    let cause = agui_sdk_client::endpoint::redact_url_in(&e.to_string(), url);
+    CliError::Usage(format!("--store {shown}: {cause}"))
+}
+
+/// How long connections have to finish after shutdown starts: the runs' grace period and
+/// one second for their last bytes.
+fn config_drain(grace_secs: u64) -> Duration {
+    Duration::from_secs(grace_secs).saturating_add(Duration::from_secs(1))
+}
+
+/// The run store `--store` names (`None` for `off`): every kind of run uses it, the
+/// resumable runs and the CopilotKit runtime's threads.
+async fn store(
+    args: &ServeArgs,
+) -> Result<Option<Arc<dyn agui_sdk_server::runs::RunStore>>, CliError> {
+    Ok(match args.store.as_str() {
+        "off" => None,
+        "memory" => {
+            let mut limits = agui_sdk_server::runs::RunLimits::default();
+            if let Some(n) = args.max_threads {
+                limits = limits.max_threads(usize::try_from(n).unwrap_or(usize::MAX));
+            }
+            Some(Arc::new(agui_sdk_server::runs::InMemoryRunStore::new(
+                limits,
+            )))
+        }
+        url if url.starts_with("redis://") || url.starts_with("rediss://") => {
+            let mut limits = agui_sdk_redis::RedisLimits::default();
+            if let Some(n) = args.max_threads {
+                limits = limits.max_threads(n);
+            }
+            let store = agui_sdk_redis::RedisRunStore::connect(url, "agui", limits)
+                .await
+                .map_err(|e| store_error(url, &e))?;
+            Some(Arc::new(store))
+        }
+        other => {
+            return Err(CliError::Usage(format!(
+                "--store {other:?}: expected memory, off, or redis://HOST:PORT"
+            )))
+        }
+    })
+}
+
+/// The resumable runs and the CopilotKit runtime over `store`, with `--lease-ms` and
+/// `--replica-id`.
+fn runtimes(
+    args: &ServeArgs,
+    store: Option<Arc<dyn agui_sdk_server::runs::RunStore>>,
+) -> (
+    Option<agui_sdk_server::runs::Resumable>,
+    agui_sdk_server::copilotkit::CopilotRuntime,
+) {
+    let lease = Duration::from_millis(args.lease_ms.max(100));
+    // A stop asked on another replica is seen within a second.
+    let heartbeat = (lease / 3).min(Duration::from_secs(1));
+    let mut copilot = agui_sdk_server::copilotkit::CopilotRuntime::new().lease(lease, heartbeat);
+    if let Some(id) = &args.replica_id {
+        copilot = copilot.replica(id.clone());
+    }
+    let Some(store) = store else {
+        // `--store off`: the CopilotKit runtime keeps its threads in memory of its own.
+        if let Some(n) = args.max_threads {
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            copilot =
+                copilot.run_limits(agui_sdk_server::runs::RunLimits::default().max_threads(n));
+        }
+        return (None, copilot);
+    };
+    copilot = copilot.store(store.clone());
+    let mut r = agui_sdk_server::runs::Resumable::new(store)
+        .lease(lease, lease / 3)
+        .reaper_interval(lease / 2);
+    if let Some(id) = &args.replica_id {
+        r = r.replica(id.clone());
+    }
+    (Some(r), copilot)
+}
+
+/// The owner of a request, for the demo server: the SHA-256 of its `Authorization`
+/// header, when it has one (never kept or logged in clear). Two bearer tokens see
+/// disjoint CopilotKit threads and resumable runs; without the header a request is the
+/// anonymous owner's (a resumable run then needs its `AGUI-Resume-Token`). An
+/// application puts its own authenticated principal in [`agui_sdk_server::runs::Owner`]
+/// the same way.
+async fn owner_from_authorization(
+    mut req: agui_sdk_server::axum::extract::Request,
+    next: agui_sdk_server::axum::middleware::Next,
+) -> agui_sdk_server::axum::response::Response {
+    if let Some(auth) = req
+        .headers()
+        .get(agui_sdk_server::axum::http::header::AUTHORIZATION)
+    {
+        let owner = format!(
+            "authorization:{}",
+            agui_sdk_server::runs::sha256_hex(auth.as_bytes())
+        );
+        req.extensions_mut()
+            .insert(agui_sdk_server::runs::Owner(owner));
+    }
+    next.run(req).await
+}
+
+/// Serves the demo agents until SIGINT or SIGTERM.
+pub fn serve(args: ServeArgs) -> Result<(), CliError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::io("starting the async runtime"))?;
+    crate::memory::give_back_freed_memory();
+    rt.block_on(async move {
+        // `serve` triggers the switch on SIGINT/SIGTERM.
+        let shutdown = agui_sdk_server::Shutdown::new();
+        let mut config = agui_sdk_server::ServerConfig::default();
+        config.shutdown_grace = Duration::from_secs(args.grace_secs);
+        config.max_runs = args.max_runs;
+        config.memory_budget = (args.memory_budget > 0).then(|| args.memory_budget.saturating_mul(1 << 20));
+        // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS
+        // open to pages served from loopback).
+        let (resumable, copilot) = runtimes(&args, store(&args).await?);
+        let chat = chat_agent(&args)?;
+        let app = agui_sdk_demo::app_with(
+            Duration::from_millis(args.delay_ms),
+            config,
+            shutdown.clone(),
+            resumable,
+            chat.map(|a| {
+                (
+                    "chat",
+                    std::sync::Arc::new(a) as std::sync::Arc<dyn agui_sdk_server::Agent>,
+                )
+            }),
+            Some(copilot),
+        )
+        .layer(agui_sdk_server::axum::middleware::from_fn(owner_from_authorization));
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .map_err(CliError::io(format!("cannot listen on {}", args.addr)))?;
+        let local = listener
+            .local_addr()
+            .map_err(CliError::io("reading the bound address"))?;
+        tracing::info!(addr = %local, store = %agui_sdk_client::endpoint::redact_url(&args.store), "serving the demo agents");
+        // The one line scripts wait for: where the server listens.
+        eprintln!("agui: listening on http://{local}");
+        // Connections have the grace period and one second more: a connection that never
+        // sends its request (or only part of it) does not hold the exit back.
+        let mut limits = agui_sdk_server::ServeLimits::default();
+        limits.drain = config_drain(args.grace_secs);
+        agui_sdk_server::serve_with(listener, app, shutdown, limits)
+            .await
+            .map_err(CliError::io("serving"))
+    })
+}

@@ -1,0 +1,193 @@
+//! `agui serve --openai-url … --model …` fronting a (fake, loopback) chat-completions
+//! endpoint, driven by `agui run`: a server-side tool loop, and a frontend-tool round
+//! trip over two runs. The API key comes from the environment and never shows in the
+//! output.
+
+mod common;
+#[path = "../../agui-sdk-openai/tests/fake/mod.rs"]
+mod fake;
+
+use std::process::{Command, Output, Stdio};
+
+use common::{spawn_serve, Served};
+
+use serde_json::{json, Value};
+
+fn serve(url: &str, model: &str) -> Served {
+    spawn_serve(
+        &[],
+        &[
+            "--delay-ms",
+            "0",
+            "--openai-url",
+            url,
+            "--model",
+            model,
+            "--api-key-env",
+            "AGUI_TEST_MODEL_KEY",
+        ],
+        &[
+            ("AGUI_TEST_MODEL_KEY", "sk-test-secret-123"),
+            ("AGUI_LOG", "debug"),
+        ],
+    )
+}
+
+fn agui_run(args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .arg("run")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(s) = stdin {
+        input.write_all(s.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn final_line(out: &Output) -> Value {
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(
+        out.status.success(),
+        "agui run failed: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_side_tool_loop_through_agui_run() {
+    let fake = fake::start().await;
+    let srv = serve(&fake.url(), "server-tool");
+    let url = format!("{}/chat", srv.base);
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&url, "--message", "what is 2 + 3?", "--json"], None)
+    })
+    .await
+    .unwrap();
+    let fin = final_line(&out);
+    let msgs = fin["messages"].as_array().unwrap();
+    assert_eq!(msgs.last().unwrap()["content"], "The sum is 5");
+    assert!(
+        msgs.iter()
+            .any(|m| m["role"] == "tool" && m["content"] == "5"),
+        "{fin}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"TOOL_CALL_RESULT\""));
+    // The key went upstream, and nowhere else.
+    let auths = fake.authorizations.lock().unwrap().clone();
+    assert!(
+        auths
+            .iter()
+            .all(|a| a.as_deref() == Some("Bearer sk-test-secret-123")),
+        "{auths:?}"
+    );
+    let log = srv.log.lock().unwrap().clone();
+    assert!(!log.contains("sk-test-secret-123") && !stdout.contains("sk-test-secret-123"));
+    assert_eq!(fake.requests_for("server-tool").len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frontend_tool_round_trip_through_agui_run() {
+    let fake = fake::start().await;
+    let srv = serve(&fake.url(), "frontend-roundtrip");
+    let url = format!("{}/chat", srv.base);
+    let tool = json!({ "name": "show_card", "description": "Shows a card.", "parameters": { "type": "object" } });
+    let first = json!({
+        "threadId": "t", "runId": "r1", "state": {}, "context": [], "forwardedProps": {},
+        "tools": [tool],
+        "messages": [{ "id": "u1", "role": "user", "content": "show Oslo" }],
+    });
+    let u = url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&u, "--input", "-", "--json"], Some(&first.to_string()))
+    })
+    .await
+    .unwrap();
+    let fin = final_line(&out);
+    let msgs = fin["messages"].as_array().unwrap().clone();
+    let call = msgs.last().unwrap()["toolCalls"][0].clone();
+    assert_eq!(call["function"]["name"], "show_card");
+    assert_eq!(call["function"]["arguments"], "{\"city\":\"Oslo\"}");
+    // The client ran the tool: the next run carries its result.
+    let mut next = msgs;
+    next.push(json!({ "id": "t1", "role": "tool", "toolCallId": call["id"], "content": "shown" }));
+    let second = json!({
+        "threadId": "t", "runId": "r2", "state": {}, "context": [], "forwardedProps": {},
+        "tools": [tool], "messages": next,
+    });
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&url, "--input", "-", "--json"], Some(&second.to_string()))
+    })
+    .await
+    .unwrap();
+    let fin = final_line(&out);
+    assert_eq!(
+        fin["messages"].as_array().unwrap().last().unwrap()["content"],
+        "Card shown."
+    );
+    let reqs = fake.requests_for("frontend-roundtrip");
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[1]["messages"].as_array().unwrap().last().unwrap(),
+        &json!({ "role": "tool", "tool_call_id": "call_card", "content": "shown" })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_secret_in_a_url_shows_in_any_output() {
+    let fake = fake::start().await;
+    // The model endpoint's URL with credentials in it, as a user may pass it.
+    let url = fake
+        .url()
+        .replacen("://", "://model-user:model-url-secret-42@", 1);
+    let srv = serve(&url, "server-tool");
+    let http = reqwest::Client::new();
+    let mut seen = String::new();
+    for path in ["/agents", "/chat", "/copilotkit/info"] {
+        let body = http
+            .get(format!("{}{path}", srv.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        seen.push_str(&body);
+    }
+    assert!(seen.contains("server-tool at http://***@"), "{seen}");
+    let run_url = format!("{}/chat", srv.base);
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&run_url, "--message", "what is 2 + 3?", "--json"], None)
+    })
+    .await
+    .unwrap();
+    seen.push_str(&String::from_utf8_lossy(&out.stdout));
+    seen.push_str(&String::from_utf8_lossy(&out.stderr));
+    seen.push_str(&srv.log.lock().unwrap());
+    assert!(!seen.contains("model-url-secret-42"), "{seen}");
+
+    // A store URL with a password: the start-up log and the error name it redacted.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--store"])
+        .arg("redis://:store-url-secret-42@127.0.0.1:1/0")
+        .env("AGUI_LOG", "debug")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "nothing listens on port 1: {text}");
+    assert!(text.contains("redis://***@127.0.0.1:1/0"), "{text}");
+    assert!(!text.contains("store-url-secret-42"), "{text}");
+}

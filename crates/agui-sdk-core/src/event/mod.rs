@@ -1,0 +1,519 @@
+//! The 31 AG-UI 1.0 events, one struct each, gathered in the [`Event`] enum that is
+//! tagged by `type` on the wire.
+//!
+//! `Event` is `#[non_exhaustive]`: a 1.x protocol release may add event types without
+//! a breaking release of this crate. The event structs are plain data with public
+//! fields; each keeps the keys it does not know in `extra`. The large, rare events
+//! (`RUN_STARTED`, `RUN_FINISHED`, the `SUBAGENT_*` starts and finishes, tool call starts,
+//! results and chunks, snapshots, `RAW`, `CUSTOM`, …) are boxed inside [`Event`], so an
+//! `Event` is the size of a `TEXT_MESSAGE_START` (120 bytes, not 480): match them as
+//! `Event::RunFinished(e)` and use `e` as usual (it dereferences), build them with
+//! `Event::from(..)` or the short constructors. Every event's `rawEvent`, `metadata` and
+//! unknown keys, rare on the wire, are boxed in their structs for the same reason
+//! (`raw_event: Option<Box<Value>>`, `metadata: Option<Box<JsonObject>>`, `extra`:
+//! [`Extra`](crate::Extra), one pointer when empty). Build the
+//! structs with `new` (the
+//! required fields) and struct update syntax from it (the optional ones), or with the
+//! short constructors on [`Event`]. Only an event whose fields are all optional (the
+//! three `*_CHUNK` events) has `Default`; an empty `TEXT_MESSAGE_CONTENT` would not be
+//! valid, so it cannot be built by accident:
+//!
+//! ```compile_fail
+//! let empty = agui_sdk_core::event::TextMessageContent::default();
+//! ```
+//!
+//! ```
+//! use agui_sdk_core::event::{TextMessageChunk, TextMessageStart};
+//! use agui_sdk_core::types::TextMessageRole;
+//! let start = TextMessageStart {
+//!     role: Some(TextMessageRole::User),
+//!     ..TextMessageStart::new("m1")
+//! };
+//! // A continuation chunk leaves the id out.
+//! let more = TextMessageChunk { delta: Some("…".into()), ..Default::default() };
+//! # let _ = (start, more);
+//! ```
+
+#[macro_use]
+mod macros;
+mod activity;
+mod plain;
+pub use plain::Recycler;
+mod lifecycle;
+mod reasoning;
+mod special;
+mod state;
+mod subagent;
+mod text;
+mod tool;
+
+pub use activity::*;
+pub use lifecycle::*;
+pub use reasoning::*;
+pub use special::*;
+pub use state::*;
+pub use subagent::*;
+pub use text::*;
+pub use tool::*;
+
+use serde_json::Value;
+
+use crate::types::{Content, JsonPatch, Message};
+use crate::JsonObject;
+
+/// Declares the [`Event`] enum, [`EventType`] and the per-variant accessors from one list.
+macro_rules! events {
+    ($( $variant:ident = $wire:literal, $ctor:ident, $callback:ident, $inner:ty; )*) => {
+        wire_union! {
+            /// Any AG-UI event, discriminated by `type`.
+            #[non_exhaustive]
+            pub enum Event : tag "type", expecting "an AG-UI event object with a `type`" {
+                $(
+                    #[doc = concat!("`", $wire, "`.")]
+                    $variant($inner) = $wire,
+                )*
+            }
+        }
+
+        $(
+            impl From<$variant> for Event {
+                fn from(e: $variant) -> Event {
+                    Event::$variant(e.into())
+                }
+            }
+        )*
+
+        /// The `type` of an event.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum EventType {
+            $(
+                #[doc = concat!("`", $wire, "`.")]
+                $variant,
+            )*
+        }
+
+        impl EventType {
+            /// All 31 event types of protocol 1.0.
+            pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
+
+            /// The wire name (`TEXT_MESSAGE_CONTENT`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( EventType::$variant => $wire, )*
+                }
+            }
+
+            /// The type with this wire name.
+            pub fn from_wire(name: &str) -> Option<EventType> {
+                match name {
+                    $( $wire => Some(EventType::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+
+        impl Event {
+            /// This event's type.
+            pub fn event_type(&self) -> EventType {
+                match self {
+                    $( Event::$variant(_) => EventType::$variant, )*
+                }
+            }
+
+            /// The event's `timestamp`.
+            pub fn timestamp(&self) -> Option<i64> {
+                match self {
+                    $( Event::$variant(e) => e.timestamp, )*
+                }
+            }
+
+            /// Sets the event's `timestamp`.
+            pub fn set_timestamp(&mut self, ts: Option<i64>) {
+                match self {
+                    $( Event::$variant(e) => e.timestamp = ts, )*
+                }
+            }
+
+            /// The event's `metadata`.
+            pub fn metadata(&self) -> Option<&JsonObject> {
+                match self {
+                    $( Event::$variant(e) => e.metadata.as_deref(), )*
+                }
+            }
+
+            /// The event's `metadata`, mutably (boxed: a rare field, kept out of the
+            /// event's own size).
+            pub fn metadata_mut(&mut self) -> &mut Option<Box<JsonObject>> {
+                match self {
+                    $( Event::$variant(e) => &mut e.metadata, )*
+                }
+            }
+
+            /// The event's `rawEvent`.
+            pub fn raw_event(&self) -> Option<&Value> {
+                match self {
+                    $( Event::$variant(e) => e.raw_event.as_deref(), )*
+                }
+            }
+
+            /// The event's `rawEvent`, mutably (boxed, as `metadata`).
+            pub fn raw_event_mut(&mut self) -> &mut Option<Box<Value>> {
+                match self {
+                    $( Event::$variant(e) => &mut e.raw_event, )*
+                }
+            }
+
+            /// Unknown keys carried by the event, mutably (an [`Extra`](crate::Extra):
+            /// it allocates only when written to).
+            pub fn extra_mut(&mut self) -> &mut crate::Extra {
+                match self {
+                    $( Event::$variant(e) => &mut e.extra, )*
+                }
+            }
+        }
+    };
+}
+
+/// Calls the macro `$m` with the list of every event: `Variant = "WIRE_NAME",
+/// snake_name, on_callback;` once per event, in the protocol's order. This list is the
+/// one place an event type is declared: the [`Event`] enum, [`EventType`] and the
+/// per-event callbacks of the client's `Subscriber` are all generated from it, so a new
+/// event appears everywhere at once, and every `match` over [`Event`] in this crate that
+/// has no catch-all arm fails to compile until it handles it.
+#[macro_export]
+macro_rules! for_each_event {
+    ($m:ident) => {
+        $m! {
+            TextMessageStart = "TEXT_MESSAGE_START", text_message_start, on_text_message_start, TextMessageStart;
+            TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content, on_text_message_content, TextMessageContent;
+            TextMessageEnd = "TEXT_MESSAGE_END", text_message_end, on_text_message_end, TextMessageEnd;
+            TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk, on_text_message_chunk, Box<TextMessageChunk>;
+            ToolCallStart = "TOOL_CALL_START", tool_call_start, on_tool_call_start, Box<ToolCallStart>;
+            ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args, on_tool_call_args, ToolCallArgs;
+            ToolCallEnd = "TOOL_CALL_END", tool_call_end, on_tool_call_end, ToolCallEnd;
+            ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk, on_tool_call_chunk, Box<ToolCallChunk>;
+            ToolCallResult = "TOOL_CALL_RESULT", tool_call_result, on_tool_call_result, Box<ToolCallResult>;
+            StateSnapshot = "STATE_SNAPSHOT", state_snapshot, on_state_snapshot, Box<StateSnapshot>;
+            StateDelta = "STATE_DELTA", state_delta, on_state_delta, StateDelta;
+            MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot, on_messages_snapshot, MessagesSnapshot;
+            ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot, on_activity_snapshot, Box<ActivitySnapshot>;
+            ActivityDelta = "ACTIVITY_DELTA", activity_delta, on_activity_delta, Box<ActivityDelta>;
+            Raw = "RAW", raw, on_raw, Box<Raw>;
+            Custom = "CUSTOM", custom, on_custom, Box<Custom>;
+            RunStarted = "RUN_STARTED", run_started, on_run_started_event, Box<RunStarted>;
+            RunFinished = "RUN_FINISHED", run_finished, on_run_finished_event, Box<RunFinished>;
+            RunError = "RUN_ERROR", run_error, on_run_error_event, RunError;
+            StepStarted = "STEP_STARTED", step_started, on_step_started, StepStarted;
+            StepFinished = "STEP_FINISHED", step_finished, on_step_finished, StepFinished;
+            ReasoningStart = "REASONING_START", reasoning_start, on_reasoning_start, ReasoningStart;
+            ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start, on_reasoning_message_start, ReasoningMessageStart;
+            ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content, on_reasoning_message_content, ReasoningMessageContent;
+            ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end, on_reasoning_message_end, ReasoningMessageEnd;
+            ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk, on_reasoning_message_chunk, ReasoningMessageChunk;
+            ReasoningEnd = "REASONING_END", reasoning_end, on_reasoning_end, ReasoningEnd;
+            ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value, on_reasoning_encrypted_value, Box<ReasoningEncryptedValue>;
+            SubagentStarted = "SUBAGENT_STARTED", subagent_started, on_subagent_started, Box<SubagentStarted>;
+            SubagentFinished = "SUBAGENT_FINISHED", subagent_finished, on_subagent_finished, Box<SubagentFinished>;
+            SubagentError = "SUBAGENT_ERROR", subagent_error, on_subagent_error, SubagentError;
+        }
+    };
+}
+
+for_each_event!(events);
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for EventType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EventType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let k = crate::wire::de::Key::deserialize(d)?;
+        EventType::from_wire(k.as_str())
+            .ok_or_else(|| serde::de::Error::unknown_variant(k.as_str(), Event::TAGS))
+    }
+}
+
+impl Event {
+    /// The subagent invocation the event belongs to: its attribution tag, or for
+    /// `SUBAGENT_*` events the invocation's identity. `None` for run-scoped events.
+    pub fn subagent_run_id(&self) -> Option<&str> {
+        match self {
+            Event::RunStarted(_)
+            | Event::RunFinished(_)
+            | Event::RunError(_)
+            | Event::MessagesSnapshot(_) => None,
+            Event::SubagentStarted(e) => Some(&e.subagent_run_id),
+            Event::SubagentFinished(e) => Some(&e.subagent_run_id),
+            Event::SubagentError(e) => Some(&e.subagent_run_id),
+            Event::TextMessageStart(e) => e.subagent_run_id.as_deref(),
+            Event::TextMessageContent(e) => e.subagent_run_id.as_deref(),
+            Event::TextMessageEnd(e) => e.subagent_run_id.as_deref(),
+            Event::TextMessageChunk(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallStart(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallArgs(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallEnd(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallChunk(e) => e.subagent_run_id.as_deref(),
+            Event::ToolCallResult(e) => e.subagent_run_id.as_deref(),
+            Event::StateSnapshot(e) => e.subagent_run_id.as_deref(),
+            Event::StateDelta(e) => e.subagent_run_id.as_deref(),
+            Event::ActivitySnapshot(e) => e.subagent_run_id.as_deref(),
+            Event::ActivityDelta(e) => e.subagent_run_id.as_deref(),
+            Event::Raw(e) => e.subagent_run_id.as_deref(),
+            Event::Custom(e) => e.subagent_run_id.as_deref(),
+            Event::StepStarted(e) => e.subagent_run_id.as_deref(),
+            Event::StepFinished(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningStart(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningMessageStart(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningMessageContent(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningMessageEnd(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningMessageChunk(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningEnd(e) => e.subagent_run_id.as_deref(),
+            Event::ReasoningEncryptedValue(e) => e.subagent_run_id.as_deref(),
+        }
+    }
+
+    /// The optional attribution tag, mutably: `None` for events that carry none
+    /// (run-scoped events) or whose id is their identity (`SUBAGENT_*`).
+    pub fn subagent_run_id_mut(&mut self) -> Option<&mut Option<String>> {
+        match self {
+            Event::RunStarted(_)
+            | Event::RunFinished(_)
+            | Event::RunError(_)
+            | Event::MessagesSnapshot(_)
+            | Event::SubagentStarted(_)
+            | Event::SubagentFinished(_)
+            | Event::SubagentError(_) => None,
+            Event::TextMessageStart(e) => Some(&mut e.subagent_run_id),
+            Event::TextMessageContent(e) => Some(&mut e.subagent_run_id),
+            Event::TextMessageEnd(e) => Some(&mut e.subagent_run_id),
+            Event::TextMessageChunk(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallStart(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallArgs(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallEnd(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallChunk(e) => Some(&mut e.subagent_run_id),
+            Event::ToolCallResult(e) => Some(&mut e.subagent_run_id),
+            Event::StateSnapshot(e) => Some(&mut e.subagent_run_id),
+            Event::StateDelta(e) => Some(&mut e.subagent_run_id),
+            Event::ActivitySnapshot(e) => Some(&mut e.subagent_run_id),
+            Event::ActivityDelta(e) => Some(&mut e.subagent_run_id),
+            Event::Raw(e) => Some(&mut e.subagent_run_id),
+            Event::Custom(e) => Some(&mut e.subagent_run_id),
+            Event::StepStarted(e) => Some(&mut e.subagent_run_id),
+            Event::StepFinished(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningStart(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningMessageStart(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningMessageContent(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningMessageEnd(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningMessageChunk(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningEnd(e) => Some(&mut e.subagent_run_id),
+            Event::ReasoningEncryptedValue(e) => Some(&mut e.subagent_run_id),
+        }
+    }
+
+    /// Decodes one event from JSON bytes, strictly as the reference schema does. The
+    /// error names the failing field.
+    ///
+    /// The streamed-content events in their plain shape (three string members) are read
+    /// directly, without serde; everything else, and every error, goes through the
+    /// exact decoder.
+    #[inline]
+    pub fn from_json_slice(bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
+        plain::decode(bytes, &mut String::new)
+    }
+
+    /// Decodes one event from a JSON string. See [`Event::from_json_slice`].
+    pub fn from_json_str(s: &str) -> Result<Event, crate::wire::JsonError> {
+        match plain::read(s) {
+            Some(event) => Ok(event),
+            None => crate::wire::decode_text(s),
+        }
+    }
+
+    /// Writes the event's canonical wire JSON (keys in the reference order, numbers as
+    /// ECMAScript spells them: what [`crate::wire::write_canonical`] writes of it) into
+    /// `out`: the same bytes as the data of its SSE frame. It writes straight from the
+    /// event's fields, without going through `Serialize` for the fields it can.
+    #[inline]
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.write_json_direct(out);
+    }
+
+    /// [`Event::write_json`] through the event's `Serialize` and the canonical
+    /// serializer: the same bytes (the tests hold the two to that), more slowly.
+    #[doc(hidden)]
+    pub fn write_json_via_serde(&self, out: &mut Vec<u8>) {
+        crate::wire::write_canonical(self, out);
+    }
+
+    /// The event's canonical wire JSON.
+    pub fn to_json_string(&self) -> String {
+        let mut out = Vec::with_capacity(128);
+        self.write_json(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    // Short constructors for the common events.
+
+    /// `RUN_STARTED` speaking protocol 1.0.
+    pub fn run_started(thread_id: impl Into<String>, run_id: impl Into<String>) -> Event {
+        RunStarted::new(thread_id, run_id).into()
+    }
+    /// A successful `RUN_FINISHED`.
+    pub fn run_finished(thread_id: impl Into<String>, run_id: impl Into<String>) -> Event {
+        RunFinished::new(thread_id, run_id).into()
+    }
+    /// `RUN_ERROR`.
+    pub fn run_error(message: impl Into<String>) -> Event {
+        RunError::new(message).into()
+    }
+    /// `STEP_STARTED`.
+    pub fn step_started(step_name: impl Into<String>) -> Event {
+        StepStarted::new(step_name).into()
+    }
+    /// `STEP_FINISHED`.
+    pub fn step_finished(step_name: impl Into<String>) -> Event {
+        StepFinished::new(step_name).into()
+    }
+    /// `TEXT_MESSAGE_START` with role `assistant`.
+    pub fn text_message_start(message_id: impl Into<String>) -> Event {
+        TextMessageStart::new(message_id).into()
+    }
+    /// `TEXT_MESSAGE_CONTENT`.
+    pub fn text_message_content(message_id: impl Into<String>, delta: impl Into<String>) -> Event {
+        TextMessageContent::new(message_id, delta).into()
+    }
+    /// `TEXT_MESSAGE_END`.
+    pub fn text_message_end(message_id: impl Into<String>) -> Event {
+        TextMessageEnd::new(message_id).into()
+    }
+    /// `TOOL_CALL_START`.
+    pub fn tool_call_start(
+        tool_call_id: impl Into<String>,
+        tool_call_name: impl Into<String>,
+    ) -> Event {
+        ToolCallStart::new(tool_call_id, tool_call_name).into()
+    }
+    /// `TOOL_CALL_ARGS`.
+    pub fn tool_call_args(tool_call_id: impl Into<String>, delta: impl Into<String>) -> Event {
+        ToolCallArgs::new(tool_call_id, delta).into()
+    }
+    /// `TOOL_CALL_END`.
+    pub fn tool_call_end(tool_call_id: impl Into<String>) -> Event {
+        ToolCallEnd::new(tool_call_id).into()
+    }
+    /// `TOOL_CALL_RESULT`.
+    pub fn tool_call_result(
+        message_id: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        content: impl Into<Content>,
+    ) -> Event {
+        ToolCallResult::new(message_id, tool_call_id, content).into()
+    }
+    /// `STATE_SNAPSHOT`.
+    pub fn state_snapshot(snapshot: Value) -> Event {
+        StateSnapshot::new(snapshot).into()
+    }
+    /// `STATE_DELTA`.
+    pub fn state_delta(delta: JsonPatch) -> Event {
+        StateDelta::new(delta).into()
+    }
+    /// `MESSAGES_SNAPSHOT`.
+    pub fn messages_snapshot(messages: Vec<Message>) -> Event {
+        MessagesSnapshot::new(messages).into()
+    }
+    /// `ACTIVITY_SNAPSHOT`.
+    pub fn activity_snapshot(
+        message_id: impl Into<String>,
+        activity_type: impl Into<String>,
+        content: JsonObject,
+    ) -> Event {
+        ActivitySnapshot::new(message_id, activity_type, content).into()
+    }
+    /// `ACTIVITY_DELTA`.
+    pub fn activity_delta(
+        message_id: impl Into<String>,
+        activity_type: impl Into<String>,
+        patch: JsonPatch,
+    ) -> Event {
+        ActivityDelta::new(message_id, activity_type, patch).into()
+    }
+    /// `RAW`.
+    pub fn raw(event: Value) -> Event {
+        Raw::new(event).into()
+    }
+    /// `CUSTOM`.
+    pub fn custom(name: impl Into<String>, value: Value) -> Event {
+        Custom::new(name, value).into()
+    }
+    /// `REASONING_START`.
+    pub fn reasoning_start(message_id: impl Into<String>) -> Event {
+        ReasoningStart::new(message_id).into()
+    }
+    /// `REASONING_MESSAGE_START`.
+    pub fn reasoning_message_start(message_id: impl Into<String>) -> Event {
+        ReasoningMessageStart::new(message_id).into()
+    }
+    /// `REASONING_MESSAGE_CONTENT`.
+    pub fn reasoning_message_content(
+        message_id: impl Into<String>,
+        delta: impl Into<String>,
+    ) -> Event {
+        ReasoningMessageContent::new(message_id, delta).into()
+    }
+    /// `REASONING_MESSAGE_END`.
+    pub fn reasoning_message_end(message_id: impl Into<String>) -> Event {
+        ReasoningMessageEnd::new(message_id).into()
+    }
+    /// `REASONING_END`.
+    pub fn reasoning_end(message_id: impl Into<String>) -> Event {
+        ReasoningEnd::new(message_id).into()
+    }
+    /// `TEXT_MESSAGE_CHUNK` opening a message (id and first text).
+    pub fn text_message_chunk(message_id: impl Into<String>, delta: impl Into<String>) -> Event {
+        TextMessageChunk::new(message_id, delta).into()
+    }
+    /// `TOOL_CALL_CHUNK` opening a tool call (id, tool name and first argument piece).
+    pub fn tool_call_chunk(
+        tool_call_id: impl Into<String>,
+        tool_call_name: impl Into<String>,
+        delta: impl Into<String>,
+    ) -> Event {
+        ToolCallChunk::new(tool_call_id, tool_call_name, delta).into()
+    }
+    /// `REASONING_MESSAGE_CHUNK` opening a reasoning message (id and first text).
+    pub fn reasoning_message_chunk(
+        message_id: impl Into<String>,
+        delta: impl Into<String>,
+    ) -> Event {
+        ReasoningMessageChunk::new(message_id, delta).into()
+    }
+    /// `REASONING_ENCRYPTED_VALUE` for an entity (a message or a tool call).
+    pub fn reasoning_encrypted_value(
+        subtype: crate::event::EncryptedValueSubtype,
+        entity_id: impl Into<String>,
+        encrypted_value: impl Into<String>,
+    ) -> Event {
+        ReasoningEncryptedValue::new(subtype, entity_id, encrypted_value).into()
+    }
+    /// `SUBAGENT_STARTED`.
+    pub fn subagent_started(subagent_run_id: impl Into<String>, name: impl Into<String>) -> Event {
+        SubagentStarted::new(subagent_run_id, name).into()
+    }
+    /// `SUBAGENT_FINISHED` (success).
+    pub fn subagent_finished(subagent_run_id: impl Into<String>) -> Event {
+        SubagentFinished::new(subagent_run_id).into()
+    }
+    /// `SUBAGENT_ERROR`.
+    pub fn subagent_error(subagent_run_id: impl Into<String>, message: impl Into<String>) -> Event {
+        SubagentError::new(subagent_run_id, message).into()
+    }
+}

@@ -1,0 +1,328 @@
+//! A direct reader for the events that make up most of a stream: the streamed content
+//! of text messages, reasoning messages and tool-call arguments, in their plain shape.
+//!
+//! Such an event is an object of three string members: `type`, the id
+//! (`messageId` or `toolCallId`) and `delta`. This reader takes exactly that, in any key
+//! order and with any JSON whitespace, and builds the event without going through
+//! serde. Everything else (another event type, one more or one less key, a repeated
+//! key, a key or an id with an escape, a `\u` escape that is a lone surrogate, a
+//! control character, anything after the object) is left to the exact decoder, which
+//! decides and reports errors as always: what this reader accepts, the exact decoder
+//! decodes to the same event (a property test holds the two to that on random and
+//! mutated input).
+
+use super::{Event, ReasoningMessageContent, TextMessageContent, ToolCallArgs};
+
+/// The event `text` holds when it is a streamed-content event in its plain shape;
+/// `None` for anything else (then decode it exactly).
+#[inline]
+pub(crate) fn read(text: &str) -> Option<Event> {
+    read_into(text, &mut String::new)
+}
+
+/// Decodes one event from JSON bytes: directly when it is in a plain shape, exactly
+/// otherwise (see [`Event::from_json_slice`]); `blank` gives the direct reader's strings.
+#[inline]
+pub(crate) fn decode(
+    bytes: &[u8],
+    blank: &mut impl FnMut() -> String,
+) -> Result<Event, crate::wire::JsonError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => match read_into(text, blank) {
+            Some(event) => Ok(event),
+            None => crate::wire::decode_text(text),
+        },
+        // The byte decoder reports where the bad byte is.
+        Err(_) => crate::wire::from_json_slice(bytes),
+    }
+}
+
+/// [`read`], with the event's strings written into the empty strings `blank` gives
+/// (recycled ones keep their capacity).
+#[inline]
+pub(crate) fn read_into(text: &str, blank: &mut impl FnMut() -> String) -> Option<Event> {
+    let b = text.as_bytes();
+    // Three `"key":"value"` members, in any order; the type is checked as soon as it is
+    // read, so that another event is left at once.
+    let mut at = skip_ws(b, 0);
+    if b.get(at) != Some(&b'{') {
+        return None;
+    }
+    at += 1;
+    let mut ty: Option<&str> = None;
+    let mut id: Option<(&[u8], &str)> = None;
+    let mut delta: Option<String> = None;
+    for member in 0..3 {
+        at = skip_ws(b, at);
+        if member > 0 {
+            if b.get(at) != Some(&b',') {
+                return None;
+            }
+            at = skip_ws(b, at + 1);
+        }
+        let (key, next) = plain_string(text, at)?;
+        at = skip_ws(b, next);
+        if b.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_ws(b, at + 1);
+        match key {
+            "type" if ty.is_none() => {
+                let (value, next) = plain_string(text, at)?;
+                if !matches!(
+                    value,
+                    "TEXT_MESSAGE_CONTENT" | "REASONING_MESSAGE_CONTENT" | "TOOL_CALL_ARGS"
+                ) {
+                    return None;
+                }
+                ty = Some(value);
+                at = next;
+            }
+            "delta" if delta.is_none() => {
+                let (value, next) = string(text, at, blank())?;
+                delta = Some(value);
+                at = next;
+            }
+            "messageId" | "toolCallId" if id.is_none() => {
+                let (value, next) = plain_string(text, at)?;
+                id = Some((key.as_bytes(), value));
+                at = next;
+            }
+            _ => return None,
+        }
+    }
+    at = skip_ws(b, at);
+    if b.get(at) != Some(&b'}') || skip_ws(b, at + 1) != b.len() {
+        return None;
+    }
+    let (ty, (id_key, id_text), delta) = (ty?, id?, delta?);
+    let mut id = blank();
+    id.push_str(id_text);
+    match (ty, id_key) {
+        ("TEXT_MESSAGE_CONTENT", b"messageId") => Some(TextMessageContent::new(id, delta).into()),
+        ("REASONING_MESSAGE_CONTENT", b"messageId") => {
+            Some(ReasoningMessageContent::new(id, delta).into())
+        }
+        ("TOOL_CALL_ARGS", b"toolCallId") => Some(ToolCallArgs::new(id, delta).into()),
+        _ => None,
+    }
+}
+
+/// The first position at or after `at` that is not JSON whitespace.
+#[inline]
+fn skip_ws(b: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// A string starting at `at` (its opening quote) that holds no escape: the text between
+/// the quotes and the position after the closing one.
+#[inline]
+fn plain_string(text: &str, at: usize) -> Option<(&str, usize)> {
+    let b = text.as_bytes();
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let start = at + 1;
+    let end = start + special(&b[start..])?;
+    if b[end] != b'"' {
+        return None;
+    }
+    // Both ends stand next to an ASCII quote, so they are character boundaries.
+    Some((text.get(start..end)?, end + 1))
+}
+
+/// A string starting at `at` (its opening quote), unescaped into `out` (empty): its
+/// value and the position after the closing quote. `None` for what the exact decoder
+/// must judge (a control character, a bad escape, a lone surrogate, no closing quote).
+fn string(text: &str, at: usize, mut out: String) -> Option<(String, usize)> {
+    let b = text.as_bytes();
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut from = at + 1;
+    loop {
+        let stop = from + special(&b[from..])?;
+        out.push_str(text.get(from..stop)?);
+        match b[stop] {
+            b'"' => return Some((out, stop + 1)),
+            b'\\' => {
+                let (c, next) = escape(b, stop + 1)?;
+                out.push(c);
+                from = next;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The character an escape stands for (`at` is just after the backslash) and the
+/// position after it.
+#[inline]
+fn escape(b: &[u8], at: usize) -> Option<(char, usize)> {
+    let c = match *b.get(at)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let high = hex4(b, at + 1)?;
+            return match high {
+                0xD800..=0xDBFF => {
+                    // A pair: the low half must follow as another `\u` escape.
+                    if b.get(at + 5..at + 7)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(b, at + 7)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                    Some((char::from_u32(code)?, at + 11))
+                }
+                0xDC00..=0xDFFF => None,
+                _ => Some((char::from_u32(high)?, at + 5)),
+            };
+        }
+        _ => return None,
+    };
+    Some((c, at + 1))
+}
+
+/// Four hexadecimal digits at `at`.
+#[inline]
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    let digits = b.get(at..at + 4)?;
+    let mut v = 0u32;
+    for &d in digits {
+        v = v * 16 + (d as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// Where the first byte that ends a run of plain string content stands in `b`: a quote,
+/// a backslash or a control character. Eight bytes at a time.
+#[inline]
+fn special(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut at = 0;
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let v = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        // A byte below 0x20 (control), equal to `"` or to `\`. The bytes at or above
+        // 0x80 are masked out of the control test so that UTF-8 does not trip it.
+        let control = v.wrapping_sub(ONES * 0x20) & !v & HIGHS;
+        let found =
+            control | has_zero(v ^ (ONES * b'"' as u64)) | has_zero(v ^ (ONES * b'\\' as u64));
+        if found != 0 {
+            // The lowest flagged byte is the first such one (the tests above may flag a
+            // byte after a true one, never before it).
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+        .map(|i| at + i)
+}
+
+/// The strings of events a consumer is done with, kept for the next events it decodes:
+/// a reader that decodes many events and drops them as it goes (a verifier, a
+/// converter) then neither allocates nor frees their text. [`Recycler::decode`] decodes
+/// exactly as [`Event::from_json_slice`]; [`Recycler::recycle`] takes an event back.
+///
+/// What it keeps is bounded: 4,096 strings of up to 4 KiB of capacity each, 512 KiB in
+/// all; the rest is freed as usual.
+///
+/// ```
+/// use agui_sdk_core::event::Recycler;
+///
+/// let mut recycler = Recycler::new();
+/// for line in [
+///     r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"Hel"}"#,
+///     r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"lo"}"#,
+/// ] {
+///     let event = recycler.decode(line.as_bytes())?;
+///     // … use the event, then hand it back:
+///     recycler.recycle(event);
+/// }
+/// # Ok::<(), agui_sdk_core::JsonError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Recycler {
+    strings: Vec<String>,
+    kept: usize,
+}
+
+impl Recycler {
+    /// Most capacity one kept string may have.
+    const MAX_STRING: usize = 4 << 10;
+    /// Most capacity kept in all.
+    const MAX_KEPT: usize = 512 << 10;
+    /// Most strings kept.
+    const MAX_STRINGS: usize = 4096;
+
+    /// An empty recycler.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes one event from JSON bytes, as [`Event::from_json_slice`] does, with
+    /// recycled strings where it can.
+    #[inline]
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
+        decode(bytes, &mut || self.blank())
+    }
+
+    /// Takes an event back: the strings of a streamed-content event are kept for the
+    /// next decodes; anything else is dropped.
+    #[inline]
+    pub fn recycle(&mut self, event: Event) {
+        let (a, b) = match event {
+            Event::TextMessageContent(e) => (e.message_id, e.delta),
+            Event::ReasoningMessageContent(e) => (e.message_id, e.delta),
+            Event::ToolCallArgs(e) => (e.tool_call_id, e.delta),
+            _ => return,
+        };
+        self.keep(a);
+        self.keep(b);
+    }
+
+    #[inline]
+    fn keep(&mut self, mut s: String) {
+        let cap = s.capacity();
+        if cap != 0
+            && cap <= Self::MAX_STRING
+            && self.kept + cap <= Self::MAX_KEPT
+            && self.strings.len() < Self::MAX_STRINGS
+        {
+            s.clear();
+            self.kept += cap;
+            self.strings.push(s);
+        }
+    }
+
+    #[inline]
+    fn blank(&mut self) -> String {
+        match self.strings.pop() {
+            Some(s) => {
+                self.kept -= s.capacity();
+                s
+            }
+            None => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

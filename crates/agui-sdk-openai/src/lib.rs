@@ -1,0 +1,567 @@
+//! An AG-UI agent over any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM,
+//! llama.cpp's server, Ollama, LM Studio, OpenRouter, Groq, DeepSeek, …), with
+//! frontend and server-side tools, for `agui-sdk-server`.
+//!
+//! ```no_run
+#![doc = include_str!("../examples/model_agent.rs")]
+//! ```
+//!
+//! # What a run becomes
+//!
+//! The run's input becomes one streaming request (`stream: true`, usage asked for):
+//! system and developer messages as they are; user messages with their text and image
+//! parts (other attachments the API cannot take become a text note, never dropped
+//! silently); assistant messages with their tool calls; tool results; the `context`
+//! entries as one system message; the run's `tools` and the agent's server-side tools as
+//! function tools; the configured model parameters, and those a run may set through
+//! `forwardedProps` when the agent allows them by name (sampling parameters only).
+//!
+//! The answer becomes events: content deltas a `TEXT_MESSAGE_*`, reasoning deltas
+//! (`reasoning_content` or `reasoning`, as servers spell them) a `REASONING_*` span,
+//! tool-call deltas (by `index`, several in parallel, arguments in pieces)
+//! `TOOL_CALL_START`/`ARGS`/`END` under the assistant message, the usage chunk the
+//! `usage` of `RUN_FINISHED`.
+//!
+//! # Tools
+//!
+//! A call of a tool the run's client provides (one of the input's `tools`) ends the run:
+//! the client runs it and sends the result with its next run. A call of a server-side
+//! tool (registered with [`OpenAiAgentBuilder::tool`], its JSON Schema derived from the
+//! argument type) is run here: its result goes out as `TOOL_CALL_RESULT` and back to the
+//! model, in a loop of at most [`OpenAiAgentBuilder::max_steps`] model calls. A tool may
+//! change the shared state ([`ToolOutput::with_state_patch`]), which goes out as
+//! `STATE_DELTA`; [`OpenAiAgentBuilder::expose_state`] shows the state to the model.
+//!
+//! # Failures
+//!
+//! Connect and read timeouts; `429` and `5xx` answers are retried with bounded backoff
+//! honouring `Retry-After`, before the first token only; a stream cut mid-answer, an
+//! error object mid-stream, a refusal and any other failure end the run with
+//! `RUN_ERROR` (codes `upstream_error`, `upstream_cut`, `upstream_timeout`,
+//! `upstream_too_large`, `tool_arguments_too_large`, `refusal`, `content_filter`,
+//! `max_steps`) whose message says what happened without the
+//! endpoint's internals, after what was received. A client that goes away drops the
+//! upstream request at once.
+
+mod request;
+mod translate;
+mod upstream;
+mod wire;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agui_sdk_agent::{agent_fn, AgentError, Emitter, FnAgent, RunContext};
+use agui_sdk_core::event::{RunFinished, ToolCallResult};
+use agui_sdk_core::types::{PatchOperation, TokenUsage};
+use agui_sdk_core::{Event, RunAgentInput};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+use crate::translate::MadeCall;
+use crate::upstream::model_turn;
+use agui_sdk_client::endpoint;
+
+/// Sampling parameters a run may set through `forwardedProps` (when allowed by name).
+pub const FORWARDABLE_PARAMS: &[&str] = &[
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "presence_penalty",
+    "frequency_penalty",
+    "seed",
+    "stop",
+    "reasoning_effort",
+    "parallel_tool_calls",
+    "tool_choice",
+];
+
+/// What a server-side tool hands back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// The result the model reads (and the client sees in `TOOL_CALL_RESULT`).
+    pub content: String,
+    /// A change to the shared state, sent as `STATE_DELTA`.
+    pub state_patch: Option<Vec<PatchOperation>>,
+}
+
+impl ToolOutput {
+    /// A textual result.
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            state_patch: None,
+        }
+    }
+
+    /// Also changes the shared state.
+    pub fn with_state_patch(mut self, patch: Vec<PatchOperation>) -> Self {
+        self.state_patch = Some(patch);
+        self
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(s: String) -> Self {
+        ToolOutput::text(s)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(s: &str) -> Self {
+        ToolOutput::text(s)
+    }
+}
+
+/// What a server-side tool knows of its run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ToolContext {
+    /// The shared state as it is at the call.
+    pub state: Value,
+    /// The thread.
+    pub thread_id: String,
+    /// The run.
+    pub run_id: String,
+}
+
+type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, String>> + Send>>;
+type ToolFn = Arc<dyn Fn(Value, ToolContext) -> ToolFuture + Send + Sync>;
+
+#[derive(Clone)]
+struct ServerTool {
+    name: String,
+    definition: Value,
+    run: ToolFn,
+}
+
+/// The configuration of an [`OpenAiAgentBuilder`] and the agent it builds.
+#[derive(Clone)]
+struct Config {
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+    params: Map<String, Value>,
+    forwardable: Vec<String>,
+    system_prompt: Option<String>,
+    tools: Vec<ServerTool>,
+    expose_state: bool,
+    max_steps: usize,
+    retries: u32,
+    backoff: Duration,
+    max_backoff: Duration,
+    read_timeout: Duration,
+    max_event: usize,
+    max_answer_bytes: usize,
+    answer_deadline: Duration,
+    max_tool_arguments: usize,
+    client: reqwest::Client,
+    description: Option<String>,
+}
+
+/// Builds an agent over a chat-completions endpoint. See the [crate docs](crate).
+pub struct OpenAiAgentBuilder {
+    config: Config,
+    connect_timeout: Duration,
+    error: Option<String>,
+}
+
+impl std::fmt::Debug for OpenAiAgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiAgentBuilder")
+            .field("base_url", &endpoint::redact_url(&self.config.base_url))
+            .field("model", &self.config.model)
+            .field("api_key", &self.config.api_key.as_ref().map(|_| "<set>"))
+            .field(
+                "tools",
+                &self
+                    .config
+                    .tools
+                    .iter()
+                    .map(|t| &t.name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// The agent builder's failure.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
+/// An agent over a chat-completions endpoint: see [`OpenAiAgentBuilder`].
+#[derive(Debug)]
+pub struct OpenAiAgent;
+
+impl OpenAiAgent {
+    /// A builder for the endpoint at `base_url` (the URL `/chat/completions` is appended
+    /// to, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`) and `model`.
+    pub fn builder(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiAgentBuilder {
+        OpenAiAgentBuilder {
+            config: Config {
+                base_url: base_url.into().trim_end_matches('/').to_owned(),
+                model: model.into(),
+                api_key: None,
+                params: Map::new(),
+                forwardable: Vec::new(),
+                system_prompt: None,
+                tools: Vec::new(),
+                expose_state: false,
+                max_steps: 8,
+                retries: 3,
+                backoff: Duration::from_millis(500),
+                max_backoff: Duration::from_secs(20),
+                read_timeout: Duration::from_secs(120),
+                max_event: 4 << 20,
+                max_answer_bytes: 32 << 20,
+                answer_deadline: Duration::from_secs(600),
+                max_tool_arguments: 1 << 20,
+                client: reqwest::Client::new(),
+                description: None,
+            },
+            connect_timeout: Duration::from_secs(10),
+            error: None,
+        }
+    }
+}
+
+impl OpenAiAgentBuilder {
+    /// The API key, sent as `Authorization: Bearer …` (never logged).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.config.api_key = Some(key.into());
+        self
+    }
+
+    /// A fixed model parameter (`temperature`, `max_tokens`, `top_p`, …) sent with every
+    /// request.
+    pub fn param(mut self, name: &str, value: Value) -> Self {
+        self.config.params.insert(name.to_owned(), value);
+        self
+    }
+
+    /// Lets a run set these parameters through its `forwardedProps` (top-level keys of
+    /// the same names). Only sampling parameters ([`FORWARDABLE_PARAMS`]) may be named:
+    /// a run never chooses the model, the endpoint or a key.
+    pub fn forward_params(mut self, names: &[&str]) -> Self {
+        for n in names {
+            if FORWARDABLE_PARAMS.contains(n) {
+                self.config.forwardable.push((*n).to_owned());
+            } else {
+                self.error = Some(format!(
+                    "parameter {n:?} cannot be forwarded from a run (allowed: {})",
+                    FORWARDABLE_PARAMS.join(", ")
+                ));
+            }
+        }
+        self
+    }
+
+    /// A system prompt sent first.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.config.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// A server-side tool: `run` gets its arguments as `A` (whose JSON Schema, derived
+    /// with `schemars`, is what the model is shown) and the run's [`ToolContext`].
+    /// Arguments that do not fit `A` are answered to the model as an error.
+    pub fn tool<A, F, Fut>(mut self, name: &str, description: &str, run: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, String>> + Send + 'static,
+    {
+        let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or(json!({}));
+        let mut parameters = schema;
+        if let Some(o) = parameters.as_object_mut() {
+            o.remove("$schema");
+            o.remove("title");
+        }
+        let definition = json!({
+            "type": "function",
+            "function": { "name": name, "description": description, "parameters": parameters },
+        });
+        let run = Arc::new(run);
+        let tool: ToolFn = Arc::new(move |args: Value, ctx: ToolContext| {
+            let run = run.clone();
+            Box::pin(async move {
+                let args: A =
+                    serde_json::from_value(args).map_err(|e| format!("invalid arguments: {e}"))?;
+                run(args, ctx).await
+            }) as ToolFuture
+        });
+        self.config.tools.retain(|t| t.name != name);
+        self.config.tools.push(ServerTool {
+            name: name.to_owned(),
+            definition,
+            run: tool,
+        });
+        self
+    }
+
+    /// Shows the shared state to the model (a system message with its JSON).
+    pub fn expose_state(mut self, on: bool) -> Self {
+        self.config.expose_state = on;
+        self
+    }
+
+    /// Most model calls in one run (default 8): server-side tool rounds stop there,
+    /// with `RUN_ERROR` code `max_steps`.
+    pub fn max_steps(mut self, n: usize) -> Self {
+        self.config.max_steps = n.max(1);
+        self
+    }
+
+    /// Retries of a `429`/`5xx` answer or a failed connection, before the first token
+    /// (default 3), and the ceiling of the first pause (default 500 ms, doubling, at
+    /// most 20 s, with full jitter; a `Retry-After` takes its place, up to that bound).
+    pub fn retries(mut self, n: u32, first_backoff: Duration) -> Self {
+        self.config.retries = n;
+        self.config.backoff = first_backoff;
+        self
+    }
+
+    /// Longest wait for the connection (default 10 s).
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
+        self
+    }
+
+    /// Longest wait for the answer's head, then between two reads of its body (default
+    /// 120 s).
+    pub fn read_timeout(mut self, t: Duration) -> Self {
+        self.config.read_timeout = t;
+        self
+    }
+
+    /// The most bytes one answer of the model may have (default 32 MiB); past it the
+    /// run ends with `RUN_ERROR` code `upstream_too_large`, what came kept.
+    pub fn max_answer_bytes(mut self, n: usize) -> Self {
+        self.config.max_answer_bytes = n;
+        self
+    }
+
+    /// The longest one answer of the model may take, from the request to its last byte
+    /// (default 10 minutes), however it trickles; past it the run ends with `RUN_ERROR`
+    /// code `upstream_timeout`, what came kept.
+    pub fn answer_deadline(mut self, d: Duration) -> Self {
+        self.config.answer_deadline = d;
+        self
+    }
+
+    /// The largest arguments one tool call may have (default 1 MiB), checked as they
+    /// stream, before anything parses them; past it the run ends with `RUN_ERROR` code
+    /// `tool_arguments_too_large`.
+    pub fn max_tool_arguments(mut self, n: usize) -> Self {
+        self.config.max_tool_arguments = n;
+        self
+    }
+
+    /// The agent's description (its capabilities' identity).
+    pub fn description(mut self, d: impl Into<String>) -> Self {
+        self.config.description = Some(d.into());
+        self
+    }
+
+    /// Builds the agent.
+    pub fn build(mut self) -> Result<FnAgent, ConfigError> {
+        if let Some(e) = self.error {
+            return Err(ConfigError(e));
+        }
+        if self.config.base_url.is_empty() || self.config.model.is_empty() {
+            return Err(ConfigError("an endpoint URL and a model are needed".into()));
+        }
+        self.config.client = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .build()
+            .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
+        let config = Arc::new(self.config);
+        let description = config.description.clone();
+        let agent = agent_fn(move |input, ctx, tx| {
+            let config = config.clone();
+            async move { run(config, input, ctx, tx).await }
+        });
+        Ok(match description {
+            Some(d) => agent.with_capabilities(agui_sdk_core::AgentCapabilities {
+                identity: Some(agui_sdk_core::IdentityCapabilities {
+                    description: Some(d),
+                    ..Default::default()
+                }),
+                tools: Some(agui_sdk_core::ToolsCapabilities {
+                    supported: Some(true),
+                    client_provided: Some(true),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            None => agent,
+        })
+    }
+}
+
+fn fail(message: impl Into<String>, code: &str) -> AgentError {
+    AgentError::public(message).with_code(code)
+}
+
+/// One run: model calls and server-side tool rounds until the answer, a frontend tool
+/// call, or a failure.
+async fn run(
+    config: Arc<Config>,
+    input: RunAgentInput,
+    ctx: RunContext,
+    tx: Emitter,
+) -> Result<(), AgentError> {
+    let server_defs: Vec<Value> = config.tools.iter().map(|t| t.definition.clone()).collect();
+    let parts = request::RequestParts {
+        model: &config.model,
+        params: &config.params,
+        forwardable: &config.forwardable,
+        server_tools: &server_defs,
+        system_prompt: config.system_prompt.as_deref(),
+        expose_state: config.expose_state,
+    };
+    let mut messages = request::messages(&input, &parts);
+    let frontend: HashSet<&str> = input.tools.iter().map(|t| t.name.as_str()).collect();
+    let mut state = input.state.as_ref().map_or(Value::Null, |s| s.to_value());
+    // One patcher for the run: the state's size is measured once, at the first `copy`.
+    let mut patcher = agui_sdk_core::semantics::patch::Patcher::new();
+    let mut usage: Vec<TokenUsage> = Vec::new();
+
+    for step in 0..config.max_steps {
+        let body = request::body(&input, messages.clone(), &parts);
+        let message_id = format!("{}-m{}", input.run_id, step);
+        let result = model_turn(&config, &body, message_id.clone(), &tx).await?;
+        if let Some(mut u) = result.usage.clone() {
+            u.model = Some(config.model.clone());
+            usage.push(u);
+        }
+        if !result.refusal.is_empty() {
+            return Err(fail(
+                format!("the model refused: {}", result.refusal),
+                "refusal",
+            ));
+        }
+        if result.finish_reason.as_deref() == Some("content_filter") {
+            return Err(fail(
+                "the model's answer was stopped by its content filter",
+                "content_filter",
+            ));
+        }
+        if result.calls.is_empty() {
+            return finish(&tx, &input, usage).await;
+        }
+        // The assistant turn, for the next request.
+        let calls: Vec<Value> = result
+            .calls
+            .iter()
+            .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
+            .collect();
+        messages.push(json!({
+            "role": "assistant",
+            "content": if result.text.is_empty() { Value::Null } else { json!(result.text) },
+            "tool_calls": calls,
+        }));
+        let mut client_calls = false;
+        for call in &result.calls {
+            if frontend.contains(call.name.as_str()) {
+                client_calls = true;
+                continue;
+            }
+            let output = run_tool(&config, call, &state, &input, &ctx).await;
+            if let Some(patch) = &output.state_patch {
+                if let Err(e) = patcher.apply(&mut state, patch.clone()) {
+                    tracing::warn!(tool = %call.name, error = %e, "a tool's state patch does not apply");
+                } else {
+                    tx.emit(Event::state_delta(patch.clone())).await?;
+                }
+            }
+            tx.emit(Event::from(ToolCallResult::new(
+                format!("{}-result", call.id),
+                call.id.clone(),
+                output.content.clone(),
+            )))
+            .await?;
+            messages.push(
+                json!({ "role": "tool", "tool_call_id": call.id, "content": output.content }),
+            );
+        }
+        if client_calls {
+            // The client runs its tools and sends the results with its next run.
+            return finish(&tx, &input, usage).await;
+        }
+        if config.expose_state {
+            refresh_state_message(&mut messages, &state);
+        }
+    }
+    Err(fail(
+        format!(
+            "the agent stopped after {} model calls without an answer",
+            config.max_steps
+        ),
+        "max_steps",
+    ))
+}
+
+async fn finish(
+    tx: &Emitter,
+    input: &RunAgentInput,
+    usage: Vec<TokenUsage>,
+) -> Result<(), AgentError> {
+    let mut fin = RunFinished::new(input.thread_id.clone(), input.run_id.clone());
+    if !usage.is_empty() {
+        fin.usage = Some(usage);
+    }
+    tx.emit(Event::from(fin)).await
+}
+
+fn refresh_state_message(messages: &mut [Value], state: &Value) {
+    let text = format!("The shared application state (JSON):\n{state}");
+    for m in messages.iter_mut() {
+        let is_state = m.get("role").and_then(Value::as_str) == Some("system")
+            && m.get("content")
+                .and_then(Value::as_str)
+                .is_some_and(|c| c.starts_with("The shared application state (JSON):"));
+        if is_state {
+            m["content"] = json!(text);
+            return;
+        }
+    }
+}
+
+async fn run_tool(
+    config: &Config,
+    call: &MadeCall,
+    state: &Value,
+    input: &RunAgentInput,
+    ctx: &RunContext,
+) -> ToolOutput {
+    let Some(tool) = config.tools.iter().find(|t| t.name == call.name) else {
+        tracing::warn!(tool = %call.name, "the model called a tool that does not exist");
+        return ToolOutput::text(format!("error: there is no tool named {:?}", call.name));
+    };
+    let args: Value = if call.arguments.trim().is_empty() {
+        json!({})
+    } else {
+        match serde_json::from_str(&call.arguments) {
+            Ok(v) => v,
+            Err(e) => return ToolOutput::text(format!("error: the arguments are not JSON: {e}")),
+        }
+    };
+    let tctx = ToolContext {
+        state: state.clone(),
+        thread_id: input.thread_id.clone(),
+        run_id: ctx.run_id().to_owned(),
+    };
+    match (tool.run)(args, tctx).await {
+        Ok(out) => out,
+        Err(e) => {
+            tracing::info!(tool = %call.name, error = %e, "a server-side tool failed");
+            ToolOutput::text(format!("error: {e}"))
+        }
+    }
+}

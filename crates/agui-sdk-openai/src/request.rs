@@ -1,0 +1,206 @@
+//! A run's input as a streaming chat-completions request.
+
+use agui_sdk_core::types::{Content, ContentPart, PartSource};
+use agui_sdk_core::{Message, RunAgentInput};
+use serde_json::{json, Map, Value};
+
+/// What the request is built from besides the input.
+#[derive(Debug)]
+pub(crate) struct RequestParts<'a> {
+    pub model: &'a str,
+    /// Fixed model parameters (`temperature`, `max_tokens`, …).
+    pub params: &'a Map<String, Value>,
+    /// Parameters a run may set through `forwardedProps` (names).
+    pub forwardable: &'a [String],
+    /// Server-side tools, as function definitions.
+    pub server_tools: &'a [Value],
+    /// A system prompt put first.
+    pub system_prompt: Option<&'a str>,
+    /// Whether the state goes to the model (as a system message).
+    pub expose_state: bool,
+}
+
+/// The parts of a message the endpoint cannot take, noted as text so that nothing is
+/// silently dropped.
+fn part(p: &ContentPart) -> Value {
+    let (kind, media) = match p {
+        ContentPart::Text(t) => return json!({ "type": "text", "text": t.text }),
+        ContentPart::Image(m) => ("image", m),
+        ContentPart::Audio(m) => ("audio", m),
+        ContentPart::Video(m) => ("video", m),
+        ContentPart::Document(m) => ("document", m),
+    };
+    match (kind, &media.source) {
+        ("image", PartSource::Url(u)) => {
+            json!({ "type": "image_url", "image_url": { "url": u.value } })
+        }
+        ("image", PartSource::Data(d)) => json!({
+            "type": "image_url",
+            "image_url": { "url": format!("data:{};base64,{}", d.mime_type, d.value) },
+        }),
+        ("audio", PartSource::Data(d))
+            if d.mime_type.contains("wav")
+                || d.mime_type.contains("mp3")
+                || d.mime_type.contains("mpeg") =>
+        {
+            let format = if d.mime_type.contains("wav") {
+                "wav"
+            } else {
+                "mp3"
+            };
+            json!({ "type": "input_audio", "input_audio": { "data": d.value, "format": format } })
+        }
+        (kind, source) => {
+            let what = match source {
+                PartSource::Url(u) => format!("at {}", u.value),
+                PartSource::Data(d) => format!("of type {}", d.mime_type),
+                PartSource::File(f) => format!("file {}", f.value),
+            };
+            tracing::warn!(
+                kind,
+                "a content part the chat-completions API cannot take is sent as a note"
+            );
+            json!({ "type": "text", "text": format!("[{kind} attachment {what} not supported by this model endpoint]") })
+        }
+    }
+}
+
+fn content(c: &Content) -> Value {
+    match c {
+        Content::Text(t) => json!(t),
+        Content::Parts(parts) => Value::Array(parts.iter().map(part).collect()),
+    }
+}
+
+/// The messages in chat-completions form (reasoning and activity messages are the
+/// client's record, not the model's input: they are left out).
+pub(crate) fn messages(input: &RunAgentInput, parts: &RequestParts<'_>) -> Vec<Value> {
+    let mut out = Vec::with_capacity(input.messages.len() + 2);
+    if let Some(p) = parts.system_prompt {
+        out.push(json!({ "role": "system", "content": p }));
+    }
+    if !input.context.is_empty() {
+        let mut text = String::from("Context from the application:");
+        for c in &input.context {
+            text.push_str(&format!("\n- {}: {}", c.description, c.value));
+        }
+        out.push(json!({ "role": "system", "content": text }));
+    }
+    if let Some(state) = input
+        .state
+        .as_ref()
+        .filter(|s| parts.expose_state && !s.is_null())
+    {
+        out.push(json!({
+            "role": "system",
+            "content": format!("The shared application state (JSON):\n{state}"),
+        }));
+    }
+    for m in &input.messages {
+        match m {
+            Message::System(s) => out.push(json!({ "role": "system", "content": s.content })),
+            Message::Developer(d) => out.push(json!({ "role": "developer", "content": d.content })),
+            Message::User(u) => {
+                let mut o = Map::new();
+                o.insert("role".into(), json!("user"));
+                o.insert("content".into(), content(&u.content));
+                if let Some(n) = &u.name {
+                    o.insert("name".into(), json!(n));
+                }
+                out.push(Value::Object(o));
+            }
+            Message::Assistant(a) => {
+                let mut o = Map::new();
+                o.insert("role".into(), json!("assistant"));
+                o.insert(
+                    "content".into(),
+                    a.content.as_ref().map_or(Value::Null, |c| json!(c)),
+                );
+                if let Some(calls) = a.tool_calls.as_ref().filter(|c| !c.is_empty()) {
+                    let calls: Vec<Value> = calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": { "name": c.function.name, "arguments": c.function.arguments },
+                            })
+                        })
+                        .collect();
+                    o.insert("tool_calls".into(), Value::Array(calls));
+                }
+                out.push(Value::Object(o));
+            }
+            Message::Tool(t) => {
+                let mut text = t.content.to_text();
+                if let Some(e) = &t.error {
+                    text = if text.is_empty() {
+                        format!("error: {e}")
+                    } else {
+                        format!("{text}\nerror: {e}")
+                    };
+                }
+                out.push(
+                    json!({ "role": "tool", "tool_call_id": t.tool_call_id, "content": text }),
+                );
+            }
+            Message::Activity(_) | Message::Reasoning(_) => {}
+        }
+    }
+    out
+}
+
+/// The whole request body.
+pub(crate) fn body(input: &RunAgentInput, messages: Vec<Value>, parts: &RequestParts<'_>) -> Value {
+    let mut o = Map::new();
+    o.insert("model".into(), json!(parts.model));
+    o.insert("messages".into(), Value::Array(messages));
+    o.insert("stream".into(), json!(true));
+    o.insert("stream_options".into(), json!({ "include_usage": true }));
+    for (k, v) in parts.params {
+        o.insert(k.clone(), v.clone());
+    }
+    let props = input.forwarded_props.as_ref().map(|p| p.to_value());
+    if let Some(props) = props.as_ref().and_then(Value::as_object) {
+        for name in parts.forwardable {
+            if let Some(v) = props.get(name) {
+                o.insert(name.clone(), v.clone());
+            }
+        }
+    }
+    let mut tools: Vec<Value> = parts.server_tools.to_vec();
+    for t in &input.tools {
+        tools.push(json!({
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters.as_ref().map_or_else(|| json!({ "type": "object", "properties": {} }), |p| p.to_value()),
+            },
+        }));
+    }
+    // A client names the tool to call in `forwardedProps.toolChoice`, in the endpoint's
+    // own `tool_choice` shape (CopilotKit's suggestion runs do): passed on when it names
+    // an offered tool, whether or not `tool_choice` itself is forwardable.
+    let choice = props
+        .as_ref()
+        .and_then(|p| p.get("toolChoice"))
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
+        .and_then(|c| c.pointer("/function/name"))
+        .and_then(Value::as_str);
+    if let Some(name) = choice {
+        let offered = tools
+            .iter()
+            .any(|t| t.pointer("/function/name").and_then(Value::as_str) == Some(name));
+        if offered {
+            o.insert(
+                "tool_choice".into(),
+                json!({ "type": "function", "function": { "name": name } }),
+            );
+        }
+    }
+    if !tools.is_empty() {
+        o.insert("tools".into(), Value::Array(tools));
+    }
+    Value::Object(o)
+}

@@ -1,0 +1,247 @@
+//! The model endpoint: one request, retried before its first token, and its streamed
+//! answer turned into events within the answer's bounds.
+
+use agui_sdk_agent::{AgentError, Emitter};
+use agui_sdk_client::endpoint;
+use agui_sdk_core::Event;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::translate::{self, Turn};
+use crate::wire::{Item, SseReader};
+use crate::{fail, Config};
+
+/// Sends one request and streams its answer as events; returns what the turn made.
+pub(crate) async fn model_turn(
+    config: &Config,
+    body: &Value,
+    message_id: String,
+    tx: &Emitter,
+) -> Result<translate::TurnResult, AgentError> {
+    let deadline = tokio::time::sleep(config.answer_deadline);
+    tokio::pin!(deadline);
+    let response = tokio::select! {
+        r = send(config, body) => r?,
+        () = &mut deadline => return Err(too_slow(config)),
+    };
+    let mut received = 0usize;
+    let mut turn = Turn::new(message_id);
+    let mut reader = SseReader::new(config.max_event);
+    let mut items = Vec::new();
+    let mut out = Vec::new();
+    let mut bytes = response.bytes_stream();
+    let mut done = false;
+    // One timer for the whole answer, pushed back at each read (cheaper than a timer
+    // per read).
+    let idle = tokio::time::sleep(config.read_timeout);
+    tokio::pin!(idle);
+    let failure: Option<AgentError> = loop {
+        let next = tokio::select! {
+            biased;
+            () = &mut deadline => break Some(too_slow(config)),
+            n = bytes.next() => n,
+            () = &mut idle => {
+                break Some(fail(
+                    format!(
+                        "the model sent nothing for {} ms",
+                        config.read_timeout.as_millis()
+                    ),
+                    "upstream_timeout",
+                ));
+            }
+        };
+        idle.as_mut()
+            .reset(tokio::time::Instant::now() + config.read_timeout);
+        match next {
+            Some(Ok(chunk)) => {
+                received += chunk.len();
+                if received > config.max_answer_bytes {
+                    break Some(fail(
+                        format!(
+                            "the model's answer passed {} bytes",
+                            config.max_answer_bytes
+                        ),
+                        "upstream_too_large",
+                    ));
+                }
+                if let Err(e) = reader.push(&chunk, &mut items) {
+                    break Some(fail(
+                        format!("the model's stream is malformed: {e}"),
+                        "upstream_error",
+                    ));
+                }
+            }
+            Some(Err(e)) => {
+                tracing::warn!(error = %e.without_url(), "the model's stream broke");
+                break Some(fail(
+                    "the connection to the model broke mid-answer",
+                    "upstream_cut",
+                ));
+            }
+            None => {
+                if let Err(e) = reader.finish(&mut items) {
+                    break Some(fail(
+                        format!("the model's stream is malformed: {e}"),
+                        "upstream_error",
+                    ));
+                }
+                drain(
+                    &mut turn,
+                    &mut items,
+                    &mut out,
+                    &mut done,
+                    config.max_tool_arguments,
+                )?;
+                // Some servers end without [DONE]; a finish reason (in this read or an
+                // earlier one) says the turn is whole.
+                if !done && !turn.has_finish_reason() {
+                    for e in out.drain(..) {
+                        tx.emit(e).await?;
+                    }
+                    break Some(fail("the model's answer was cut off", "upstream_cut"));
+                }
+                break None;
+            }
+        }
+        if let Err(e) = drain(
+            &mut turn,
+            &mut items,
+            &mut out,
+            &mut done,
+            config.max_tool_arguments,
+        ) {
+            for ev in out.drain(..) {
+                tx.emit(ev).await?;
+            }
+            break Some(e);
+        }
+        for e in out.drain(..) {
+            tx.emit(e).await?;
+        }
+        if done {
+            break None;
+        }
+    };
+    for e in out.drain(..) {
+        tx.emit(e).await?;
+    }
+    let result = turn.finish(&mut out);
+    for e in out.drain(..) {
+        tx.emit(e).await?;
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(result),
+    }
+}
+
+/// Hands the items read to the turn; an error object becomes the run's failure.
+fn drain(
+    turn: &mut Turn,
+    items: &mut Vec<Item>,
+    out: &mut Vec<Event>,
+    done: &mut bool,
+    max_tool_arguments: usize,
+) -> Result<(), AgentError> {
+    for item in items.drain(..) {
+        match item {
+            Item::Done => *done = true,
+            Item::Chunk(c) => {
+                if let Some(err) = &c.error {
+                    tracing::warn!(error = %err, "the model's stream carried an error");
+                    let kind = err
+                        .get("type")
+                        .or_else(|| err.get("code"))
+                        .and_then(Value::as_str)
+                        .filter(|k| {
+                            k.len() <= 64
+                                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                        });
+                    let message = match kind {
+                        Some(k) => format!("the model endpoint reported an error ({k})"),
+                        None => "the model endpoint reported an error".to_owned(),
+                    };
+                    return Err(fail(message, "upstream_error"));
+                }
+                turn.push(*c, out);
+                if turn.longest_arguments() > max_tool_arguments {
+                    return Err(fail(
+                        format!("a tool call's arguments passed {max_tool_arguments} bytes"),
+                        "tool_arguments_too_large",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// POSTs the request, retrying `429`/`5xx` and failed connections (before any token).
+async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentError> {
+    let url = format!("{}/chat/completions", config.base_url);
+    let mut attempt = 0u32;
+    loop {
+        let mut req = config
+            .client
+            .post(&url)
+            .header("accept", "text/event-stream")
+            .json(body);
+        if let Some(key) = &config.api_key {
+            req = req.bearer_auth(key);
+        }
+        let sent = tokio::time::timeout(config.read_timeout, req.send()).await;
+        let (retryable, retry_after, why) = match sent {
+            Err(_) => (
+                true,
+                None,
+                format!("no answer within {} ms", config.read_timeout.as_millis()),
+            ),
+            Ok(Err(e)) => (
+                e.is_connect() || e.is_timeout(),
+                None,
+                format!("cannot reach the model endpoint: {}", e.without_url()),
+            ),
+            Ok(Ok(res)) if res.status().is_success() => return Ok(res),
+            Ok(Ok(res)) => {
+                let status = res.status().as_u16();
+                let retry_after = endpoint::retry_after(res.headers());
+                // Read as the client reads an error answer: bounded in size and time.
+                let text =
+                    endpoint::error_body(res, endpoint::MAX_ERROR_BODY, Some(config.read_timeout))
+                        .await;
+                let shown: String = text.text.chars().take(500).collect();
+                tracing::warn!(status, body = %shown, "the model endpoint refused the request");
+                let retryable = status == 429 || (500..=599).contains(&status);
+                if !retryable || attempt >= config.retries {
+                    return Err(fail(
+                        format!("the model endpoint answered HTTP {status}"),
+                        "upstream_error",
+                    ));
+                }
+                (true, retry_after, format!("HTTP {status}"))
+            }
+        };
+        if !retryable || attempt >= config.retries {
+            tracing::warn!(error = %why, "the model endpoint failed");
+            return Err(fail(
+                "the model endpoint could not be reached",
+                "upstream_error",
+            ));
+        }
+        let pause =
+            endpoint::Backoff::new(config.backoff, config.max_backoff).pause(attempt, retry_after);
+        attempt += 1;
+        tracing::info!(attempt, ?pause, reason = %why, "retrying the model request");
+        tokio::time::sleep(pause).await;
+    }
+}
+
+fn too_slow(config: &Config) -> AgentError {
+    fail(
+        format!(
+            "the model's answer took longer than {} s",
+            config.answer_deadline.as_secs_f64()
+        ),
+        "upstream_timeout",
+    )
+}

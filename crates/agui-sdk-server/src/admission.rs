@@ -1,0 +1,279 @@
+//! The one way a request becomes a run, for every route that starts one (the agent
+//! routes, resumable or not, and the CopilotKit runtime's).
+//!
+//! In order: the server is not shutting down; a run slot is free
+//! ([`ServerConfig::max_runs`]); the body is JSON by its content type (required: see
+//! [`require_json`]), within
+//! [`ServerConfig::body_limit`] (by its declared length, then as it arrives) and
+//! [`ServerConfig::body_timeout`]; the memory budget has room for it
+//! ([`ServerConfig::memory_budget`]); it parses as a `RunAgentInput`. Then the run's
+//! context, lifecycle guard and [`RunDriver`] are made the same way for every route.
+//!
+//! Refusals are [`ApiError`]s; each route maps them to its documented body at its
+//! edge (the agent routes' `{"error":{code,message,…}}`, the CopilotKit runtime's
+//! `{error,message,code}`).
+
+use std::sync::Arc;
+
+use agui_sdk_core::RunAgentInput;
+use axum::body::Body;
+use axum::http::{header, HeaderMap, StatusCode};
+use futures_util::StreamExt;
+
+use crate::agent::Agent;
+use crate::budget::RunPermit;
+use crate::context::RunContext;
+use crate::engine::RunDriver;
+use crate::error::ApiError;
+use crate::lifecycle::{default_verifier, LifecycleGuard};
+use crate::router::{declared_version, ServerConfig, VerifierFactory};
+use crate::shutdown::Shutdown;
+
+/// A request admitted as a run: its body, its input and the limits it holds.
+pub(crate) struct Admitted {
+    /// The request body (hashed by resumable runs).
+    pub body: Vec<u8>,
+    /// The parsed input.
+    pub input: RunAgentInput,
+    /// The run slot and memory the run holds until it ends.
+    pub permit: RunPermit,
+}
+
+/// What admits requests of one router: its limits, switch and verifier.
+pub(crate) struct Admission {
+    config: ServerConfig,
+    shutdown: Shutdown,
+    verifier: Option<VerifierFactory>,
+    runs: Option<Arc<tokio::sync::Semaphore>>,
+    /// The memory budget, in KiB permits.
+    memory: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+impl Admission {
+    pub(crate) fn new(
+        config: ServerConfig,
+        shutdown: Shutdown,
+        verifier: Option<VerifierFactory>,
+    ) -> Self {
+        let runs = config.max_runs.map(|n| {
+            Arc::new(tokio::sync::Semaphore::new(
+                n.min(tokio::sync::Semaphore::MAX_PERMITS),
+            ))
+        });
+        let memory = crate::budget::memory_semaphore(config.memory_budget);
+        Admission {
+            config,
+            shutdown,
+            verifier,
+            runs,
+            memory,
+        }
+    }
+
+    #[cfg(feature = "copilotkit")]
+    pub(crate) fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Admits the request whose `headers` and `body` these are: every check, in the
+    /// order of the [module docs](self).
+    pub(crate) async fn admit(
+        &self,
+        headers: &HeaderMap,
+        body: Body,
+    ) -> Result<Admitted, ApiError> {
+        let slot = self.open()?;
+        let body = self.read_body(headers, body).await?;
+        self.admit_body(slot, body)
+    }
+
+    /// The first checks: not shutting down, a run slot free.
+    pub(crate) fn open(&self) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, ApiError> {
+        if self.shutdown.is_triggered() {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "the server is shutting down",
+            ));
+        }
+        match &self.runs {
+            Some(sem) => sem.clone().try_acquire_owned().map(Some).map_err(|_| {
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "too_many_runs",
+                    "the server is running as many runs as it is configured to; retry later",
+                )
+            }),
+            None => Ok(None),
+        }
+    }
+
+    /// The body: JSON by its content type, within the size limit and the time limit.
+    pub(crate) async fn read_body(
+        &self,
+        headers: &HeaderMap,
+        body: Body,
+    ) -> Result<Vec<u8>, ApiError> {
+        require_json(headers)?;
+        let limit = self.config.body_limit;
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large(limit));
+        }
+        let timeout = self.config.body_timeout;
+        tokio::time::timeout(timeout, read_limited(body, limit))
+            .await
+            .map_err(|_| {
+                ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "body_timeout",
+                    format!(
+                        "the request body did not arrive within {} ms",
+                        timeout.as_millis()
+                    ),
+                )
+            })?
+    }
+
+    /// The last checks, on a body already read: the memory budget, then the parse.
+    pub(crate) fn admit_body(
+        &self,
+        slot: Option<tokio::sync::OwnedSemaphorePermit>,
+        body: Vec<u8>,
+    ) -> Result<Admitted, ApiError> {
+        let permit = crate::budget::run_permit(slot, self.memory.as_ref(), &body)?;
+        let mut input: RunAgentInput = agui_sdk_core::wire::from_json_slice(&body)
+            .map_err(|e| ApiError::from_json_error(&e))?;
+        // The agent may hold its input for the whole run: no spare capacity (a `Message`
+        // is several hundred bytes, and a decoded list holds room for four).
+        input.messages.shrink_to_fit();
+        Ok(Admitted {
+            body,
+            input,
+            permit,
+        })
+    }
+
+    /// What a request that starts no run holds of the memory budget while it is
+    /// handled, when it parses `body` as a `RunAgentInput` (a CopilotKit `connect`):
+    /// the estimated cost of that parse.
+    #[cfg(feature = "copilotkit")]
+    pub(crate) fn hold_parsed(&self, body: &[u8]) -> Result<RunPermit, ApiError> {
+        let cost = crate::budget::parsed_cost(body);
+        crate::budget::request_permit(self.memory.as_ref(), body, cost)
+    }
+
+    /// What a request holds of the memory budget while it is handled, when it keeps
+    /// `body` as text and one copy of a part of it (the single-route envelope, whose
+    /// inner body is handed on): twice its length.
+    #[cfg(feature = "copilotkit")]
+    pub(crate) fn hold_text(&self, body: &[u8]) -> Result<RunPermit, ApiError> {
+        crate::budget::request_permit(self.memory.as_ref(), body, body.len().saturating_mul(2))
+    }
+
+    /// The context and lifecycle guard of a run of the agent `name` on `input`: the
+    /// verifier when verification is on, the protocol version the client can take,
+    /// whether the client has a state.
+    pub(crate) fn prepare(
+        &self,
+        name: &str,
+        input: &RunAgentInput,
+    ) -> (RunContext, LifecycleGuard) {
+        let ctx = RunContext::new(
+            name,
+            input.thread_id.clone(),
+            input.run_id.clone(),
+            self.shutdown.token(),
+        );
+        let verifier = self.config.verify.then(|| match &self.verifier {
+            Some(f) => f(),
+            None => default_verifier(),
+        });
+        let guard = LifecycleGuard::new(input.thread_id.clone(), input.run_id.clone(), verifier)
+            .declare_protocol_version(Some(declared_version(input.protocol_version.as_deref())))
+            .input_state(input.state.is_some());
+        (ctx, guard)
+    }
+
+    /// Starts `agent` on `input` with the context and guard of [`prepare`](Self::prepare),
+    /// inside `span`.
+    pub(crate) fn start(
+        &self,
+        agent: &dyn Agent,
+        input: RunAgentInput,
+        ctx: RunContext,
+        guard: LifecycleGuard,
+        span: &tracing::Span,
+    ) -> RunDriver {
+        let _entered = span.enter();
+        RunDriver::start(
+            agent,
+            input,
+            guard,
+            ctx,
+            self.shutdown.token(),
+            self.config.shutdown_grace,
+        )
+    }
+}
+
+/// Refuses a request whose `Content-Type` is missing or not JSON: a page on another
+/// site can send a body-less or `text/plain` POST without asking (a CORS-simple
+/// request), never one that declares JSON, so no such page starts or stops a run.
+pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|ct| ct.to_str().ok())
+        .is_some_and(is_json_media_type);
+    if json {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "the request body must be JSON (Content-Type: application/json)",
+    ))
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!("request body exceeds the limit of {limit} bytes"),
+    )
+}
+
+/// Reads `body` whole, refusing it as soon as it passes `limit` bytes.
+async fn read_limited(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::new();
+    let mut frames = body.into_data_stream();
+    while let Some(chunk) = frames.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "unreadable_body",
+                format!("cannot read the request body: {e}"),
+            )
+        })?;
+        if out.len() + chunk.len() > limit {
+            return Err(too_large(limit));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// Whether a `Content-Type` value names JSON (`application/json` or `+json`).
+pub(crate) fn is_json_media_type(v: &str) -> bool {
+    let essence = v
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}

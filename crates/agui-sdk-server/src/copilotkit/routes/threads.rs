@@ -1,0 +1,488 @@
+//! The thread routes of the runtime (`/threads…`), over the run store's thread index:
+//! the threads of the request's owner, their messages, events and state, renaming,
+//! archiving, restoring and deleting one, and clearing them. Subscribing is CopilotKit's
+//! hosted mode's: it answers `422`, as CopilotKit's own runtime does without it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use agui_sdk_core::semantics::Reducer;
+use agui_sdk_core::Event;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde_json::{json, Map, Value};
+
+use super::{Failure, Runtime};
+use crate::runs::{
+    owner_scope, Owner, ThreadEntry, ThreadKey, ThreadQuery, ThreadSummary, ThreadUpdate,
+};
+
+/// Most threads one page of the list answers (and the page without a `limit`).
+pub(super) const MAX_LIST: usize = 1000;
+
+/// The owner a request is made by (`""`: no [`Owner`] was established for it).
+pub(super) fn owner_of(owner: &Option<Extension<Owner>>) -> &str {
+    owner.as_ref().map_or("", |o| o.0 .0.as_str())
+}
+
+/// Milliseconds since the epoch as an ISO 8601 UTC time (`2026-12-02T01:02:03.004Z`).
+pub(super) fn iso_time(ms: u64) -> String {
+    let (secs, milli) = (ms / 1000, ms % 1000);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{milli:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A thread's history applied by the core reducer: its messages and state. A history
+/// the reducer refuses in part still shows what it could apply.
+fn reduced(history: &[ThreadEntry]) -> Reducer {
+    let mut reducer = Reducer::new(Vec::new(), None);
+    for line in history.iter().flat_map(ThreadEntry::lines) {
+        let applied = Event::from_json_slice(line)
+            .map_err(|e| e.to_string())
+            .and_then(|e| reducer.apply_owned(e).map_err(|e| e.to_string()));
+        if let Err(err) = applied {
+            tracing::debug!(error = %err, "a history event does not apply");
+        }
+    }
+    reducer
+}
+
+impl Runtime {
+    /// The history of the owner's thread `thread_id` (empty for an unknown thread).
+    async fn history(&self, owner: &str, thread_id: &str) -> Result<Vec<ThreadEntry>, Failure> {
+        let key = ThreadKey::derive(owner, thread_id);
+        let thread = self
+            .store
+            .thread(&key)
+            .await
+            .map_err(|e| Self::store_failure("Failed to read thread", &e))?;
+        Ok(thread.map(|t| t.history).unwrap_or_default())
+    }
+
+    /// The agents whose threads a list for `agentId` shows: that one, and for
+    /// `default`, the default agent too.
+    fn agents_for(&self, asked: &str) -> Vec<String> {
+        let mut agents = vec![asked.to_owned()];
+        if let Some(d) = self.default_agent.as_deref().filter(|_| asked == "default") {
+            agents.push(d.to_owned());
+        }
+        agents
+    }
+}
+
+/// A thread as the thread routes show it.
+fn thread_json(t: &ThreadSummary, agent: &str) -> Value {
+    json!({
+        "id": t.thread_id,
+        "name": t.name,
+        "agentId": agent,
+        "organizationId": "",
+        "createdById": "",
+        "archived": t.archived,
+        "createdAt": iso_time(t.created_at_ms),
+        "updatedAt": iso_time(t.updated_at_ms),
+        "lastRunAt": iso_time(t.last_run_at_ms),
+    })
+}
+
+/// Where a page of the list ends: the last thread's last run time and key.
+fn cursor_of(t: &ThreadSummary) -> String {
+    format!("{}.{}", t.last_run_at_ms, t.key)
+}
+
+/// `GET /threads?agentId=…&limit=…&cursor=…&includeArchived=true`: the owner's threads
+/// with an ended run, the one whose last run ended last first (a rename does not move
+/// a thread), archived ones only with `includeArchived=true`; `nextCursor` names the
+/// next page. The store answers from its ordered index: a page costs its own size.
+pub(super) async fn list(
+    State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, Failure> {
+    let limit = match q.get("limit") {
+        None => MAX_LIST,
+        Some(l) => l
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                Failure::invalid_request(
+                    StatusCode::BAD_REQUEST,
+                    "limit must be a positive integer",
+                )
+            })?
+            .min(MAX_LIST),
+    };
+    let agent = q.get("agentId").map(String::as_str);
+    let archived_too = q.get("includeArchived").is_some_and(|v| v == "true");
+    // The cursor is `{ms}.{key}` (the key holds a `.` of its own).
+    let after = match q.get("cursor").filter(|c| !c.is_empty()) {
+        None => None,
+        Some(c) => Some(
+            c.split_once('.')
+                .and_then(|(ms, key)| Some((ms.parse::<u64>().ok()?, ThreadKey::from_text(key))))
+                .ok_or_else(|| {
+                    Failure::invalid_request(StatusCode::BAD_REQUEST, "invalid cursor")
+                })?,
+        ),
+    };
+    let scope = owner_scope(owner_of(&owner));
+    let query = ThreadQuery {
+        after,
+        // One more than the page: whether there is a next one.
+        limit: limit + 1,
+        include_archived: archived_too,
+        agents: agent.map(|a| rt.agents_for(a)).unwrap_or_default(),
+    };
+    let mut page = rt
+        .store
+        .list_threads(&scope, &query)
+        .await
+        .map_err(|e| Runtime::store_failure("Failed to list threads", &e))?;
+    let more = page.len() > limit;
+    page.truncate(limit);
+    let next = more.then(|| page.last().map(cursor_of)).flatten();
+    let threads: Vec<Value> = page
+        .iter()
+        .map(|t| thread_json(t, agent.unwrap_or(&t.agent)))
+        .collect();
+    Ok(Json(json!({ "threads": threads, "nextCursor": next })))
+}
+
+/// The body of a thread mutation: `{agentId, name?, archived?}` (only these keys).
+fn mutation_body(bytes: &[u8], allow: &[&str]) -> Result<Map<String, Value>, Failure> {
+    let bad = |m: String| Failure::invalid_request(StatusCode::BAD_REQUEST, m);
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| bad(format!("the body is not JSON: {e}")))?;
+    let Value::Object(o) = value else {
+        return Err(bad("the body must be an object with agentId".into()));
+    };
+    match o.get("agentId") {
+        Some(Value::String(a)) if !a.is_empty() => {}
+        _ => return Err(bad("agentId (a non-empty string) is required".into())),
+    }
+    if let Some(k) = o
+        .keys()
+        .find(|k| *k != "agentId" && !allow.contains(&k.as_str()))
+    {
+        return Err(bad(format!("unknown key '{k}'")));
+    }
+    Ok(o)
+}
+
+fn thread_not_found(thread_id: &str) -> Failure {
+    Failure::new(
+        StatusCode::NOT_FOUND,
+        "Thread not found",
+        "thread_not_found",
+        format!("no thread '{thread_id}'"),
+    )
+}
+
+/// Renames, archives or restores the owner's thread.
+async fn update(
+    rt: &Runtime,
+    owner: &str,
+    thread_id: &str,
+    update: ThreadUpdate,
+) -> Result<ThreadSummary, Failure> {
+    rt.store
+        .update_thread(&ThreadKey::derive(owner, thread_id), update)
+        .await
+        .map_err(|e| Runtime::store_failure("Failed to update thread", &e))?
+        .ok_or_else(|| thread_not_found(thread_id))
+}
+
+/// `PATCH /threads/{id}` with `{agentId, name?, archived?}`: the thread after the change.
+pub(super) async fn patch(
+    State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
+    Path(thread_id): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> Result<Json<Value>, Failure> {
+    let bytes = rt.body(&headers, body).await?;
+    let o = mutation_body(&bytes, &["name", "archived"])?;
+    let bad = |m: &str| Failure::invalid_request(StatusCode::BAD_REQUEST, m);
+    let name = match o.get("name") {
+        None => None,
+        Some(Value::String(n)) if n.len() <= MAX_NAME => Some(n.clone()),
+        Some(_) => return Err(bad("name must be a string of at most 256 bytes")),
+    };
+    let archived = match o.get("archived") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err(bad("archived must be true or false")),
+    };
+    let agent = o.get("agentId").and_then(Value::as_str).unwrap_or_default();
+    let t = update(
+        &rt,
+        owner_of(&owner),
+        &thread_id,
+        ThreadUpdate { name, archived },
+    )
+    .await?;
+    Ok(Json(thread_json(&t, agent)))
+}
+
+/// `POST /threads/{id}/archive` with `{agentId}`.
+pub(super) async fn archive(
+    State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
+    Path(thread_id): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> Result<Json<Value>, Failure> {
+    let bytes = rt.body(&headers, body).await?;
+    mutation_body(&bytes, &[])?;
+    let change = ThreadUpdate {
+        archived: Some(true),
+        ..Default::default()
+    };
+    update(&rt, owner_of(&owner), &thread_id, change).await?;
+    Ok(Json(json!({ "threadId": thread_id, "archived": true })))
+}
+
+/// `DELETE /threads/{id}` with `{agentId}`: the thread and its history are forgotten.
+pub(super) async fn delete(
+    State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
+    Path(thread_id): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> Result<Json<Value>, Failure> {
+    let bytes = rt.body(&headers, body).await?;
+    mutation_body(&bytes, &[])?;
+    let key = ThreadKey::derive(owner_of(&owner), &thread_id);
+    let held = rt
+        .store
+        .forget_thread(&key)
+        .await
+        .map_err(|e| Runtime::store_failure("Failed to delete thread", &e))?;
+    if !held {
+        return Err(thread_not_found(&thread_id));
+    }
+    Ok(Json(json!({ "threadId": thread_id, "deleted": true })))
+}
+
+/// `resource/request` through the single route: `params.path` (runtime-relative,
+/// starting with one `/`, under `/threads`) and `params.httpMethod`, with the envelope's
+/// `body`, answered as the REST route answers. Other paths are `404`.
+pub(super) async fn resource(
+    rt: Arc<Runtime>,
+    owner: Option<Extension<Owner>>,
+    path: &str,
+    method: &str,
+    body: Option<Vec<u8>>,
+) -> Result<Response, Failure> {
+    let bad = |m: &str| Failure::invalid_request(StatusCode::BAD_REQUEST, m);
+    if !path.starts_with('/') || path.starts_with("//") {
+        return Err(bad(
+            "params.path must be runtime-relative and start with one '/'",
+        ));
+    }
+    let uri: axum::http::Uri = path.parse().map_err(|_| bad("params.path is not a path"))?;
+    let segments: Vec<&str> = uri.path().trim_matches('/').split('/').collect();
+    let json_body = || {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        );
+        (
+            headers,
+            axum::body::Body::from(body.clone().unwrap_or_default()),
+        )
+    };
+    let not_found = || {
+        Failure::new(
+            StatusCode::NOT_FOUND,
+            "Not found",
+            "not_found",
+            format!("no resource {method} {}", uri.path()),
+        )
+    };
+    let id = || Path(segments.get(1).map(|s| (*s).to_owned()).unwrap_or_default());
+    let state = || State(rt.clone());
+    Ok(match (method, segments.as_slice()) {
+        ("GET", ["threads"]) => {
+            let q = Query::<HashMap<String, String>>::try_from_uri(&uri)
+                .map_err(|_| bad("params.path has an invalid query"))?;
+            list(state(), owner, q).await?.into_response()
+        }
+        ("POST", ["threads", "clear"]) => clear(state(), owner).await?.into_response(),
+        ("POST", ["threads", "subscribe"]) => hosted_only().await.into_response(),
+        ("GET", ["threads", _, "messages"]) => {
+            messages(state(), owner, id()).await?.into_response()
+        }
+        ("GET", ["threads", _, "events"]) => events(state(), owner, id()).await?,
+        ("GET", ["threads", _, "state"]) => {
+            self::state(state(), owner, id()).await?.into_response()
+        }
+        ("POST", ["threads", _, "archive"]) => {
+            let (h, b) = json_body();
+            archive(state(), owner, id(), h, b).await?.into_response()
+        }
+        ("PATCH", ["threads", _]) => {
+            let (h, b) = json_body();
+            patch(state(), owner, id(), h, b).await?.into_response()
+        }
+        ("DELETE", ["threads", _]) => {
+            let (h, b) = json_body();
+            delete(state(), owner, id(), h, b).await?.into_response()
+        }
+        _ => return Err(not_found()),
+    })
+}
+
+/// The longest thread name taken.
+pub(super) const MAX_NAME: usize = 256;
+
+/// `GET /threads/{id}/messages`: the thread's messages as its history builds them,
+/// each `{id, role, content?}`, an assistant's with `toolCalls: [{id, name, args}]`, a
+/// tool message's with `toolCallId`.
+pub(super) async fn messages(
+    State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
+    Path(thread_id): Path<String>,
+) -> Result<Json<Value>, Failure> {
+    let history = rt.history(owner_of(&owner), &thread_id).await?;
+    let messages: Vec<Value> = reduced(&history)
+        .messages()
+        .iter()
+        .filter_map(|m| message_summary(serde_json::to_value(m).ok()?))
+        .collect();
+    Ok(Json(json!({ "messages": messages })))
+}
+
+/// A message as the thread routes show it; `None` for an activity message.
+fn message_summary(m: Value) -> Option<Value> {
+    let Value::Object(m) = m else { return None };
+    let role = m.get("role")?.as_str()?.to_owned();
+    if role == "activity" {
+        return None;
+    }
+    let mut out = Map::new();
+    out.insert("id".into(), m.get("id")?.clone());
+    out.insert("role".into(), json!(role));
+    if let Some(c) = m.get("content").filter(|c| !c.is_null()) {
+        out.insert("content".into(), c.clone());
+    }
+    if let Some(Value::Array(calls)) = m.get("toolCalls") {
+        let calls: Vec<Value> = calls
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.get("id"),
+                    "name": c.pointer("/function/name"),
+                    "args": c.pointer("/function/arguments"),
+                })
+            })
+            .collect();
+        out.insert("toolCalls".into(), Value::Array(calls));
+    }
+    if let Some(id) = m.get("toolCallId") {
+        out.insert("toolCallId".into(), id.clone());
+    }
+    Some(Value::Object(out))
+}
+
+/// `GET /threads/{id}/events`: the thread's history, compacted, as `connect` replays it.
+pub(super) async fn events(
+    State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
+    Path(thread_id): Path<String>,
+) -> Result<Response, Failure> {
+    let history = rt.history(owner_of(&owner), &thread_id).await?;
+    // The stored text as it is, in one array.
+    let mut body = Vec::from(&b"{\"events\":["[..]);
+    for (i, line) in history.iter().flat_map(ThreadEntry::lines).enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(line);
+    }
+    body.extend_from_slice(b"]}");
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response())
+}
+
+/// `GET /threads/{id}/state`: the state the thread's history leaves, or `null`.
+pub(super) async fn state(
+    State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
+    Path(thread_id): Path<String>,
+) -> Result<Json<Value>, Failure> {
+    let history = rt.history(owner_of(&owner), &thread_id).await?;
+    Ok(Json(json!({ "state": reduced(&history).state() })))
+}
+
+/// `POST /threads/clear`: forgets the owner's threads (a running run goes on). `204`.
+pub(super) async fn clear(
+    State(rt): State<Arc<Runtime>>,
+    owner: Option<Extension<Owner>>,
+) -> Result<StatusCode, Failure> {
+    let scope = owner_scope(owner_of(&owner));
+    let query = ThreadQuery {
+        include_archived: true,
+        ..ThreadQuery::first(MAX_LIST)
+    };
+    loop {
+        let threads = rt
+            .store
+            .list_threads(&scope, &query)
+            .await
+            .map_err(|e| Runtime::store_failure("Failed to clear threads", &e))?;
+        if threads.is_empty() {
+            return Ok(StatusCode::NO_CONTENT);
+        }
+        for t in threads {
+            rt.store
+                .forget_thread(&t.key)
+                .await
+                .map_err(|e| Runtime::store_failure("Failed to clear threads", &e))?;
+        }
+    }
+}
+
+/// Subscribing to threads: CopilotKit's hosted mode's.
+pub(super) async fn hosted_only() -> Failure {
+    Failure::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "Missing CopilotKitIntelligence configuration. Thread operations require CopilotKit's hosted mode.",
+        "threads_unavailable",
+        "subscribing to threads needs CopilotKit's hosted (intelligence) mode; this runtime serves SSE mode",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iso_time;
+
+    #[test]
+    fn iso_times() {
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_time(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso_time(1_796_173_323_004), "2026-12-02T01:02:03.004Z");
+    }
+}

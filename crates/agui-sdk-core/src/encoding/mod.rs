@@ -38,6 +38,7 @@
 
 mod error;
 mod negotiate;
+#[cfg(feature = "proto")]
 pub mod proto;
 pub mod sse;
 #[cfg(feature = "stream")]
@@ -45,6 +46,7 @@ pub mod stream;
 
 pub use error::{DecodeError, DecodeErrorKind, DecoderLimits};
 pub use negotiate::{negotiate, negotiate_explicit};
+#[cfg(feature = "proto")]
 pub use proto::ProtoDecoder;
 pub use sse::SseDecoder;
 
@@ -56,7 +58,9 @@ pub enum Encoding {
     /// Server-Sent Events (`text/event-stream`): one `data:` line of JSON per event.
     #[default]
     Sse,
-    /// Length-prefixed protobuf (`application/vnd.ag-ui.event+proto`).
+    /// Length-prefixed protobuf (`application/vnd.ag-ui.event+proto`; cargo feature
+    /// `proto`, on by default).
+    #[cfg(feature = "proto")]
     Proto,
 }
 
@@ -65,6 +69,7 @@ impl Encoding {
     pub fn content_type(self) -> &'static str {
         match self {
             Encoding::Sse => sse::CONTENT_TYPE,
+            #[cfg(feature = "proto")]
             Encoding::Proto => proto::CONTENT_TYPE,
         }
     }
@@ -74,6 +79,7 @@ impl Encoding {
     /// this spelling), SSE for anything else, a missing header included.
     pub fn from_content_type(content_type: Option<&str>) -> Encoding {
         match content_type {
+            #[cfg(feature = "proto")]
             Some(proto::CONTENT_TYPE) => Encoding::Proto,
             _ => Encoding::Sse,
         }
@@ -113,6 +119,7 @@ impl EventEncoder {
     pub fn encode(&self, event: &Event, out: &mut Vec<u8>) {
         match self.encoding {
             Encoding::Sse => sse::encode_event(event, out),
+            #[cfg(feature = "proto")]
             Encoding::Proto => proto::encode_event(event, out),
         }
     }
@@ -157,7 +164,8 @@ pub enum RawBody<'a> {
 pub enum EventDecoder {
     /// Server-Sent Events.
     Sse(SseDecoder),
-    /// Length-prefixed protobuf.
+    /// Length-prefixed protobuf (cargo feature `proto`).
+    #[cfg(feature = "proto")]
     Proto(ProtoDecoder),
 }
 
@@ -171,6 +179,7 @@ impl EventDecoder {
     pub fn with_limits(encoding: Encoding, limits: DecoderLimits) -> Self {
         match encoding {
             Encoding::Sse => EventDecoder::Sse(SseDecoder::with_limits(limits)),
+            #[cfg(feature = "proto")]
             Encoding::Proto => EventDecoder::Proto(ProtoDecoder::with_limits(limits)),
         }
     }
@@ -185,6 +194,7 @@ impl EventDecoder {
     pub fn skip_unknown_events(self, skip: bool) -> Self {
         match self {
             EventDecoder::Sse(d) => EventDecoder::Sse(d.skip_unknown_events(skip)),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => EventDecoder::Proto(d.skip_unknown_events(skip)),
         }
     }
@@ -193,6 +203,7 @@ impl EventDecoder {
     pub fn encoding(&self) -> Encoding {
         match self {
             EventDecoder::Sse(_) => Encoding::Sse,
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(_) => Encoding::Proto,
         }
     }
@@ -201,6 +212,7 @@ impl EventDecoder {
     pub fn push(&mut self, bytes: &[u8]) {
         match self {
             EventDecoder::Sse(d) => d.push(bytes),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => d.push(bytes),
         }
     }
@@ -209,6 +221,7 @@ impl EventDecoder {
     pub fn finish(&mut self) {
         match self {
             EventDecoder::Sse(d) => d.finish(),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => d.finish(),
         }
     }
@@ -218,6 +231,7 @@ impl EventDecoder {
     pub fn next(&mut self) -> Option<Result<Event, DecodeError>> {
         match self {
             EventDecoder::Sse(d) => d.next(),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => d.next(),
         }
     }
@@ -229,6 +243,7 @@ impl EventDecoder {
     pub fn next_raw(&mut self) -> Option<Result<EventFrame<'_>, DecodeError>> {
         match self {
             EventDecoder::Sse(d) => d.next_data(),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => {
                 let offset = d.offset();
                 let event = d.next()?;
@@ -247,6 +262,7 @@ impl EventDecoder {
     pub fn events_seen(&self) -> u64 {
         match self {
             EventDecoder::Sse(d) => d.events_seen(),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => d.events_seen(),
         }
     }
@@ -255,6 +271,7 @@ impl EventDecoder {
     pub fn skipped(&self) -> u64 {
         match self {
             EventDecoder::Sse(d) => d.skipped(),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => d.skipped(),
         }
     }
@@ -263,6 +280,7 @@ impl EventDecoder {
     pub fn offset(&self) -> u64 {
         match self {
             EventDecoder::Sse(d) => d.offset(),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => d.offset(),
         }
     }
@@ -271,6 +289,7 @@ impl EventDecoder {
     pub fn last_event_id(&self) -> &str {
         match self {
             EventDecoder::Sse(d) => d.last_event_id(),
+            #[cfg(feature = "proto")]
             EventDecoder::Proto(_) => "",
         }
     }
@@ -282,6 +301,7 @@ impl From<SseDecoder> for EventDecoder {
     }
 }
 
+#[cfg(feature = "proto")]
 impl From<ProtoDecoder> for EventDecoder {
     fn from(d: ProtoDecoder) -> Self {
         EventDecoder::Proto(d)

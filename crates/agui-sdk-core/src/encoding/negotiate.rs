@@ -4,6 +4,14 @@
 
 use super::Encoding;
 
+/// Protobuf, when this build has it; SSE otherwise (the only encoding it can write).
+fn protobuf() -> Encoding {
+    #[cfg(feature = "proto")]
+    return Encoding::Proto;
+    #[cfg(not(feature = "proto"))]
+    return Encoding::Sse;
+}
+
 const PROTO_TYPE: &str = "application";
 const PROTO_SUBTYPE: &str = "vnd.ag-ui.event+proto";
 
@@ -41,7 +49,7 @@ const PROTO_SUBTYPE: &str = "vnd.ag-ui.event+proto";
 /// ```
 pub fn negotiate(accept: Option<&str>) -> Encoding {
     match accept {
-        Some(a) if !a.is_empty() && proto_quality(a) > 0.0 => Encoding::Proto,
+        Some(a) if !a.is_empty() && proto_quality(a) > 0.0 => protobuf(),
         _ => Encoding::Sse,
     }
 }
@@ -97,8 +105,8 @@ pub fn negotiate_explicit(accept: Option<&str>) -> Encoding {
     }
     match (proto, sse) {
         (Some((pq, _)), _) if pq <= 0.0 => Encoding::Sse,
-        (Some(_), None) => Encoding::Proto,
-        (Some((pq, pi)), Some((sq, si))) if pq > sq || (pq == sq && pi < si) => Encoding::Proto,
+        (Some(_), None) => protobuf(),
+        (Some((pq, pi)), Some((sq, si))) if pq > sq || (pq == sq && pi < si) => protobuf(),
         _ => Encoding::Sse,
     }
 }
@@ -365,6 +373,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "proto")]
     fn empty_parameter_values_match() {
         assert_eq!(negotiate(Some("application/*;foo=")), Encoding::Proto);
         assert_eq!(negotiate(Some("application/*;foo")), Encoding::Proto);

@@ -66,9 +66,10 @@ impl Default for ThinkingTranslator {
 }
 
 impl ThinkingTranslator {
-    /// A translator that mints random UUIDs.
+    /// A translator that mints random ids spelled as UUIDs (version 4 layout; random
+    /// enough to be unique in a stream, not secret).
     pub fn new() -> Self {
-        Self::with_id_minter(|| uuid::Uuid::new_v4().to_string())
+        Self::with_id_minter(random_id)
     }
 
     /// A translator with its own id minter (deterministic ids for tests).
@@ -159,9 +160,56 @@ impl ThinkingTranslator {
                 message: format!("translated deprecated {from} into {to}"),
             },
         );
+        #[cfg(feature = "tracing")]
         for w in &warnings {
-            tracing::warn!(from = w.from, "{}", w.message);
+            log_warn!(from = w.from, "{}", w.message);
         }
         warnings
+    }
+}
+
+/// 128 random bits spelled as a version 4 UUID. The bits come from the standard
+/// library's per-process random hash keys and a counter, so that the core needs no
+/// random-number crate: unique within a process and unpredictable across processes,
+/// which is all a minted message id needs.
+fn random_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let half = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(n);
+        h.write_u64(salt);
+        h.finish()
+    };
+    let (hi, lo) = (half(0), half(1));
+    let hi = (hi & !0xf000) | 0x4000; // version 4
+    let lo = (lo & !(0xc << 60)) | (0x8 << 60); // RFC 4122 variant
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
+#[cfg(test)]
+mod id_tests {
+    #[test]
+    fn minted_ids_are_uuid_shaped_and_distinct() {
+        let ids: Vec<String> = (0..1000).map(|_| super::random_id()).collect();
+        for id in &ids {
+            let parts: Vec<&str> = id.split('-').collect();
+            let lens: Vec<usize> = parts.iter().map(|p| p.len()).collect();
+            assert_eq!(lens, [8, 4, 4, 4, 12], "{id}");
+            assert!(parts[2].starts_with('4'), "{id}");
+            assert!(matches!(&parts[3][..1], "8" | "9" | "a" | "b"), "{id}");
+            assert!(id.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()), "{id}");
+        }
+        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
     }
 }

@@ -1,6 +1,22 @@
 #![doc = include_str!("docs/overview.md")]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
+/// `tracing::warn!` (and [`log_debug!`]) when the `tracing` feature is on; nothing
+/// otherwise. Every warning the core logs is also handed back as a value.
+macro_rules! log_warn {
+    ($($t:tt)*) => {{
+        #[cfg(feature = "tracing")]
+        ::tracing::warn!($($t)*);
+    }};
+}
+/// `tracing::debug!` when the `tracing` feature is on; nothing otherwise.
+macro_rules! log_debug {
+    ($($t:tt)*) => {{
+        #[cfg(feature = "tracing")]
+        ::tracing::debug!($($t)*);
+    }};
+}
+
 #[macro_use]
 pub mod wire;
 pub mod compat;

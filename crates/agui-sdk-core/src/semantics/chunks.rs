@@ -497,7 +497,7 @@ impl ChunkExpander {
                 let mut extra = c.extra;
                 if let Event::ReasoningMessageStart(_) = last {
                     if extra.shift_remove("role").is_some() {
-                        tracing::warn!(
+                        log_warn!(
                             "A REASONING_MESSAGE_CHUNK carried 'role', which the synthesized REASONING_MESSAGE_START already describes; the synthesized value is kept"
                         );
                     }

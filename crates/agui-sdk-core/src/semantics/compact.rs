@@ -231,7 +231,7 @@ impl Compactor {
                 Event::StateDelta(d) => {
                     let patch: JsonPatch = d.delta;
                     if let Err(err) = patcher.apply(&mut state, patch) {
-                        tracing::debug!(index, %err, "a state patch does not apply; compacted without it");
+                        log_debug!(index, %err, "a state patch does not apply; compacted without it");
                         // Kept to a bound while nobody takes them (the rest only logged).
                         if self.warnings.len() < MAX_WARNINGS {
                             self.warnings.push(CompactWarning {

@@ -242,7 +242,7 @@ impl Downgrade {
 fn finished_for_pre_1_0(mut e: Box<RunFinished>) -> Box<RunFinished> {
     match e.outcome.take() {
         Some(RunFinishedOutcome::Cancelled(_)) => {
-            tracing::warn!(
+            log_warn!(
                 thread_id = %e.thread_id,
                 run_id = %e.run_id,
                 "the client declared no protocol version (pre-1.0), which has no `cancelled` outcome: \

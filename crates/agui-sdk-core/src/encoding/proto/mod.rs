@@ -244,7 +244,7 @@ impl ProtoDecoder {
             match decode_message_kind(&self.buf[start + PREFIX..start + total]) {
                 Ok(ev) => return Some(Ok(ev)),
                 Err(DecodeErrorKind::UnknownEventType(_)) if self.skip_unknown => {
-                    tracing::warn!(
+                    log_warn!(
                         event_index = index,
                         byte_offset = offset,
                         "skipped a protobuf event of a type this version does not know"

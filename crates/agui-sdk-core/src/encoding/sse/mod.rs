@@ -639,11 +639,14 @@ pub fn decode_data(data: &[u8], index: u64, offset: u64) -> Result<Event, Decode
 /// Logs the warning the decoder logs when it skips an event of an unknown type (for a
 /// caller reading events with [`decode_data`], at the point where it skips one).
 pub fn warn_skipped(e: &DecodeError) {
+    #[cfg(feature = "tracing")]
     let name = match &e.kind {
         DecodeErrorKind::UnknownEventType(name) => name.as_deref().unwrap_or(""),
         _ => return,
     };
-    tracing::warn!(
+    #[cfg(not(feature = "tracing"))]
+    let _ = e;
+    log_warn!(
         event_index = e.index,
         byte_offset = e.offset,
         event_type = name,

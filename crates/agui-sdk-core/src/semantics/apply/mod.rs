@@ -459,8 +459,9 @@ impl Reducer {
             | Event::SubagentFinished(_)
             | Event::SubagentError(_) => {}
         }
+        #[cfg(feature = "tracing")]
         if let Some(w) = &out.warning {
-            tracing::warn!(index, warning = %w, "event not fully applied");
+            log_warn!(index, warning = %w, "event not fully applied");
         }
         Ok(out)
     }

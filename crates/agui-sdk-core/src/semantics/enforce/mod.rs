@@ -200,7 +200,7 @@ pub fn enforce_event_into(
         None => "undefined".to_owned(),
     };
     let Some(schema) = schema::event_schema(&ty) else {
-        tracing::warn!(event_type = %ty, "dropping unrecognised event");
+        log_warn!(event_type = %ty, "dropping unrecognised event");
         warnings.push(EnforceWarning::UnrecognisedEvent { event_type: ty });
         return Ok(None);
     };
@@ -214,7 +214,7 @@ pub fn enforce_event_into(
     )
     .unwrap_or(Value::Null);
     warnings.extend(removed.into_iter().map(|path| {
-        tracing::warn!(event_type = %ty, %path, "removed unrecognised material");
+        log_warn!(event_type = %ty, %path, "removed unrecognised material");
         EnforceWarning::Removed {
             event_type: ty.clone(),
             path,
@@ -308,7 +308,7 @@ pub fn enforce_outgoing_input(
     let warnings = removed
         .into_iter()
         .map(|path| {
-            tracing::warn!(%path, "removed unrecognised material from the outgoing input");
+            log_warn!(%path, "removed unrecognised material from the outgoing input");
             EnforceWarning::RemovedFromInput { path }
         })
         .collect();

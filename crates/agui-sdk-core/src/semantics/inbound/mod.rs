@@ -172,14 +172,15 @@ pub enum WarningKind {
 
 impl InboundWarning {
     pub(crate) fn new(index: u64, kind: WarningKind) -> Self {
+        #[cfg(feature = "tracing")]
         match &kind {
             WarningKind::Compat(c) => {
-                tracing::warn!(event_index = index, from = c.from, message = %c.message, "translated a deprecated event")
+                log_warn!(event_index = index, from = c.from, message = %c.message, "translated a deprecated event")
             }
-            WarningKind::Enforce(w) => tracing::warn!(event_index = index, "{w}"),
-            WarningKind::Version(w) => tracing::warn!(event_index = index, "{w}"),
-            WarningKind::Era(w) => tracing::warn!(event_index = index, "{w}"),
-            WarningKind::Apply(w) => tracing::warn!(event_index = index, "{w}"),
+            WarningKind::Enforce(w) => log_warn!(event_index = index, "{w}"),
+            WarningKind::Version(w) => log_warn!(event_index = index, "{w}"),
+            WarningKind::Era(w) => log_warn!(event_index = index, "{w}"),
+            WarningKind::Apply(w) => log_warn!(event_index = index, "{w}"),
         }
         InboundWarning { index, kind }
     }

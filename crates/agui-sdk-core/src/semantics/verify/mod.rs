@@ -139,7 +139,7 @@ impl Verifier {
                 Ok(())
             }
             Err(rule) => {
-                tracing::debug!(index, %event_type, %rule, "stream verification failed");
+                log_debug!(index, %event_type, %rule, "stream verification failed");
                 Err(VerifyError {
                     index,
                     event_type,

@@ -69,11 +69,12 @@ fn part(p: pb::InputContent) -> R<Option<ContentPart>> {
 pub(super) fn parts(p: Vec<pb::InputContent>) -> R<Vec<ContentPart>> {
     let mut out = Vec::with_capacity(p.len());
     for p in p {
-        match part(p)? {
-            Some(p) => out.push(p),
-            None => tracing::warn!(
+        if let Some(p) = part(p)? {
+            out.push(p);
+        } else {
+            log_warn!(
                 "dropped a protobuf content part this version does not know (no known part or source kind)"
-            ),
+            );
         }
     }
     Ok(out)

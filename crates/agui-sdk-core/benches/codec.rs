@@ -133,17 +133,6 @@ fn codec(c: &mut Criterion) {
             black_box(buf.len());
         })
     });
-    // The long way, for the ratio: each event copied into the generated prost structs,
-    // which prost writes (the same bytes, less the 4-byte frame prefixes).
-    g.bench_function("encode/proto-via-structs", |b| {
-        b.iter(|| {
-            buf.clear();
-            for e in &events {
-                proto::encode_message_via_structs(e, &mut buf);
-            }
-            black_box(buf.len());
-        })
-    });
     g.finish();
 }
 

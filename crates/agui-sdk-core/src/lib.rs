@@ -17,6 +17,10 @@ macro_rules! log_debug {
     }};
 }
 
+// The shared test helpers name the crate by its name.
+#[cfg(test)]
+extern crate self as agui_sdk_core;
+
 #[macro_use]
 pub mod wire;
 pub mod compat;

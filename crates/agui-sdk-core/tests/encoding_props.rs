@@ -270,36 +270,6 @@ fn protobuf_survives_any_split() {
     );
 }
 
-/// The direct writer (`encode_message`, straight from our types) and the long way
-/// (the event copied into the generated prost structs, which prost writes) give the
-/// same bytes for every event: small ones, and ones made large by a long string so
-/// that nested lengths need two or three varint bytes.
-#[test]
-fn protobuf_direct_writer_matches_the_generated_structs() {
-    check(
-        512,
-        || (event(), 0usize..3),
-        |(mut ev, grow)| {
-            if grow > 0 {
-                let long = "x".repeat(if grow == 1 { 200 } else { 20_000 });
-                let meta = ev.metadata_mut();
-                meta.get_or_insert_with(Default::default)
-                    .insert("pad".into(), Value::String(long));
-            }
-            let mut direct = Vec::new();
-            proto::encode_message(&ev, &mut direct);
-            let mut structs = Vec::new();
-            proto::encode_message_via_structs(&ev, &mut structs);
-            prop_assert_eq!(&direct, &structs, "{:?}", ev);
-            let mut framed = Vec::new();
-            proto::encode_event(&ev, &mut framed);
-            prop_assert_eq!(&framed[..4], &(structs.len() as u32).to_be_bytes()[..]);
-            prop_assert_eq!(&framed[4..], &structs[..]);
-            Ok(())
-        },
-    );
-}
-
 #[test]
 fn truncated_streams_fail_at_the_cut() {
     check(
@@ -369,7 +339,7 @@ fn json_direct_writer_matches_the_serializer() {
             let mut direct = Vec::new();
             ev.write_json(&mut direct);
             let mut serde = Vec::new();
-            ev.write_json_via_serde(&mut serde);
+            agui_sdk_core::wire::write_canonical(&ev, &mut serde);
             prop_assert_eq!(
                 String::from_utf8_lossy(&direct),
                 String::from_utf8_lossy(&serde),

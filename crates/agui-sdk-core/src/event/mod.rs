@@ -347,13 +347,6 @@ impl Event {
         self.write_json_direct(out);
     }
 
-    /// [`Event::write_json`] through the event's `Serialize` and the canonical
-    /// serializer: the same bytes (the tests hold the two to that), more slowly.
-    #[doc(hidden)]
-    pub fn write_json_via_serde(&self, out: &mut Vec<u8>) {
-        crate::wire::write_canonical(self, out);
-    }
-
     /// The event's canonical wire JSON.
     pub fn to_json_string(&self) -> String {
         let mut out = Vec::with_capacity(128);

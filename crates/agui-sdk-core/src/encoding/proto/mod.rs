@@ -10,8 +10,8 @@
 //! (`scripts/regen-proto.sh` regenerates them; it needs no `protoc`). Decoding reads
 //! through them. Encoding does not: [`encode_event`] writes the bytes straight from our
 //! types in one pass, copying no string or value (2.9× as fast as copying each event
-//! into the prost structs first, `scripts/bench-codec.sh`); a differential property test
-//! holds it to prost's bytes. Free-form JSON travels as `google.protobuf.Value`/`Struct`,
+//! into the prost structs first, when both were measured by `scripts/bench-codec.sh`); a
+//! differential property test holds it to the bytes prost writes of those structs. Free-form JSON travels as `google.protobuf.Value`/`Struct`,
 //! read and written straight from `serde_json` values by this module.
 //!
 //! # What protobuf changes
@@ -44,7 +44,12 @@
 //! comes in as JSON can go out as protobuf and back).
 
 mod decode;
+// The oracle the direct writer (`write`) is held to: each event copied into the prost
+// structs, which prost writes. Tests only.
+#[cfg(test)]
 mod encode;
+#[cfg(test)]
+mod oracle_tests;
 #[allow(
     missing_docs,
     missing_debug_implementations,
@@ -88,18 +93,6 @@ pub fn encode_event(event: &Event, out: &mut Vec<u8>) {
 /// `@ag-ui/proto`'s `encode` returns).
 pub fn encode_message(event: &Event, out: &mut Vec<u8>) {
     write::event(event, out);
-}
-
-/// [`encode_message`] the long way: the event copied into the prost structs generated
-/// from the `.proto`, which prost then writes. The bytes are the same; this path is
-/// kept as the oracle the direct writer is tested against.
-#[doc(hidden)]
-pub fn encode_message_via_structs(event: &Event, out: &mut Vec<u8>) {
-    let msg = generated::Event {
-        event: Some(encode::event(event)),
-    };
-    out.reserve(msg.encoded_len());
-    msg.encode_raw(out);
 }
 
 /// Decodes one bare `ag_ui.Event` message (what `@ag-ui/proto`'s `decode` reads).

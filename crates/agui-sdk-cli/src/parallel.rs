@@ -27,7 +27,6 @@ use std::sync::{Arc, Mutex};
 use agui_sdk_core::encoding::sse::{self, SseDecoder};
 use agui_sdk_core::encoding::{DecodeError, DecodeErrorKind, DecoderLimits, RawBody};
 use agui_sdk_core::event::Recycler;
-use agui_sdk_core::wire::de::UnknownKeys;
 use agui_sdk_core::Event;
 
 use crate::cmd::codec::RawInput;
@@ -109,13 +108,11 @@ impl Batch {
         dec.restart_at(self.offset);
         dec.push(&self.buf[..self.len]);
         dec.finish();
-        while let Some(raw) = dec.next_data() {
-            match raw {
-                Ok(raw) => {
-                    if let RawBody::Json(data) = raw.body {
-                        if !f(raw.index, raw.offset, data) {
-                            break;
-                        }
+        while let Some(frame) = dec.next_frame() {
+            match frame {
+                Ok(frame) => {
+                    if !f(frame.index, frame.offset, frame.data) {
+                        break;
                     }
                 }
                 Err(e) => return (dec.events_seen(), Some(e)),
@@ -271,17 +268,15 @@ impl Framer {
         batch.buf.clear();
         let first = self.dec.events_seen();
         loop {
-            while let Some(raw) = self.dec.next_data() {
-                match raw {
-                    Ok(raw) => {
-                        if let RawBody::Json(data) = raw.body {
-                            let start = batch.buf.len();
-                            batch.buf.extend_from_slice(data);
-                            let end = batch.buf.len();
-                            batch
-                                .events
-                                .push((start, end, raw.index - first, raw.offset));
-                        }
+            while let Some(frame) = self.dec.next_frame() {
+                match frame {
+                    Ok(frame) => {
+                        let start = batch.buf.len();
+                        batch.buf.extend_from_slice(frame.data);
+                        let end = batch.buf.len();
+                        batch
+                            .events
+                            .push((start, end, frame.index - first, frame.offset));
                     }
                     Err(mut e) => {
                         e.index -= first;
@@ -436,7 +431,11 @@ fn write_in_order(done: Receiver<Done>, tokens: SyncSender<Batch>) -> Result<(),
             next += 1;
             for mut e in d.skipped {
                 e.index += base;
-                sse::warn_skipped(&e);
+                tracing::warn!(
+                    event_index = e.index,
+                    byte_offset = e.offset,
+                    "skipped an SSE event of a type protocol 1.0 does not define: {e}"
+                );
             }
             if let Err(e) = out.write_all(&d.batch.out) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -505,12 +504,9 @@ fn read_ahead(
         recycler.recycle(event);
     }
     let (events, error) = batch.each_event(dec, |_, offset, data| {
-        let mark = UnknownKeys::start();
-        let decoded = recycler.decode(data);
-        let unknown = mark.finish();
-        let slot = match decoded {
-            Ok(event) if !unknown => Slot::Typed(event),
-            _ => {
+        let slot = match recycler.decode_known(data) {
+            Some(event) => Slot::Typed(event),
+            None => {
                 let start = texts.len();
                 texts.extend_from_slice(data);
                 Slot::Text(start, texts.len())

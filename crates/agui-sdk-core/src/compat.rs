@@ -207,7 +207,10 @@ mod id_tests {
             assert_eq!(lens, [8, 4, 4, 4, 12], "{id}");
             assert!(parts[2].starts_with('4'), "{id}");
             assert!(matches!(&parts[3][..1], "8" | "9" | "a" | "b"), "{id}");
-            assert!(id.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()), "{id}");
+            assert!(
+                id.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()),
+                "{id}"
+            );
         }
         let distinct: std::collections::HashSet<&String> = ids.iter().collect();
         assert_eq!(distinct.len(), ids.len());

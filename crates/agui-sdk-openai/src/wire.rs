@@ -131,7 +131,7 @@ impl SseReader {
                 DecodeErrorKind::TooLarge { .. } => WireError::TooLarge(self.max_event),
                 _ => WireError::BadChunk(e.to_string()),
             })?;
-            out.push(parse(frame.data.as_bytes())?);
+            out.push(parse(frame.data)?);
         }
         Ok(())
     }

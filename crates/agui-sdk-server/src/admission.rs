@@ -162,7 +162,7 @@ impl Admission {
     /// the estimated cost of that parse.
     #[cfg(feature = "copilotkit")]
     pub(crate) fn hold_parsed(&self, body: &[u8]) -> Result<RunPermit, ApiError> {
-        let cost = crate::budget::parsed_cost(body);
+        let cost = agui_sdk_core::RunAgentInput::parsed_cost_estimate(body);
         crate::budget::request_permit(self.memory.as_ref(), body, cost)
     }
 

@@ -242,7 +242,12 @@ impl EventDecoder {
     #[inline]
     pub fn next_raw(&mut self) -> Option<Result<EventFrame<'_>, DecodeError>> {
         match self {
-            EventDecoder::Sse(d) => d.next_data(),
+            EventDecoder::Sse(d) => Some(d.next_frame()?.map(|f| EventFrame {
+                index: f.index,
+                offset: f.offset,
+                body: RawBody::Json(f.data),
+                last_event_id: f.last_event_id,
+            })),
             #[cfg(feature = "proto")]
             EventDecoder::Proto(d) => {
                 let offset = d.offset();

@@ -284,6 +284,20 @@ impl Recycler {
         decode(bytes, &mut || self.blank())
     }
 
+    /// Decodes one event as [`decode`](Self::decode) does, when it is all protocol: the
+    /// event, or `None` when the bytes do not read as one or a protocol object in them
+    /// has a key its declaration does not define. A `Some` is what the inbound pipeline
+    /// makes of the same bytes before its checks (nothing to remove or warn about), so a
+    /// reader on another thread can decode ahead and hand the pipeline typed events
+    /// ([`RawBody::Event`](crate::encoding::RawBody::Event)), and the rest as text.
+    #[inline]
+    pub fn decode_known(&mut self, bytes: &[u8]) -> Option<Event> {
+        let mark = crate::wire::de::UnknownKeys::start();
+        let decoded = self.decode(bytes);
+        let unknown = mark.finish();
+        decoded.ok().filter(|_| !unknown)
+    }
+
     /// Takes an event back: the strings of a streamed-content event are kept for the
     /// next decodes; anything else is dropped.
     #[inline]

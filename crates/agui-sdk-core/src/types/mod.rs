@@ -4,6 +4,7 @@
 mod capabilities;
 mod content;
 mod input;
+mod input_cost;
 mod interrupt;
 mod message;
 mod outcome;

@@ -394,21 +394,12 @@ pub(crate) fn note_unknown_key() {
     UNKNOWN_KEYS.with(|c| c.set(c.get().saturating_add(1)));
 }
 
-/// Runs `decode` and reports whether any protocol object it decoded met a key its
-/// declaration does not define (kept in that object's `extra`). Opaque positions (state,
-/// metadata, payloads) are not protocol objects and do not count.
-///
-/// This is what lets the inbound pipeline take the typed fast path: a stream without
-/// unknown material is decoded once, and only an event that carries some is decoded
-/// again through enforcement.
-pub fn tracking_unknown_keys<T>(decode: impl FnOnce() -> T) -> (T, bool) {
-    let mark = UnknownKeys::start();
-    let out = decode();
-    (out, mark.finish())
-}
-
-/// A section of decoding whose unknown keys are counted (see [`tracking_unknown_keys`];
-/// this form leaves the decoded value where the caller wants it, without a move).
+/// A section of decoding whose unknown keys are counted: whether any protocol object
+/// it decoded met a key its declaration does not define (kept in that object's
+/// `extra`). Opaque positions (state, metadata, payloads) do not count. This is what
+/// lets the inbound pipeline take the typed fast path: an event without unknown
+/// material is decoded once, and only one that carries some is decoded again through
+/// enforcement.
 #[derive(Debug)]
 #[must_use = "finish() says whether unknown keys were met"]
 pub struct UnknownKeys {

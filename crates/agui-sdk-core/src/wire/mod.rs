@@ -4,7 +4,7 @@
 #[macro_use]
 pub(crate) mod macros;
 pub(crate) mod canonical;
-pub mod de;
+pub(crate) mod de;
 pub(crate) mod direct;
 mod error;
 #[cfg(test)]
@@ -56,7 +56,7 @@ pub fn to_canonical_string<T: serde::Serialize + ?Sized>(value: &T) -> String {
 /// Where the JSON string whose opening quote is at `quote` ends: just past its closing
 /// quote (over escapes), or the text's length when it stops first. It checks nothing: it
 /// is for moving over text already known to be JSON, or for estimating.
-pub fn string_end(json: &[u8], quote: usize) -> usize {
+pub(crate) fn string_end(json: &[u8], quote: usize) -> usize {
     let mut i = quote + 1;
     while i < json.len() {
         match memchr::memchr2(b'"', b'\\', &json[i..]) {
@@ -72,7 +72,7 @@ pub fn string_end(json: &[u8], quote: usize) -> usize {
 /// past it for a string or a container, at the `,`, `}` or `]` after it for a number or
 /// a literal; the text's length when it stops first. Like [`string_end`], it checks
 /// nothing.
-pub fn value_end(json: &[u8], start: usize) -> usize {
+pub(crate) fn value_end(json: &[u8], start: usize) -> usize {
     let mut depth = 0usize;
     let mut i = start;
     while i < json.len() {

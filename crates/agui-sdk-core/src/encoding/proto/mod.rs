@@ -48,8 +48,6 @@ mod decode;
 // structs, which prost writes. Tests only.
 #[cfg(test)]
 mod encode;
-#[cfg(test)]
-mod oracle_tests;
 #[allow(
     missing_docs,
     missing_debug_implementations,
@@ -57,6 +55,8 @@ mod oracle_tests;
     unreachable_pub
 )]
 mod generated;
+#[cfg(test)]
+mod oracle_tests;
 mod scan;
 pub(crate) mod value;
 mod write;

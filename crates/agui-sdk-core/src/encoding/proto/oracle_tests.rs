@@ -2,8 +2,8 @@
 //! writes the bytes prost writes of the generated structs the event is copied into
 //! (`encode.rs`, which exists for this test only).
 
-use prost::Message as _;
 use proptest::prelude::*;
+use prost::Message as _;
 use serde_json::Value;
 
 use super::{encode, encode_event, encode_message, generated};

@@ -147,11 +147,20 @@ pub struct SseFrame<'a> {
     pub offset: u64,
     /// The `event:` field, if the frame had one (the spec's default type is `message`).
     pub event: Option<&'a str>,
-    /// The data lines, joined with `\n`.
-    pub data: Cow<'a, str>,
+    /// The data lines, joined with `\n`, as they came (UTF-8 is not checked here; see
+    /// [`SseFrame::data_str`]). This is what the inbound pipeline
+    /// ([`Intake`](crate::semantics::Intake)) reads.
+    pub data: &'a [u8],
     /// The last event id at this event (the most recent `id:` field, possibly from an
     /// earlier event; empty when none was sent).
     pub last_event_id: &'a str,
+}
+
+impl<'a> SseFrame<'a> {
+    /// The data as text, invalid UTF-8 replaced (as an event-stream reader does).
+    pub fn data_str(&self) -> Cow<'a, str> {
+        String::from_utf8_lossy(self.data)
+    }
 }
 
 /// Where a dispatched frame starts, and its position.
@@ -346,38 +355,20 @@ impl SseDecoder {
         }
     }
 
-    /// The next event's data, not yet read as an AG-UI event: its index, the byte
-    /// offset of its frame, and the data bytes (borrowed from the decoder's buffer).
-    /// This is what the inbound pipeline ([`Intake`](crate::semantics::Intake)) reads.
+    /// The next dispatched SSE event, without reading its data as an AG-UI event: its
+    /// position, its `event:` field and its data bytes (borrowed from the decoder's
+    /// buffer). [`next`](Self::next) is this, read as an AG-UI event.
     #[inline]
-    pub fn next_data(&mut self) -> Option<Result<super::EventFrame<'_>, DecodeError>> {
-        let d = match self.dispatch_next()? {
-            Ok(d) => d,
-            Err(e) => return Some(Err(e)),
-        };
-        Some(Ok(super::EventFrame {
-            index: d.index,
-            offset: d.offset,
-            body: super::RawBody::Json(self.frame_data()),
-            last_event_id: &self.last_event_id,
-        }))
-    }
-
-    /// The next dispatched SSE event, without reading its data as an AG-UI event.
     pub fn next_frame(&mut self) -> Option<Result<SseFrame<'_>, DecodeError>> {
         let d = match self.dispatch_next()? {
             Ok(d) => d,
             Err(e) => return Some(Err(e)),
         };
-        let data = match self.data_in_buf {
-            Some((s, e)) => String::from_utf8_lossy(&self.buf[s..e]),
-            None => String::from_utf8_lossy(&self.data),
-        };
         Some(Ok(SseFrame {
             index: d.index,
             offset: d.offset,
             event: self.event_name.as_deref(),
-            data,
+            data: self.frame_data(),
             last_event_id: &self.last_event_id,
         }))
     }
@@ -625,10 +616,10 @@ pub fn last_boundary(bytes: &[u8]) -> Option<usize> {
         .map(|p| p + 1)
 }
 
-/// Reads one SSE event's data (as [`SseDecoder::next_data`] gives it) as an AG-UI
+/// Reads one SSE event's data (as [`SseDecoder::next_frame`] gives it) as an AG-UI
 /// event, as [`SseDecoder::next`] reads it; an event of a type protocol 1.0 does not
 /// define is an [`UnknownEventType`](DecodeErrorKind::UnknownEventType) error, which
-/// the decoder skips (see [`warn_skipped`]). `index` and `offset` are the event's, for
+/// the decoder skips (with a warning). `index` and `offset` are the event's, for
 /// the error.
 ///
 /// This lets a caller frame a stream on one thread and read its events on others.
@@ -636,9 +627,8 @@ pub fn decode_data(data: &[u8], index: u64, offset: u64) -> Result<Event, Decode
     parse_event(data).map_err(|kind| DecodeError::new(index, offset, kind))
 }
 
-/// Logs the warning the decoder logs when it skips an event of an unknown type (for a
-/// caller reading events with [`decode_data`], at the point where it skips one).
-pub fn warn_skipped(e: &DecodeError) {
+/// Logs the warning the decoder logs when it skips an event of an unknown type.
+pub(crate) fn warn_skipped(e: &DecodeError) {
     #[cfg(feature = "tracing")]
     let name = match &e.kind {
         DecodeErrorKind::UnknownEventType(name) => name.as_deref().unwrap_or(""),

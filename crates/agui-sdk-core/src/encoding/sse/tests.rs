@@ -9,7 +9,7 @@ fn frames(input: &[&[u8]]) -> Vec<(Option<String>, String, String)> {
             let f = f.unwrap();
             out.push((
                 f.event.map(str::to_owned),
-                f.data.into_owned(),
+                f.data_str().into_owned(),
                 f.last_event_id.to_owned(),
             ));
         }
@@ -145,12 +145,9 @@ fn read_whole(stream: &[u8], limits: DecoderLimits) -> Read {
 
 /// Appends what `dec` gives to `got`, indexes counted from `base`.
 fn read_into(dec: &mut SseDecoder, base: u64, got: &mut Read) {
-    while let Some(r) = dec.next_data() {
+    while let Some(r) = dec.next_frame() {
         got.push(match r {
-            Ok(e) => match e.body {
-                crate::encoding::RawBody::Json(d) => Ok((base + e.index, e.offset, d.to_vec())),
-                crate::encoding::RawBody::Event(_) => unreachable!(),
-            },
+            Ok(e) => Ok((base + e.index, e.offset, e.data.to_vec())),
             Err(e) => Err((base + e.index, e.offset, e.kind.to_string())),
         });
     }
@@ -262,11 +259,14 @@ fn the_frame_writer_is_read_back_by_the_decoder() {
     dec.finish();
     let first = dec.next_frame().unwrap().unwrap();
     assert_eq!(first.last_event_id, "run-1:1");
-    assert_eq!(first.data, Event::text_message_start("m").to_json_string());
+    assert_eq!(
+        first.data_str(),
+        Event::text_message_start("m").to_json_string()
+    );
     assert_eq!(dec.retry(), Some(2500));
     let second = dec.next_frame().unwrap().unwrap();
     assert_eq!(second.last_event_id, "badidx");
-    assert_eq!(second.data, end);
+    assert_eq!(second.data_str(), end);
     let third = dec.next().unwrap().unwrap();
     assert_eq!(
         third.to_json_string(),

@@ -49,11 +49,23 @@ pub use futures_util;
 pub use serde_json;
 
 /// What an agent's code usually needs, in one import: `use agui_sdk_server::prelude::*;`.
+///
+/// ```
+/// use agui_sdk_server::prelude::*;
+/// // A state delta, with nothing else imported.
+/// let delta = Event::state_delta(vec![PatchOperation::replace("/count", json!(2))]);
+/// assert_eq!(
+///     delta.to_json_string(),
+///     r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/count","value":2}]}"#
+/// );
+/// ```
 pub mod prelude {
     pub use crate::{
         agent_fn, agent_stream, Agent, AgentError, AgentRouter, AgentStream, Emitter, RunContext,
         StateTracker,
     };
-    pub use agui_sdk_core::{Content, Event, Message, RunAgentInput, Tool};
+    pub use agui_sdk_core::{
+        Content, Context, Event, JsonObject, Message, PatchOperation, RunAgentInput, Tool, ToolCall,
+    };
     pub use serde_json::{json, Value};
 }

@@ -35,7 +35,7 @@ pub fn decode(encoding: Encoding, data: &[u8], splits: &[u8]) -> Outcome {
 }
 
 // `renumber` and `js_view`, shared with the core's tests.
-#[path = "../../crates/agui-sdk-core/tests/common/js_numbers.rs"]
+#[path = "../../crates/agui-sdk-core/tests/it/common/js_numbers.rs"]
 mod js_numbers;
 use js_numbers::js_view;
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{encode, encode_event, encode_message, generated};
 use crate::Event;
 
-#[path = "../../../tests/common/mod.rs"]
+#[path = "../../../tests/it/common/mod.rs"]
 #[allow(unused_imports, missing_docs)]
 mod common;
 

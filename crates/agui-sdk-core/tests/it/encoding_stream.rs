@@ -2,7 +2,7 @@
 //! events out; decode errors and source errors end the stream as documented.
 #![cfg(feature = "stream")]
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::encoding::stream::{DecodeStream, StreamError};
 use agui_sdk_core::encoding::{DecodeErrorKind, Encoding, EventDecoder};

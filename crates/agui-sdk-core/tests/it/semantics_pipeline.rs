@@ -1,7 +1,7 @@
 //! The inbound pipeline (compatibility, era shims, enforcement, expansion, verification,
 //! reduction): the golden stream, and each strip or fatal rule with its exact path.
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::semantics::{
     verified, Inbound, InboundConfig, InboundError, InboundWarning, ProtocolVersion, Reducer,

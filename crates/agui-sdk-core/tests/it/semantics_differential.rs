@@ -6,9 +6,8 @@
 //! Needs `node` and the reference packages: run `scripts/setup-interop.sh` first.
 //! Environment: `AGUI_DIFF_CASES` (default 3000), `AGUI_DIFF_SEED` (default fixed).
 
-mod common;
-#[path = "../../../interop/gate.rs"]
-mod interop_gate;
+use crate::common;
+use crate::interop_gate;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

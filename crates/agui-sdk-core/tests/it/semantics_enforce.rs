@@ -1,7 +1,7 @@
 //! Enforcement and optional-null omission against the reference
 //! (`cases/enforce.jsonl`, `cases/enforce-outgoing.jsonl`, `cases/omit-optional-nulls.jsonl`).
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::semantics::{
     enforce_event, enforce_outgoing_input, omit_optional_nulls, EnforceWarning, NullsRoot,

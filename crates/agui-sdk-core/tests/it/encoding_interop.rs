@@ -7,9 +7,8 @@
 //! Needs `node` and the packages: run `scripts/setup-interop.sh` first (CI does);
 //! without them the tests print `skipped` (a failure under `AGUI_REQUIRE_INTEROP=1`).
 
-mod common;
-#[path = "../../../interop/gate.rs"]
-mod interop_gate;
+use crate::common;
+use crate::interop_gate;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! The reducer against the reference (`apply-trace.jsonl` after every event of the
 //! golden stream, `apply-final.json`).
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::semantics::{ApplyError, ChunkExpander, Reducer, RunOutcome};
 use agui_sdk_core::{Event, Message};

@@ -1,7 +1,7 @@
 //! Property tests: every protocol type survives JSON encode → decode unchanged, and the
 //! encoded form never holds `null` for an absent optional field.
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::types::*;
 use agui_sdk_core::Event;

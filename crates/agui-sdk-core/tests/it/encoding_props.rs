@@ -5,7 +5,7 @@
 //! protobuf gives exactly the event with what protobuf cannot carry removed, as the
 //! reference's mapping removes it.
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::encoding::{proto, sse, Encoding, EventDecoder};
 use agui_sdk_core::types::*;

@@ -1,7 +1,7 @@
 //! The verifier against the reference verdicts (`cases/verify.jsonl`) and the golden
 //! expanded stream.
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::semantics::Verifier;
 use agui_sdk_core::{Event, EventType};

@@ -1,7 +1,7 @@
 //! The reference vectors decode, and re-encode byte for byte; the reference's invalid
 //! schema cases are rejected at the field the reference names.
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::{Event, EventType, RunAgentInput};
 use serde_json::Value;

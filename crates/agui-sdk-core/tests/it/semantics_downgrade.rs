@@ -2,7 +2,7 @@
 //! what `apply` gives, text it splices is byte for byte the canonical JSON of what
 //! `apply` gives. A writer that trusts it writes exactly what `apply` gives.
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::semantics::{Downgrade, JsonRewrite, Outgoing};
 use agui_sdk_core::Event;

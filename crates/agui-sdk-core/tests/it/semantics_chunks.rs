@@ -1,6 +1,6 @@
 //! Chunk expansion against the reference (`cases/chunks.jsonl`, `events.expanded.jsonl`).
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::semantics::{expand_chunks, ChunkExpander};
 use agui_sdk_core::Event;

@@ -3,7 +3,7 @@
 //! reproduces them (SSE byte for byte; protobuf byte for byte too, where protobuf leaves
 //! no choice).
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::encoding::{proto, sse, DecodeError, Encoding, EventDecoder, EventEncoder};
 use agui_sdk_core::Event;

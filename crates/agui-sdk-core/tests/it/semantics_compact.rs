@@ -1,6 +1,6 @@
 //! Compaction against the reference (`cases/compact.jsonl`, `events.compacted.jsonl`).
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::semantics::{compact_events, Compactor};
 use agui_sdk_core::Event;

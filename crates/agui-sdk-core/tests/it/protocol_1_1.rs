@@ -5,7 +5,7 @@
 //! enforcement (kept, no warning) and the reducer (stored with the value, replaced,
 //! removed when an event carries none).
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::encoding::proto;
 use agui_sdk_core::event::{EncryptedValueSubtype, MessagesSnapshot, ReasoningEncryptedValue};

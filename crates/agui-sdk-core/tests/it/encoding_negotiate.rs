@@ -1,7 +1,7 @@
 //! `negotiate` gives the reference `EventEncoder`'s verdict for every recorded `Accept`
 //! header (`cases/accept.jsonl`), wildcards selecting protobuf included.
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::encoding::{negotiate, Encoding, EventEncoder};
 

@@ -1,8 +1,8 @@
 //! The `Stream` adapters (feature `stream`) agree with their iterator counterparts.
-//! Run with `cargo test -p agui-sdk-core --features stream --test semantics_stream`.
+//! Run with `cargo test -p agui-sdk-core --features stream --test it semantics_stream`.
 #![cfg(feature = "stream")]
 
-mod common;
+use crate::common;
 
 use std::pin::Pin;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Interrupt helpers against the reference (`cases/interrupts.jsonl`).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, UNIX_EPOCH};
 

@@ -1,0 +1,31 @@
+//! The core's integration tests, in one binary (one link instead of one per file).
+
+mod common;
+#[path = "../../../../interop/gate.rs"]
+mod interop_gate;
+
+mod compat_thinking;
+mod duplicate_keys;
+mod encoding_golden;
+mod encoding_interop;
+mod encoding_negotiate;
+mod encoding_props;
+mod encoding_proto_depth;
+mod encoding_stream;
+mod event_constructors;
+mod protocol_1_1;
+mod semantics_apply;
+mod semantics_chunks;
+mod semantics_compact;
+mod semantics_differential;
+mod semantics_downgrade;
+mod semantics_enforce;
+mod semantics_interrupts;
+mod semantics_pipeline;
+mod semantics_robust;
+mod semantics_stream;
+mod semantics_verify;
+mod semantics_verify_identity;
+mod wire_errors;
+mod wire_golden;
+mod wire_roundtrip;

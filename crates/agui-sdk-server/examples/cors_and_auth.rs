@@ -3,19 +3,21 @@
 //!
 //! ```text
 //! AGUI_TOKEN=secret cargo run -p agui-sdk-server --example cors_and_auth
-//! curl -N -X POST http://127.0.0.1:8000/agentic_chat -H 'authorization: Bearer secret' \
+//! curl -N -X POST http://127.0.0.1:8000/assistant -H 'authorization: Bearer secret' \
 //!   -H 'accept: text/event-stream' \
 //!   -H 'content-type: application/json' \
 //!   -d '{"threadId":"t1","runId":"r1","messages":[{"id":"u1","role":"user","content":"hi"}]}'
 //! ```
+//!
+//! In a crate of your own this needs, besides `agui-sdk-server` and `tokio`,
+//! `tower-http = { version = "0.6", features = ["cors"] }`.
 
-use std::time::Duration;
-
+use agui_sdk_server::axum::extract::Request;
+use agui_sdk_server::axum::http::{header, HeaderValue, Method, StatusCode};
+use agui_sdk_server::axum::middleware::{self, Next};
+use agui_sdk_server::axum::response::{IntoResponse, Response};
+use agui_sdk_server::prelude::*;
 use agui_sdk_server::{serve, ApiError, Shutdown};
-use axum::extract::Request;
-use axum::http::{header, HeaderValue, Method, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
 use tower_http::cors::CorsLayer;
 
 /// Lets a request through only with `Authorization: Bearer <token>`.
@@ -46,9 +48,16 @@ async fn main() -> std::io::Result<()> {
         .allow_methods([Method::GET, Method::POST])
         .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION, header::ACCEPT]);
 
+    let assistant = agent_fn(|input, _ctx, tx| async move {
+        let text = input.last_user_text().unwrap_or_default();
+        tx.text(format!("You said: {text}")).await?;
+        Ok(())
+    });
+
     // `serve` triggers it on SIGINT/SIGTERM.
     let shutdown = Shutdown::new();
-    let app = agui_sdk_demo::router(Duration::from_millis(50))
+    let app = AgentRouter::new()
+        .agent("assistant", assistant)
         .shutdown(shutdown.clone())
         .into_router()
         // Layers run outermost last: CORS answers preflights before the token check.

@@ -317,13 +317,3 @@ impl Drop for DropFlag {
         self.0.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
-
-/// The demo agents, with a 4 KiB body limit.
-pub async fn demo_server() -> TestServer {
-    let shutdown = Shutdown::new();
-    let router = agui_sdk_demo::router(Duration::ZERO)
-        .body_limit(4096)
-        .shutdown(shutdown.clone())
-        .into_router();
-    start(router, shutdown).await
-}

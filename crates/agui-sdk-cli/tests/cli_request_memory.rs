@@ -5,6 +5,7 @@
 //! `state`, `forwardedProps`, tool parameters, metadata, activity content, unknown keys. The server's peak
 //! resident memory may grow by no more than a small constant times the body.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::io::{Read, Write};

@@ -6,6 +6,7 @@
 //! it started (after one request of each kind), its descriptors to their baseline, and
 //! a normal run still succeeds.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::io::{Read, Write};

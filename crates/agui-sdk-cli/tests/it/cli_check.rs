@@ -2,7 +2,7 @@
 //! rule, and against nothing; the JSON and JUnit reports checked against their shapes,
 //! and the exit statuses (0 passed, 1 an error finding, 2 usage or unreachable).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 

@@ -2,7 +2,7 @@
 //! reference's golden encodings in and out, and malformed input reported with the event
 //! index and byte offset after the events before it.
 
-mod common;
+use crate::common;
 
 use common::{agui, fixture};
 

@@ -1,7 +1,7 @@
 //! `agui inspect` as a process: the address it prints, the page and API behind it, the
 //! proxy, and the options it refuses.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

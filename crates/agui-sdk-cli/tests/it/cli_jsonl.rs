@@ -1,6 +1,6 @@
 //! `agui decode --from jsonl` and `agui encode --to jsonl` end to end.
 
-mod common;
+use crate::common;
 
 use common::{agui, fixture};
 

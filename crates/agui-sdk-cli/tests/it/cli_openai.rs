@@ -3,9 +3,8 @@
 //! trip over two runs. The API key comes from the environment and never shows in the
 //! output.
 
-mod common;
-#[path = "../../agui-sdk-openai/tests/fake/mod.rs"]
-mod fake;
+use crate::common;
+use crate::fake;
 
 use std::process::{Command, Output, Stdio};
 

@@ -9,7 +9,7 @@
 //! `skipped …`, except under `AGUI_REQUIRE_REDIS=1` (set by `scripts/test-all.sh`),
 //! where that is a failure.
 
-mod common;
+use crate::common;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! `agui run` and `agui demo` end to end, against `agui serve` on loopback.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output, Stdio};
 

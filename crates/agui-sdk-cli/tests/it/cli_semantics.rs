@@ -1,7 +1,7 @@
 //! `agui verify`, `agui apply` and `agui transform` end to end, against the reference
 //! vectors.
 
-mod common;
+use crate::common;
 
 use common::{agui, fixture};
 

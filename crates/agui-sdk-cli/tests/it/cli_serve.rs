@@ -1,6 +1,6 @@
 //! `agui serve` end to end: the demo agents over HTTP, and graceful shutdown on SIGTERM.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

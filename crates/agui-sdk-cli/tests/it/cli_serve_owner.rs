@@ -2,7 +2,7 @@
 //! tokens see disjoint CopilotKit thread lists, a request without the header is the
 //! anonymous owner's, and another token cannot read, connect to or stop a thread.
 
-mod common;
+use crate::common;
 
 use common::spawn_serve;
 use serde_json::{json, Value};

@@ -3,7 +3,7 @@
 //! verifies what the agent emits, and so does the client) and ends with the expected
 //! messages; the request sent upstream is checked field by field.
 
-mod fake;
+use crate::fake;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -4,9 +4,8 @@
 //! `scripts/setup-interop.sh`; without it the test prints `skipped` (a failure under
 //! `AGUI_REQUIRE_INTEROP=1`).
 
-mod fake;
-#[path = "../../../interop/gate.rs"]
-mod interop_gate;
+use crate::fake;
+use crate::interop_gate;
 
 use std::process::Stdio;
 use std::time::Duration;

@@ -11,7 +11,7 @@ use agui_sdk_agent::runs::{Created, NewRun, RunKey, RunStatus, RunStore, ThreadE
 use agui_sdk_redis::{RedisLimits, RedisRunStore};
 use bytes::Bytes;
 
-mod common;
+use crate::common;
 
 use common::url;
 

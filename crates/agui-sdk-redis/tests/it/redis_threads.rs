@@ -3,7 +3,7 @@
 //! thread run whose replica died closed by another replica's reaper, joining the
 //! thread's history as a valid stream; the cap on threads held.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,16 @@
+//! The integration tests of `agui-sdk-cli`, in one binary (one link instead of one per file).
+
+mod common;
+#[path = "../../../agui-sdk-openai/tests/it/fake/mod.rs"]
+mod fake;
+
+mod cli_check;
+mod cli_codec;
+mod cli_inspect;
+mod cli_jsonl;
+mod cli_openai;
+mod cli_replicas;
+mod cli_run;
+mod cli_semantics;
+mod cli_serve;
+mod cli_serve_owner;

@@ -1,0 +1,6 @@
+//! The integration tests of `agui-sdk-redis`, in one binary (one link instead of one per file).
+
+mod common;
+
+mod redis_store;
+mod redis_threads;

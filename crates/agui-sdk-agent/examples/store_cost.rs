@@ -4,6 +4,8 @@
 //! ```text
 //! cargo run --release -p agui-sdk-agent --example store_cost -- 120   # event size in bytes
 //! ```
+//!
+//! In a crate of your own this needs, besides `agui-sdk-agent` and `tokio`, `bytes = "1"`.
 
 use agui_sdk_agent::runs::{Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStore};
 use bytes::Bytes;

@@ -11,7 +11,9 @@
 //! }
 //! ```
 //!
-//! Run it with `cargo run -p agui-sdk-check --example check_my_router`.
+//! Run it with `cargo run -p agui-sdk-check --example check_my_router`. In a crate of
+//! your own this needs, besides `agui-sdk-check` and `tokio`, `agui-sdk-server` and (for
+//! the demo agents) `agui-sdk-demo`.
 
 use std::time::Duration;
 

@@ -1,9 +1,9 @@
 //! Talk to an AG-UI agent: `cargo run -p agui-sdk-client --example chat -- URL "your message"`
 //! (for instance against `agui serve`: `http://127.0.0.1:8000/agentic_chat`).
 
-use agui_sdk_client::{Conversation, HttpAgent, RunParams};
-use agui_sdk_core::semantics::RunOutcome;
-use agui_sdk_core::Message;
+use agui_sdk_client::agui_sdk_core::semantics::RunOutcome;
+use agui_sdk_client::agui_sdk_core::Message;
+use agui_sdk_client::{serde_json, Conversation, HttpAgent, RunParams};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

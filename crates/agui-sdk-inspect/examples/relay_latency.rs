@@ -6,6 +6,10 @@
 //! ```sh
 //! cargo run --release -p agui-sdk-inspect --example relay_latency [EVENTS]
 //! ```
+//!
+//! A measurement kept in the repository, not in the published package. In a crate of
+//! your own it needs `agui-sdk-inspect`, `agui-sdk-core`, `agui-sdk-server`, `axum`,
+//! `futures-util`, `reqwest`, `serde_json` and `tokio`.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use agui_sdk_core::Message;
+use agui_sdk_server::agui_sdk_core::Message;
 use agui_sdk_server::{agent_fn, AgentRouter};
 
 #[tokio::main]

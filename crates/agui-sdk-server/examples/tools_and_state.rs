@@ -6,6 +6,9 @@
 //! agui run http://127.0.0.1:8000/weather --message "Paris?"
 //! agui run http://127.0.0.1:8000/counter --state '{"count": 41}'
 //! ```
+//!
+//! In a crate of your own this needs, besides `agui-sdk-server` and `tokio`,
+//! `tracing-subscriber = "0.3"`.
 
 use agui_sdk_server::prelude::*;
 

@@ -63,7 +63,7 @@ use crate::JsonObject;
 
 /// Declares the [`Event`] enum, [`EventType`] and the per-variant accessors from one list.
 macro_rules! events {
-    ($( $variant:ident = $wire:literal, $ctor:ident, $callback:ident, $inner:ty; )*) => {
+    ($( $variant:ident = $wire:literal, $ctor:ident, $callback:ident, $inner:ty, $proto:tt; )*) => {
         wire_union! {
             /// Any AG-UI event, discriminated by `type`.
             #[non_exhaustive]
@@ -176,46 +176,86 @@ macro_rules! events {
 }
 
 /// Calls the macro `$m` with the list of every event: `Variant = "WIRE_NAME",
-/// snake_name, on_callback;` once per event, in the protocol's order. This list is the
-/// one place an event type is declared: the [`Event`] enum, [`EventType`] and the
-/// per-event callbacks of the client's `Subscriber` are all generated from it, so a new
-/// event appears everywhere at once, and every `match` over [`Event`] in this crate that
-/// has no catch-all arm fails to compile until it handles it.
+/// snake_name, on_callback, Payload, [protobuf table];` once per event, in the protocol's
+/// order. This list is the one place an event type is declared: the [`Event`] enum,
+/// [`EventType`], the per-event callbacks of the client's `Subscriber` and the protobuf
+/// codec are all generated from it, so a new event appears everywhere at once, and every
+/// `match` over [`Event`] in this crate that has no catch-all arm fails to compile until
+/// it handles it.
+///
+/// The protobuf table reads `[arm => tag field, …]`: `arm` is the event's field number
+/// in the `ag_ui.Event` oneof, then each field number of the event's message (field 1,
+/// `base_event`, is implied) with the struct field it carries, in field-number order. A
+/// field's Rust type picks its protobuf encoding; `lo..=hi field as Codec` hands a run
+/// of field numbers that together carry one Rust field to a codec of its own (an
+/// outcome spread over several wire fields). A consumer that does not need the table
+/// matches it as one `tt`.
 #[macro_export]
 macro_rules! for_each_event {
     ($m:ident) => {
         $m! {
-            TextMessageStart = "TEXT_MESSAGE_START", text_message_start, on_text_message_start, TextMessageStart;
-            TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content, on_text_message_content, TextMessageContent;
-            TextMessageEnd = "TEXT_MESSAGE_END", text_message_end, on_text_message_end, TextMessageEnd;
-            TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk, on_text_message_chunk, Box<TextMessageChunk>;
-            ToolCallStart = "TOOL_CALL_START", tool_call_start, on_tool_call_start, Box<ToolCallStart>;
-            ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args, on_tool_call_args, ToolCallArgs;
-            ToolCallEnd = "TOOL_CALL_END", tool_call_end, on_tool_call_end, ToolCallEnd;
-            ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk, on_tool_call_chunk, Box<ToolCallChunk>;
-            ToolCallResult = "TOOL_CALL_RESULT", tool_call_result, on_tool_call_result, Box<ToolCallResult>;
-            StateSnapshot = "STATE_SNAPSHOT", state_snapshot, on_state_snapshot, Box<StateSnapshot>;
-            StateDelta = "STATE_DELTA", state_delta, on_state_delta, StateDelta;
-            MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot, on_messages_snapshot, MessagesSnapshot;
-            ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot, on_activity_snapshot, Box<ActivitySnapshot>;
-            ActivityDelta = "ACTIVITY_DELTA", activity_delta, on_activity_delta, Box<ActivityDelta>;
-            Raw = "RAW", raw, on_raw, Box<Raw>;
-            Custom = "CUSTOM", custom, on_custom, Box<Custom>;
-            RunStarted = "RUN_STARTED", run_started, on_run_started_event, Box<RunStarted>;
-            RunFinished = "RUN_FINISHED", run_finished, on_run_finished_event, Box<RunFinished>;
-            RunError = "RUN_ERROR", run_error, on_run_error_event, RunError;
-            StepStarted = "STEP_STARTED", step_started, on_step_started, StepStarted;
-            StepFinished = "STEP_FINISHED", step_finished, on_step_finished, StepFinished;
-            ReasoningStart = "REASONING_START", reasoning_start, on_reasoning_start, ReasoningStart;
-            ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start, on_reasoning_message_start, ReasoningMessageStart;
-            ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content, on_reasoning_message_content, ReasoningMessageContent;
-            ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end, on_reasoning_message_end, ReasoningMessageEnd;
-            ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk, on_reasoning_message_chunk, ReasoningMessageChunk;
-            ReasoningEnd = "REASONING_END", reasoning_end, on_reasoning_end, ReasoningEnd;
-            ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value, on_reasoning_encrypted_value, Box<ReasoningEncryptedValue>;
-            SubagentStarted = "SUBAGENT_STARTED", subagent_started, on_subagent_started, Box<SubagentStarted>;
-            SubagentFinished = "SUBAGENT_FINISHED", subagent_finished, on_subagent_finished, Box<SubagentFinished>;
-            SubagentError = "SUBAGENT_ERROR", subagent_error, on_subagent_error, SubagentError;
+            TextMessageStart = "TEXT_MESSAGE_START", text_message_start, on_text_message_start, TextMessageStart,
+                [1 => 2 message_id, 3 role, 4 name, 5 subagent_run_id];
+            TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content, on_text_message_content, TextMessageContent,
+                [2 => 2 message_id, 3 delta, 4 subagent_run_id];
+            TextMessageEnd = "TEXT_MESSAGE_END", text_message_end, on_text_message_end, TextMessageEnd,
+                [3 => 2 message_id, 3 subagent_run_id];
+            TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk, on_text_message_chunk, Box<TextMessageChunk>,
+                [17 => 2 message_id, 3 role, 4 delta, 5 name, 6 subagent_run_id];
+            ToolCallStart = "TOOL_CALL_START", tool_call_start, on_tool_call_start, Box<ToolCallStart>,
+                [4 => 2 tool_call_id, 3 tool_call_name, 4 parent_message_id, 5 subagent_run_id];
+            ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args, on_tool_call_args, ToolCallArgs,
+                [5 => 2 tool_call_id, 3 delta, 4 subagent_run_id];
+            ToolCallEnd = "TOOL_CALL_END", tool_call_end, on_tool_call_end, ToolCallEnd,
+                [6 => 2 tool_call_id, 3 subagent_run_id];
+            ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk, on_tool_call_chunk, Box<ToolCallChunk>,
+                [18 => 2 tool_call_id, 3 tool_call_name, 4 parent_message_id, 5 delta, 6 subagent_run_id];
+            ToolCallResult = "TOOL_CALL_RESULT", tool_call_result, on_tool_call_result, Box<ToolCallResult>,
+                [22 => 2 subagent_run_id, 3 message_id, 4 tool_call_id, 5..=7 content as ToolResultBody];
+            StateSnapshot = "STATE_SNAPSHOT", state_snapshot, on_state_snapshot, Box<StateSnapshot>,
+                [7 => 2 snapshot, 3 subagent_run_id];
+            StateDelta = "STATE_DELTA", state_delta, on_state_delta, StateDelta,
+                [8 => 2 delta, 3 subagent_run_id];
+            MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot, on_messages_snapshot, MessagesSnapshot,
+                [9 => 2 messages];
+            ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot, on_activity_snapshot, Box<ActivitySnapshot>,
+                [23 => 2 subagent_run_id, 3 message_id, 4 activity_type, 5 content, 6 replace];
+            ActivityDelta = "ACTIVITY_DELTA", activity_delta, on_activity_delta, Box<ActivityDelta>,
+                [24 => 2 subagent_run_id, 3 message_id, 4 activity_type, 5 patch];
+            Raw = "RAW", raw, on_raw, Box<Raw>,
+                [10 => 2 event, 3 source, 4 subagent_run_id];
+            Custom = "CUSTOM", custom, on_custom, Box<Custom>,
+                [11 => 2 name, 3 value, 4 subagent_run_id];
+            RunStarted = "RUN_STARTED", run_started, on_run_started_event, Box<RunStarted>,
+                [12 => 2 thread_id, 3 run_id, 4 parent_run_id, 5 input, 6 protocol_version];
+            RunFinished = "RUN_FINISHED", run_finished, on_run_finished_event, Box<RunFinished>,
+                [13 => 2 thread_id, 3 run_id, 4 result, 5..=8 outcome as RunFinishedTail];
+            RunError = "RUN_ERROR", run_error, on_run_error_event, RunError,
+                [14 => 2 code, 3 message, 4 usage];
+            StepStarted = "STEP_STARTED", step_started, on_step_started, StepStarted,
+                [15 => 2 step_name, 3 subagent_run_id];
+            StepFinished = "STEP_FINISHED", step_finished, on_step_finished, StepFinished,
+                [16 => 2 step_name, 3 subagent_run_id];
+            ReasoningStart = "REASONING_START", reasoning_start, on_reasoning_start, ReasoningStart,
+                [25 => 2 subagent_run_id, 3 message_id];
+            ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start, on_reasoning_message_start, ReasoningMessageStart,
+                [26 => 2 subagent_run_id, 3 message_id, 4 role];
+            ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content, on_reasoning_message_content, ReasoningMessageContent,
+                [27 => 2 subagent_run_id, 3 message_id, 4 delta];
+            ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end, on_reasoning_message_end, ReasoningMessageEnd,
+                [28 => 2 subagent_run_id, 3 message_id];
+            ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk, on_reasoning_message_chunk, ReasoningMessageChunk,
+                [29 => 2 subagent_run_id, 3 message_id, 4 delta];
+            ReasoningEnd = "REASONING_END", reasoning_end, on_reasoning_end, ReasoningEnd,
+                [30 => 2 subagent_run_id, 3 message_id];
+            ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value, on_reasoning_encrypted_value, Box<ReasoningEncryptedValue>,
+                [31 => 2 subagent_run_id, 3 subtype, 4 entity_id, 5 encrypted_value, 6 encrypted_value_type];
+            SubagentStarted = "SUBAGENT_STARTED", subagent_started, on_subagent_started, Box<SubagentStarted>,
+                [19 => 2 subagent_run_id, 3 name, 4 description, 5 parent_subagent_run_id, 6 parent_tool_call_id, 7 parent_message_id];
+            SubagentFinished = "SUBAGENT_FINISHED", subagent_finished, on_subagent_finished, Box<SubagentFinished>,
+                [20 => 2 subagent_run_id, 3 result, 4..=5 outcome as SubagentTail];
+            SubagentError = "SUBAGENT_ERROR", subagent_error, on_subagent_error, SubagentError,
+                [21 => 2 subagent_run_id, 3 message, 4 code];
         }
     };
 }

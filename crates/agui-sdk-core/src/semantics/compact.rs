@@ -170,7 +170,26 @@ impl Compactor {
             Event::StateSnapshot(_) | Event::StateDelta(_) => {
                 self.state_events.push((index, event))
             }
-            other => {
+            other @ (Event::TextMessageChunk(_)
+            | Event::ToolCallChunk(_)
+            | Event::ToolCallResult(_)
+            | Event::MessagesSnapshot(_)
+            | Event::ActivitySnapshot(_)
+            | Event::ActivityDelta(_)
+            | Event::Raw(_)
+            | Event::Custom(_)
+            | Event::StepStarted(_)
+            | Event::StepFinished(_)
+            | Event::ReasoningStart(_)
+            | Event::ReasoningMessageStart(_)
+            | Event::ReasoningMessageContent(_)
+            | Event::ReasoningMessageEnd(_)
+            | Event::ReasoningMessageChunk(_)
+            | Event::ReasoningEnd(_)
+            | Event::ReasoningEncryptedValue(_)
+            | Event::SubagentStarted(_)
+            | Event::SubagentFinished(_)
+            | Event::SubagentError(_)) => {
                 let open = self
                     .texts
                     .values_mut()
@@ -241,7 +260,35 @@ impl Compactor {
                         }
                     }
                 }
-                _ => {}
+                Event::TextMessageStart(_)
+                | Event::TextMessageContent(_)
+                | Event::TextMessageEnd(_)
+                | Event::TextMessageChunk(_)
+                | Event::ToolCallStart(_)
+                | Event::ToolCallArgs(_)
+                | Event::ToolCallEnd(_)
+                | Event::ToolCallChunk(_)
+                | Event::ToolCallResult(_)
+                | Event::MessagesSnapshot(_)
+                | Event::ActivitySnapshot(_)
+                | Event::ActivityDelta(_)
+                | Event::Raw(_)
+                | Event::Custom(_)
+                | Event::RunStarted(_)
+                | Event::RunFinished(_)
+                | Event::RunError(_)
+                | Event::StepStarted(_)
+                | Event::StepFinished(_)
+                | Event::ReasoningStart(_)
+                | Event::ReasoningMessageStart(_)
+                | Event::ReasoningMessageContent(_)
+                | Event::ReasoningMessageEnd(_)
+                | Event::ReasoningMessageChunk(_)
+                | Event::ReasoningEnd(_)
+                | Event::ReasoningEncryptedValue(_)
+                | Event::SubagentStarted(_)
+                | Event::SubagentFinished(_)
+                | Event::SubagentError(_) => {}
             }
         }
         out.push(Event::from(StateSnapshot {

@@ -232,7 +232,32 @@ impl Downgrade {
             Event::MessagesSnapshot(ref e) if e.messages.iter().any(has_media) => {
                 return Some(Outgoing::Json(with_binary_parts(&event)));
             }
-            other => other,
+            other @ (Event::TextMessageStart(_)
+            | Event::TextMessageContent(_)
+            | Event::TextMessageEnd(_)
+            | Event::TextMessageChunk(_)
+            | Event::ToolCallStart(_)
+            | Event::ToolCallArgs(_)
+            | Event::ToolCallEnd(_)
+            | Event::ToolCallChunk(_)
+            | Event::ToolCallResult(_)
+            | Event::StateSnapshot(_)
+            | Event::StateDelta(_)
+            | Event::MessagesSnapshot(_)
+            | Event::ActivitySnapshot(_)
+            | Event::ActivityDelta(_)
+            | Event::Raw(_)
+            | Event::Custom(_)
+            | Event::RunError(_)
+            | Event::StepStarted(_)
+            | Event::StepFinished(_)
+            | Event::ReasoningStart(_)
+            | Event::ReasoningMessageStart(_)
+            | Event::ReasoningMessageContent(_)
+            | Event::ReasoningMessageEnd(_)
+            | Event::ReasoningMessageChunk(_)
+            | Event::ReasoningEnd(_)
+            | Event::ReasoningEncryptedValue(_)) => other,
         };
         Some(Outgoing::Event(event))
     }

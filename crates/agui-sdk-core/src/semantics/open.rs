@@ -85,7 +85,22 @@ impl OpenConstructs {
                 self.open.clear();
                 self.unanswered.clear();
             }
-            _ => {}
+            Event::TextMessageContent(_)
+            | Event::TextMessageChunk(_)
+            | Event::ToolCallArgs(_)
+            | Event::ToolCallChunk(_)
+            | Event::StateSnapshot(_)
+            | Event::StateDelta(_)
+            | Event::MessagesSnapshot(_)
+            | Event::ActivitySnapshot(_)
+            | Event::ActivityDelta(_)
+            | Event::Raw(_)
+            | Event::Custom(_)
+            | Event::RunFinished(_)
+            | Event::RunError(_)
+            | Event::ReasoningMessageContent(_)
+            | Event::ReasoningMessageChunk(_)
+            | Event::ReasoningEncryptedValue(_) => {}
         }
     }
 

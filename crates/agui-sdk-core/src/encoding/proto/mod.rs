@@ -6,13 +6,19 @@
 //! (`ToolCall` 6, `Message` 14, `ReasoningEncryptedValueEvent` 6). A frame without them
 //! is a 1.0 frame, and a 1.0 decoder skips them.
 //!
-//! The prost types are generated from the `.proto` and checked in
-//! (`scripts/regen-proto.sh` regenerates them; it needs no `protoc`). Decoding reads
-//! through them. Encoding does not: [`encode_event`] writes the bytes straight from our
-//! types in one pass, copying no string or value (2.9× as fast as copying each event
-//! into the prost structs first, when both were measured by `scripts/bench-codec.sh`); a
-//! differential property test holds it to the bytes prost writes of those structs. Free-form JSON travels as `google.protobuf.Value`/`Struct`,
-//! read and written straight from `serde_json` values by this module.
+//! Each event's mapping is one table, its line in
+//! [`for_each_event!`](crate::for_each_event) (`[arm => field number, struct field, …]`),
+//! from which the writer and the reader of every event are generated (`table.rs`): a
+//! field's Rust type picks its wire encoding. [`encode_event`] writes the bytes straight
+//! from our types in one pass, copying no string or value; the reader merges each wire
+//! field through prost's field functions, as a decoder generated from the `.proto`
+//! would. The nested messages (messages, run input, interrupts, usage, patch
+//! operations) go through the prost structs generated from the `.proto` and checked in
+//! (`scripts/regen-proto.sh` regenerates them; it needs no `protoc`). Property tests
+//! hold the writer to the bytes prost writes of those structs, and the reader to
+//! prost's (it refuses whatever prost refuses; an arm split in two occurrences merges).
+//! Free-form JSON travels as `google.protobuf.Value`/`Struct`, read and written straight
+//! from `serde_json` values by this module.
 //!
 //! # What protobuf changes
 //!
@@ -48,7 +54,10 @@ mod decode;
 // structs, which prost writes. Tests only.
 #[cfg(test)]
 mod encode;
+// The event messages' structs serve the test oracle; the codec reads the nested
+// messages (messages, run input, interrupts, usage, patch operations) through them.
 #[allow(
+    dead_code,
     missing_docs,
     missing_debug_implementations,
     clippy::all,
@@ -58,10 +67,9 @@ mod generated;
 #[cfg(test)]
 mod oracle_tests;
 mod scan;
+mod table;
 pub(crate) mod value;
 mod write;
-
-use prost::Message as _;
 
 use super::error::{DecodeError, DecodeErrorKind, DecoderLimits};
 use crate::event::Event;
@@ -103,18 +111,18 @@ pub fn decode_message(bytes: &[u8]) -> Result<Event, DecodeError> {
 }
 
 fn decode_message_kind(bytes: &[u8]) -> Result<Event, DecodeErrorKind> {
-    let invalid = |m: &str| DecodeErrorKind::Proto(m.to_owned());
-    if scan::envelope(bytes).is_err() {
-        return Err(invalid(
-            "malformed message (two different events in one envelope, a content part with two kinds, or broken protobuf)",
-        ));
-    }
-    let envelope =
-        generated::Event::decode(bytes).map_err(|e| DecodeErrorKind::Proto(e.to_string()))?;
-    match envelope.event {
-        Some(arm) => decode::event(arm).map_err(DecodeErrorKind::Proto),
-        None if scan::names_only_future_arms(bytes) => Err(DecodeErrorKind::UnknownEventType(None)),
-        None => Err(invalid("the message names no event")),
+    match scan::envelope(bytes) {
+        Err(()) => Err(DecodeErrorKind::Proto(
+            "malformed message (two different events in one envelope, or broken protobuf)"
+                .to_owned(),
+        )),
+        Ok(Some(arm)) => table::decode_arm(arm, bytes).map_err(DecodeErrorKind::Proto),
+        Ok(None) if scan::names_only_future_arms(bytes) => {
+            Err(DecodeErrorKind::UnknownEventType(None))
+        }
+        Ok(None) => Err(DecodeErrorKind::Proto(
+            "the message names no event".to_owned(),
+        )),
     }
 }
 

@@ -1,14 +1,15 @@
-//! From an [`Event`] straight to protobuf bytes: the same mapping as the reference
-//! encoder (`@ag-ui/proto` `encode`) and as [`super::encode`], which builds the prost
-//! structs, but written from our own types with no copy of any string or value.
+//! The protobuf writer: the field writers the event tables (`table.rs`) call, and the
+//! nested messages (messages, content parts, tool calls, the run input, interrupts,
+//! usage, patch operations), written from our own types with no copy of any string or
+//! value, in the same mapping as the reference encoder (`@ag-ui/proto` `encode`).
 //!
 //! Field order and presence follow the prost structs in `generated.rs` field by field
 //! (a proto3 `string` or enum is skipped when empty or zero, an `optional` one written
 //! when set, a repeated one element by element). A nested message is written in place
 //! after a one-byte length slot, which is widened (the body moved right) only when the
 //! body turns out to be 128 bytes or longer; so one pass writes every event, and the
-//! bytes are exactly prost's. A differential test holds the two paths to the same bytes
-//! on generated events of every type.
+//! bytes are exactly prost's. A differential test holds the writer to prost's bytes on
+//! generated events of every type (the test-only oracle `encode.rs`).
 
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
 use serde_json::Value as Json;
@@ -21,7 +22,7 @@ use crate::JsonObject;
 
 /// Appends the body of an `ag_ui.Event` message (the oneof arm) for `ev` to `buf`.
 pub(super) fn event(ev: &Event, buf: &mut Vec<u8>) {
-    W(buf).event(ev);
+    super::table::write_event(ev, &mut W(buf));
 }
 
 /// A patch operation as the wire carries it: `(op, path, from, value)`.
@@ -37,7 +38,7 @@ pub(super) fn patch_parts(o: &PatchOperation) -> (Op, &String, Option<&String>, 
 }
 
 /// A message's content as the wire carries it: `(content, content_parts)`.
-fn split(c: &Content) -> (Option<&str>, &[ContentPart]) {
+pub(super) fn split(c: &Content) -> (Option<&str>, &[ContentPart]) {
     match c {
         Content::Text(s) => (Some(s.as_str()), &[]),
         Content::Parts(p) => (None, p.as_slice()),
@@ -45,18 +46,18 @@ fn split(c: &Content) -> (Option<&str>, &[ContentPart]) {
 }
 
 /// A protobuf writer over the output buffer.
-struct W<'a>(&'a mut Vec<u8>);
+pub(super) struct W<'a>(pub(super) &'a mut Vec<u8>);
 
 impl W<'_> {
     /// A proto3 `string` (implicit presence): nothing when empty.
-    fn str(&mut self, tag: u32, s: &str) {
+    pub(super) fn str(&mut self, tag: u32, s: &str) {
         if !s.is_empty() {
             self.opt_str(tag, Some(s));
         }
     }
 
     /// An `optional string`: written when set, even empty.
-    fn opt_str(&mut self, tag: u32, s: Option<&str>) {
+    pub(super) fn opt_str(&mut self, tag: u32, s: Option<&str>) {
         if let Some(s) = s {
             encode_key(tag, WireType::LengthDelimited, self.0);
             encode_varint(s.len() as u64, self.0);
@@ -65,14 +66,14 @@ impl W<'_> {
     }
 
     /// A `repeated string`: every element, empty ones included.
-    fn strs<'s>(&mut self, tag: u32, items: impl IntoIterator<Item = &'s String>) {
+    pub(super) fn strs<'s>(&mut self, tag: u32, items: impl IntoIterator<Item = &'s String>) {
         for s in items {
             self.opt_str(tag, Some(s));
         }
     }
 
     /// A proto3 enum: nothing when zero.
-    fn enumeration(&mut self, tag: u32, v: i32) {
+    pub(super) fn enumeration(&mut self, tag: u32, v: i32) {
         if v != 0 {
             encode_key(tag, WireType::Varint, self.0);
             encode_varint(v as i64 as u64, self.0);
@@ -80,7 +81,7 @@ impl W<'_> {
     }
 
     /// An `optional int64`.
-    fn opt_i64(&mut self, tag: u32, v: Option<i64>) {
+    pub(super) fn opt_i64(&mut self, tag: u32, v: Option<i64>) {
         if let Some(v) = v {
             encode_key(tag, WireType::Varint, self.0);
             encode_varint(v as u64, self.0);
@@ -88,7 +89,7 @@ impl W<'_> {
     }
 
     /// An `optional bool`.
-    fn opt_bool(&mut self, tag: u32, v: Option<bool>) {
+    pub(super) fn opt_bool(&mut self, tag: u32, v: Option<bool>) {
         if let Some(v) = v {
             encode_key(tag, WireType::Varint, self.0);
             encode_varint(u64::from(v), self.0);
@@ -96,7 +97,7 @@ impl W<'_> {
     }
 
     /// A message field: its key, its length, then what `body` writes.
-    fn msg(&mut self, tag: u32, body: impl FnOnce(&mut Self)) {
+    pub(super) fn msg(&mut self, tag: u32, body: impl FnOnce(&mut Self)) {
         encode_key(tag, WireType::LengthDelimited, self.0);
         let slot = self.0.len();
         self.0.push(0);
@@ -118,14 +119,14 @@ impl W<'_> {
     }
 
     /// A `google.protobuf.Value` field, when there is a value.
-    fn value(&mut self, tag: u32, v: Option<&Json>) {
+    pub(super) fn value(&mut self, tag: u32, v: Option<&Json>) {
         if let Some(v) = v {
             self.msg(tag, |w| encode_value_body(v, w.0));
         }
     }
 
     /// A `google.protobuf.Value` field from JSON text, when there is one.
-    fn text(&mut self, tag: u32, v: Option<&crate::JsonText>) {
+    pub(super) fn text(&mut self, tag: u32, v: Option<&crate::JsonText>) {
         if let Some(v) = v {
             let v = v.to_value();
             self.msg(tag, |w| encode_value_body(&v, w.0));
@@ -133,7 +134,7 @@ impl W<'_> {
     }
 
     /// A `google.protobuf.Value` field holding an object, when there is one.
-    fn object_value(&mut self, tag: u32, o: Option<&JsonObject>) {
+    pub(super) fn object_value(&mut self, tag: u32, o: Option<&JsonObject>) {
         if let Some(o) = o {
             // A Value whose kind is `struct_value` (field 5).
             self.msg(tag, |w| w.msg(5, |w| encode_struct_body(o, w.0)));
@@ -141,21 +142,21 @@ impl W<'_> {
     }
 
     /// A `google.protobuf.Struct` field, when there is an object.
-    fn text_strukt(&mut self, tag: u32, o: Option<&crate::JsonText>) {
+    pub(super) fn text_strukt(&mut self, tag: u32, o: Option<&crate::JsonText>) {
         if let Some(Json::Object(o)) = o.map(crate::JsonText::to_value) {
             self.msg(tag, |w| encode_struct_body(&o, w.0));
         }
     }
 
     /// A `google.protobuf.Struct` field, when there is one.
-    fn strukt(&mut self, tag: u32, o: Option<&JsonObject>) {
+    pub(super) fn strukt(&mut self, tag: u32, o: Option<&JsonObject>) {
         if let Some(o) = o {
             self.msg(tag, |w| encode_struct_body(o, w.0));
         }
     }
 
     /// `base_event` (field 1 of every arm), always written.
-    fn base(
+    pub(super) fn base(
         &mut self,
         ty: T,
         timestamp: Option<i64>,
@@ -170,7 +171,7 @@ impl W<'_> {
         });
     }
 
-    fn usage(&mut self, tag: u32, usage: Option<&Vec<TokenUsage>>) {
+    pub(super) fn usage(&mut self, tag: u32, usage: Option<&Vec<TokenUsage>>) {
         for u in usage.into_iter().flatten() {
             self.msg(tag, |w| {
                 w.opt_str(1, u.provider.as_deref());
@@ -185,7 +186,7 @@ impl W<'_> {
         }
     }
 
-    fn interrupt(&mut self, tag: u32, i: &Interrupt) {
+    pub(super) fn interrupt(&mut self, tag: u32, i: &Interrupt) {
         self.msg(tag, |w| {
             w.str(1, &i.id);
             w.str(2, &i.reason);
@@ -198,7 +199,7 @@ impl W<'_> {
         });
     }
 
-    fn patch(&mut self, tag: u32, ops: &JsonPatch) {
+    pub(super) fn patch(&mut self, tag: u32, ops: &JsonPatch) {
         for o in ops.iter() {
             let (op, path, from, v) = patch_parts(o);
             self.msg(tag, |w| {
@@ -210,7 +211,7 @@ impl W<'_> {
         }
     }
 
-    fn source(&mut self, tag: u32, s: &PartSource) {
+    pub(super) fn source(&mut self, tag: u32, s: &PartSource) {
         self.msg(tag, |w| match s {
             PartSource::Data(d) => w.msg(1, |w| {
                 w.str(1, &d.value);
@@ -228,7 +229,7 @@ impl W<'_> {
         });
     }
 
-    fn part(&mut self, tag: u32, p: &ContentPart) {
+    pub(super) fn part(&mut self, tag: u32, p: &ContentPart) {
         let media = |w: &mut Self, arm: u32, m: &MediaPart| {
             w.msg(arm, |w| {
                 w.source(1, &m.source);
@@ -249,7 +250,7 @@ impl W<'_> {
         });
     }
 
-    fn tool_call(&mut self, tag: u32, t: &ToolCall) {
+    pub(super) fn tool_call(&mut self, tag: u32, t: &ToolCall) {
         self.msg(tag, |w| {
             w.str(1, &t.id);
             w.str(2, "function");
@@ -264,7 +265,7 @@ impl W<'_> {
     }
 
     /// The one merged wire `Message`, fields in their declared order.
-    fn message(&mut self, tag: u32, m: &Message) {
+    pub(super) fn message(&mut self, tag: u32, m: &Message) {
         // (content, name, tool calls, tool_call_id, error, parts, encrypted value and
         // type, activity type and content) by role; the rest is common.
         let mut content: Option<&str> = None;
@@ -349,7 +350,7 @@ impl W<'_> {
         });
     }
 
-    fn run_agent_input(&mut self, tag: u32, i: &RunAgentInput) {
+    pub(super) fn run_agent_input(&mut self, tag: u32, i: &RunAgentInput) {
         self.msg(tag, |w| {
             w.str(1, &i.thread_id);
             w.str(2, &i.run_id);
@@ -389,228 +390,5 @@ impl W<'_> {
             }
             w.opt_str(10, i.protocol_version.as_deref());
         });
-    }
-
-    fn event(&mut self, ev: &Event) {
-        /// One arm: its oneof tag, then `base_event` and what the block writes.
-        macro_rules! arm {
-            ($tag:expr, $e:ident, $ty:expr, |$w:ident| $body:block) => {
-                self.msg($tag, |$w| {
-                    $w.base(
-                        $ty,
-                        $e.timestamp,
-                        $e.raw_event.as_deref(),
-                        $e.metadata.as_deref(),
-                    );
-                    $body
-                })
-            };
-        }
-        let role = |r: Option<TextMessageRole>| r.map(|r| Role::from(r).as_str());
-        match ev {
-            Event::TextMessageStart(e) => arm!(1, e, T::TextMessageStart, |w| {
-                w.str(2, &e.message_id);
-                w.opt_str(3, role(e.role));
-                w.opt_str(4, e.name.as_deref());
-                w.opt_str(5, e.subagent_run_id.as_deref());
-            }),
-            Event::TextMessageContent(e) => arm!(2, e, T::TextMessageContent, |w| {
-                w.str(2, &e.message_id);
-                w.str(3, &e.delta);
-                w.opt_str(4, e.subagent_run_id.as_deref());
-            }),
-            Event::TextMessageEnd(e) => arm!(3, e, T::TextMessageEnd, |w| {
-                w.str(2, &e.message_id);
-                w.opt_str(3, e.subagent_run_id.as_deref());
-            }),
-            Event::ToolCallStart(e) => arm!(4, e, T::ToolCallStart, |w| {
-                w.str(2, &e.tool_call_id);
-                w.str(3, &e.tool_call_name);
-                w.opt_str(4, e.parent_message_id.as_deref());
-                w.opt_str(5, e.subagent_run_id.as_deref());
-            }),
-            Event::ToolCallArgs(e) => arm!(5, e, T::ToolCallArgs, |w| {
-                w.str(2, &e.tool_call_id);
-                w.str(3, &e.delta);
-                w.opt_str(4, e.subagent_run_id.as_deref());
-            }),
-            Event::ToolCallEnd(e) => arm!(6, e, T::ToolCallEnd, |w| {
-                w.str(2, &e.tool_call_id);
-                w.opt_str(3, e.subagent_run_id.as_deref());
-            }),
-            Event::StateSnapshot(e) => arm!(7, e, T::StateSnapshot, |w| {
-                w.value(2, Some(&e.snapshot));
-                w.opt_str(3, e.subagent_run_id.as_deref());
-            }),
-            Event::StateDelta(e) => arm!(8, e, T::StateDelta, |w| {
-                w.patch(2, &e.delta);
-                w.opt_str(3, e.subagent_run_id.as_deref());
-            }),
-            Event::MessagesSnapshot(e) => arm!(9, e, T::MessagesSnapshot, |w| {
-                for m in &e.messages {
-                    w.message(2, m);
-                }
-            }),
-            Event::Raw(e) => arm!(10, e, T::Raw, |w| {
-                w.value(2, Some(&e.event));
-                w.opt_str(3, e.source.as_deref());
-                w.opt_str(4, e.subagent_run_id.as_deref());
-            }),
-            Event::Custom(e) => arm!(11, e, T::Custom, |w| {
-                w.str(2, &e.name);
-                w.value(3, Some(&e.value));
-                w.opt_str(4, e.subagent_run_id.as_deref());
-            }),
-            Event::RunStarted(e) => arm!(12, e, T::RunStarted, |w| {
-                w.str(2, &e.thread_id);
-                w.str(3, &e.run_id);
-                w.opt_str(4, e.parent_run_id.as_deref());
-                if let Some(input) = e.input.as_deref() {
-                    w.run_agent_input(5, input);
-                }
-                w.opt_str(6, e.protocol_version.as_deref());
-            }),
-            Event::RunFinished(e) => arm!(13, e, T::RunFinished, |w| {
-                w.str(2, &e.thread_id);
-                w.str(3, &e.run_id);
-                w.value(4, e.result.as_ref());
-                let (outcome, interrupts, pending): (_, &[Interrupt], &[String]) = match &e.outcome
-                {
-                    None => ("", &[], &[]),
-                    Some(RunFinishedOutcome::Success(s)) => (
-                        "success",
-                        &[],
-                        s.pending_tool_call_ids.as_deref().unwrap_or_default(),
-                    ),
-                    Some(RunFinishedOutcome::Interrupt(i)) => {
-                        ("interrupt", i.interrupts.as_slice(), &[])
-                    }
-                    Some(RunFinishedOutcome::Cancelled(_)) => ("cancelled", &[], &[]),
-                };
-                w.str(5, outcome);
-                for i in interrupts {
-                    w.interrupt(6, i);
-                }
-                w.usage(7, e.usage.as_ref());
-                w.strs(8, pending);
-            }),
-            Event::RunError(e) => arm!(14, e, T::RunError, |w| {
-                w.opt_str(2, e.code.as_deref());
-                w.str(3, &e.message);
-                w.usage(4, e.usage.as_ref());
-            }),
-            Event::StepStarted(e) => arm!(15, e, T::StepStarted, |w| {
-                w.str(2, &e.step_name);
-                w.opt_str(3, e.subagent_run_id.as_deref());
-            }),
-            Event::StepFinished(e) => arm!(16, e, T::StepFinished, |w| {
-                w.str(2, &e.step_name);
-                w.opt_str(3, e.subagent_run_id.as_deref());
-            }),
-            Event::TextMessageChunk(e) => arm!(17, e, T::TextMessageChunk, |w| {
-                w.opt_str(2, e.message_id.as_deref());
-                w.opt_str(3, role(e.role));
-                w.opt_str(4, e.delta.as_deref());
-                w.opt_str(5, e.name.as_deref());
-                w.opt_str(6, e.subagent_run_id.as_deref());
-            }),
-            Event::ToolCallChunk(e) => arm!(18, e, T::ToolCallChunk, |w| {
-                w.opt_str(2, e.tool_call_id.as_deref());
-                w.opt_str(3, e.tool_call_name.as_deref());
-                w.opt_str(4, e.parent_message_id.as_deref());
-                w.opt_str(5, e.delta.as_deref());
-                w.opt_str(6, e.subagent_run_id.as_deref());
-            }),
-            Event::SubagentStarted(e) => arm!(19, e, T::SubagentStarted, |w| {
-                w.str(2, &e.subagent_run_id);
-                w.str(3, &e.name);
-                w.opt_str(4, e.description.as_deref());
-                w.opt_str(5, e.parent_subagent_run_id.as_deref());
-                w.opt_str(6, e.parent_tool_call_id.as_deref());
-                w.opt_str(7, e.parent_message_id.as_deref());
-            }),
-            Event::SubagentFinished(e) => arm!(20, e, T::SubagentFinished, |w| {
-                w.str(2, &e.subagent_run_id);
-                w.value(3, e.result.as_ref());
-                let (outcome, ids): (_, &[String]) = match &e.outcome {
-                    None => ("", &[]),
-                    Some(SubagentFinishedOutcome::Success(_)) => ("success", &[]),
-                    Some(SubagentFinishedOutcome::Suspended(s)) => {
-                        ("suspended", s.interrupt_ids.as_deref().unwrap_or_default())
-                    }
-                };
-                w.str(4, outcome);
-                w.strs(5, ids);
-            }),
-            Event::SubagentError(e) => arm!(21, e, T::SubagentError, |w| {
-                w.str(2, &e.subagent_run_id);
-                w.str(3, &e.message);
-                w.opt_str(4, e.code.as_deref());
-            }),
-            Event::ToolCallResult(e) => arm!(22, e, T::ToolCallResult, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(3, &e.message_id);
-                w.str(4, &e.tool_call_id);
-                let (text, parts) = split(&e.content);
-                w.opt_str(5, text);
-                w.opt_str(6, e.role.map(|_| "tool"));
-                for p in parts {
-                    w.part(7, p);
-                }
-            }),
-            Event::ActivitySnapshot(e) => arm!(23, e, T::ActivitySnapshot, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(3, &e.message_id);
-                w.str(4, &e.activity_type);
-                w.strukt(5, Some(&e.content));
-                w.opt_bool(6, e.replace);
-            }),
-            Event::ActivityDelta(e) => arm!(24, e, T::ActivityDelta, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(3, &e.message_id);
-                w.str(4, &e.activity_type);
-                w.patch(5, &e.patch);
-            }),
-            Event::ReasoningStart(e) => arm!(25, e, T::ReasoningStart, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(3, &e.message_id);
-            }),
-            Event::ReasoningMessageStart(e) => arm!(26, e, T::ReasoningMessageStart, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(3, &e.message_id);
-                w.str(4, "reasoning");
-            }),
-            Event::ReasoningMessageContent(e) => arm!(27, e, T::ReasoningMessageContent, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(3, &e.message_id);
-                w.str(4, &e.delta);
-            }),
-            Event::ReasoningMessageEnd(e) => arm!(28, e, T::ReasoningMessageEnd, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(3, &e.message_id);
-            }),
-            Event::ReasoningMessageChunk(e) => arm!(29, e, T::ReasoningMessageChunk, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.opt_str(3, e.message_id.as_deref());
-                w.opt_str(4, e.delta.as_deref());
-            }),
-            Event::ReasoningEnd(e) => arm!(30, e, T::ReasoningEnd, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(3, &e.message_id);
-            }),
-            Event::ReasoningEncryptedValue(e) => arm!(31, e, T::ReasoningEncryptedValue, |w| {
-                w.opt_str(2, e.subagent_run_id.as_deref());
-                w.str(
-                    3,
-                    match e.subtype {
-                        EncryptedValueSubtype::ToolCall => "tool-call",
-                        EncryptedValueSubtype::Message => "message",
-                    },
-                );
-                w.str(4, &e.entity_id);
-                w.str(5, &e.encrypted_value);
-                w.opt_str(6, e.encrypted_value_type.as_deref());
-            }),
-        }
     }
 }

@@ -66,7 +66,7 @@ fn part(p: pb::InputContent) -> R<Option<ContentPart>> {
     })
 }
 
-pub(super) fn parts(p: Vec<pb::InputContent>) -> R<Vec<ContentPart>> {
+pub(in crate::encoding::proto) fn parts(p: Vec<pb::InputContent>) -> R<Vec<ContentPart>> {
     let mut out = Vec::with_capacity(p.len());
     for p in p {
         if let Some(p) = part(p)? {
@@ -270,11 +270,11 @@ fn message(m: pb::Message) -> R<Message> {
     })
 }
 
-pub(super) fn messages(m: Vec<pb::Message>) -> R<Vec<Message>> {
+pub(in crate::encoding::proto) fn messages(m: Vec<pb::Message>) -> R<Vec<Message>> {
     m.into_iter().map(message).collect()
 }
 
-pub(super) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
+pub(in crate::encoding::proto) fn run_agent_input(i: pb::RunAgentInput) -> R<RunAgentInput> {
     Ok(RunAgentInput {
         thread_id: i.thread_id,
         run_id: i.run_id,

@@ -22,11 +22,11 @@ use serde_json::Value as Json;
 
 mod message;
 
-use message::{messages, parts, run_agent_input};
+pub(super) use message::{messages, parts, run_agent_input};
 
 use super::generated as pb;
 use super::value::{Struct as PbStruct, Value as PbValue};
-use crate::event::*;
+use crate::event::ToolRole;
 use crate::types::*;
 use crate::wire::de::{is_json_pointer, MAX_SAFE_INTEGER};
 use crate::JsonObject;
@@ -34,13 +34,13 @@ use crate::JsonObject;
 pub(super) type R<T> = Result<T, String>;
 
 /// The base fields of every event.
-struct Base {
-    timestamp: Option<i64>,
-    raw_event: Option<Json>,
-    metadata: Option<JsonObject>,
+pub(super) struct Base {
+    pub(super) timestamp: Option<i64>,
+    pub(super) raw_event: Option<Json>,
+    pub(super) metadata: Option<JsonObject>,
 }
 
-fn base(b: Option<pb::BaseEvent>, expected: pb::EventType) -> R<Base> {
+pub(super) fn base(b: Option<pb::BaseEvent>, expected: pb::EventType) -> R<Base> {
     let b = b.ok_or("the event has no base_event")?;
     if b.r#type != expected as i32 {
         let declared = pb::EventType::try_from(b.r#type)
@@ -56,20 +56,6 @@ fn base(b: Option<pb::BaseEvent>, expected: pb::EventType) -> R<Base> {
         raw_event: not_null(b.raw_event, "rawEvent")?,
         metadata: b.metadata.map(|s| s.0),
     })
-}
-
-/// Builds an event struct from its base fields and its own fields.
-macro_rules! event {
-    ($ty:ident, $base:expr, { $($field:ident : $value:expr),* $(,)? }) => {{
-        let b = $base;
-        Event::from($ty {
-            timestamp: b.timestamp,
-            raw_event: b.raw_event.map(Box::new),
-            metadata: b.metadata.map(Box::new),
-            $($field: $value,)*
-            ..$ty::wire_blank()
-        })
-    }};
 }
 
 fn safe_int(v: i64, what: &str) -> R<i64> {
@@ -94,10 +80,6 @@ pub(super) fn any(v: Option<PbValue>) -> Option<Json> {
     v.and_then(|v| v.0)
 }
 
-fn required_any(v: Option<PbValue>, what: &str) -> R<Json> {
-    any(v).ok_or_else(|| format!("{what} is missing"))
-}
-
 pub(super) fn not_null(v: Option<PbValue>, what: &str) -> R<Option<Json>> {
     match any(v) {
         Some(Json::Null) => Err(format!("{what} is null (absent is the only \"no value\")")),
@@ -117,7 +99,7 @@ pub(super) fn strukt(s: Option<PbStruct>) -> Option<JsonObject> {
     s.map(|s| s.0)
 }
 
-fn text_role(r: Option<String>) -> R<Option<TextMessageRole>> {
+pub(super) fn text_role(r: Option<String>) -> R<Option<TextMessageRole>> {
     r.map(|r| match r.as_str() {
         "developer" => Ok(TextMessageRole::Developer),
         "system" => Ok(TextMessageRole::System),
@@ -128,7 +110,7 @@ fn text_role(r: Option<String>) -> R<Option<TextMessageRole>> {
     .transpose()
 }
 
-fn usage(u: Vec<pb::Usage>) -> R<Option<Vec<TokenUsage>>> {
+pub(super) fn usage(u: Vec<pb::Usage>) -> R<Option<Vec<TokenUsage>>> {
     if u.is_empty() {
         return Ok(None);
     }
@@ -171,7 +153,7 @@ fn string_array(v: Vec<String>) -> Json {
     Json::Array(v.into_iter().map(Json::String).collect())
 }
 
-fn run_finished_outcome(
+pub(super) fn run_finished_outcome(
     outcome: String,
     pending: Vec<String>,
     interrupts: Vec<pb::Interrupt>,
@@ -235,7 +217,7 @@ fn run_finished_outcome(
     Ok(Some(outcome))
 }
 
-fn subagent_outcome(
+pub(super) fn subagent_outcome(
     outcome: String,
     ids: Vec<String>,
     event_extra: &mut JsonObject,
@@ -277,7 +259,7 @@ fn pointer(p: String, what: &str) -> R<String> {
     }
 }
 
-fn patch(ops: Vec<pb::JsonPatchOperation>) -> R<JsonPatch> {
+pub(super) fn patch(ops: Vec<pb::JsonPatchOperation>) -> R<JsonPatch> {
     ops.into_iter()
         .map(|o| {
             let path = pointer(o.path, "patch path")?;
@@ -348,7 +330,7 @@ fn patch(ops: Vec<pb::JsonPatchOperation>) -> R<JsonPatch> {
         .collect()
 }
 
-fn tool_role(r: Option<String>) -> R<Option<ToolRole>> {
+pub(super) fn tool_role(r: Option<String>) -> R<Option<ToolRole>> {
     r.map(|r| {
         if r == "tool" {
             Ok(ToolRole::Tool)
@@ -357,240 +339,4 @@ fn tool_role(r: Option<String>) -> R<Option<ToolRole>> {
         }
     })
     .transpose()
-}
-
-/// Converts a decoded envelope arm into an event.
-pub(super) fn event(arm: pb::event::Event) -> R<Event> {
-    use pb::event::Event as A;
-    use pb::EventType as T;
-    Ok(match arm {
-        A::TextMessageStart(e) => {
-            event!(TextMessageStart, base(e.base_event, T::TextMessageStart)?, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-                role: text_role(e.role)?,
-                name: e.name,
-            })
-        }
-        A::TextMessageContent(e) => {
-            event!(TextMessageContent, base(e.base_event, T::TextMessageContent)?, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-                delta: e.delta,
-            })
-        }
-        A::TextMessageEnd(e) => event!(TextMessageEnd, base(e.base_event, T::TextMessageEnd)?, {
-            subagent_run_id: e.subagent_run_id,
-            message_id: e.message_id,
-        }),
-        A::TextMessageChunk(e) => {
-            event!(TextMessageChunk, base(e.base_event, T::TextMessageChunk)?, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-                role: text_role(e.role)?,
-                delta: e.delta,
-                name: e.name,
-            })
-        }
-        A::ToolCallStart(e) => event!(ToolCallStart, base(e.base_event, T::ToolCallStart)?, {
-            subagent_run_id: e.subagent_run_id,
-            tool_call_id: e.tool_call_id,
-            tool_call_name: e.tool_call_name,
-            parent_message_id: e.parent_message_id,
-        }),
-        A::ToolCallArgs(e) => event!(ToolCallArgs, base(e.base_event, T::ToolCallArgs)?, {
-            subagent_run_id: e.subagent_run_id,
-            tool_call_id: e.tool_call_id,
-            delta: e.delta,
-        }),
-        A::ToolCallEnd(e) => event!(ToolCallEnd, base(e.base_event, T::ToolCallEnd)?, {
-            subagent_run_id: e.subagent_run_id,
-            tool_call_id: e.tool_call_id,
-        }),
-        A::ToolCallChunk(e) => event!(ToolCallChunk, base(e.base_event, T::ToolCallChunk)?, {
-            subagent_run_id: e.subagent_run_id,
-            tool_call_id: e.tool_call_id,
-            tool_call_name: e.tool_call_name,
-            parent_message_id: e.parent_message_id,
-            delta: e.delta,
-        }),
-        A::ToolCallResult(e) => {
-            let b = base(e.base_event, T::ToolCallResult)?;
-            if e.content.is_some() && !e.content_parts.is_empty() {
-                return Err(
-                    "TOOL_CALL_RESULT carries both string content and content parts".into(),
-                );
-            }
-            let content = match e.content {
-                Some(s) => Content::Text(s),
-                None => Content::Parts(parts(e.content_parts)?),
-            };
-            event!(ToolCallResult, b, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-                tool_call_id: e.tool_call_id,
-                content: content,
-                role: tool_role(e.role)?,
-            })
-        }
-        A::StateSnapshot(e) => event!(StateSnapshot, base(e.base_event, T::StateSnapshot)?, {
-            subagent_run_id: e.subagent_run_id,
-            snapshot: required_any(e.snapshot, "STATE_SNAPSHOT snapshot")?,
-        }),
-        A::StateDelta(e) => event!(StateDelta, base(e.base_event, T::StateDelta)?, {
-            subagent_run_id: e.subagent_run_id,
-            delta: patch(e.delta)?,
-        }),
-        A::MessagesSnapshot(e) => {
-            event!(MessagesSnapshot, base(e.base_event, T::MessagesSnapshot)?, {
-                messages: messages(e.messages)?,
-            })
-        }
-        A::ActivitySnapshot(e) => {
-            event!(ActivitySnapshot, base(e.base_event, T::ActivitySnapshot)?, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-                activity_type: e.activity_type,
-                content: strukt(e.content).ok_or("ACTIVITY_SNAPSHOT has no content")?,
-                replace: e.replace,
-            })
-        }
-        A::ActivityDelta(e) => event!(ActivityDelta, base(e.base_event, T::ActivityDelta)?, {
-            subagent_run_id: e.subagent_run_id,
-            message_id: e.message_id,
-            activity_type: e.activity_type,
-            patch: patch(e.patch)?,
-        }),
-        A::Raw(e) => event!(Raw, base(e.base_event, T::Raw)?, {
-            subagent_run_id: e.subagent_run_id,
-            event: required_any(e.event, "RAW event")?,
-            source: e.source,
-        }),
-        A::Custom(e) => event!(Custom, base(e.base_event, T::Custom)?, {
-            subagent_run_id: e.subagent_run_id,
-            name: e.name,
-            value: required_any(e.value, "CUSTOM value")?,
-        }),
-        A::RunStarted(e) => event!(RunStarted, base(e.base_event, T::RunStarted)?, {
-            thread_id: e.thread_id,
-            run_id: e.run_id,
-            protocol_version: e.protocol_version,
-            parent_run_id: e.parent_run_id,
-            input: e.input.map(run_agent_input).transpose()?.map(Box::new),
-        }),
-        A::RunFinished(e) => {
-            let b = base(e.base_event, T::RunFinished)?;
-            let mut extra = JsonObject::new();
-            let outcome =
-                run_finished_outcome(e.outcome, e.pending_tool_call_ids, e.interrupts, &mut extra)?;
-            let mut ev = event!(RunFinished, b, {
-                thread_id: e.thread_id,
-                run_id: e.run_id,
-                result: not_null(e.result, "RUN_FINISHED result")?,
-                outcome: outcome,
-                usage: usage(e.usage)?,
-            });
-            *ev.extra_mut() = extra.into();
-            ev
-        }
-        A::RunError(e) => event!(RunError, base(e.base_event, T::RunError)?, {
-            message: e.message,
-            code: e.code,
-            usage: usage(e.usage)?,
-        }),
-        A::StepStarted(e) => event!(StepStarted, base(e.base_event, T::StepStarted)?, {
-            subagent_run_id: e.subagent_run_id,
-            step_name: e.step_name,
-        }),
-        A::StepFinished(e) => event!(StepFinished, base(e.base_event, T::StepFinished)?, {
-            subagent_run_id: e.subagent_run_id,
-            step_name: e.step_name,
-        }),
-        A::ReasoningStart(e) => event!(ReasoningStart, base(e.base_event, T::ReasoningStart)?, {
-            subagent_run_id: e.subagent_run_id,
-            message_id: e.message_id,
-        }),
-        A::ReasoningMessageStart(e) => {
-            let b = base(e.base_event, T::ReasoningMessageStart)?;
-            if e.role != "reasoning" {
-                return Err(format!(
-                    "REASONING_MESSAGE_START role {:?} is not \"reasoning\"",
-                    e.role
-                ));
-            }
-            event!(ReasoningMessageStart, b, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-                role: ReasoningRole::Reasoning,
-            })
-        }
-        A::ReasoningMessageContent(e) => {
-            event!(ReasoningMessageContent, base(e.base_event, T::ReasoningMessageContent)?, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-                delta: e.delta,
-            })
-        }
-        A::ReasoningMessageEnd(e) => {
-            event!(ReasoningMessageEnd, base(e.base_event, T::ReasoningMessageEnd)?, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-            })
-        }
-        A::ReasoningMessageChunk(e) => {
-            event!(ReasoningMessageChunk, base(e.base_event, T::ReasoningMessageChunk)?, {
-                subagent_run_id: e.subagent_run_id,
-                message_id: e.message_id,
-                delta: e.delta,
-            })
-        }
-        A::ReasoningEnd(e) => event!(ReasoningEnd, base(e.base_event, T::ReasoningEnd)?, {
-            subagent_run_id: e.subagent_run_id,
-            message_id: e.message_id,
-        }),
-        A::ReasoningEncryptedValue(e) => {
-            let b = base(e.base_event, T::ReasoningEncryptedValue)?;
-            let subtype = match e.subtype.as_str() {
-                "tool-call" => EncryptedValueSubtype::ToolCall,
-                "message" => EncryptedValueSubtype::Message,
-                other => {
-                    return Err(format!(
-                        "REASONING_ENCRYPTED_VALUE subtype {other:?} is not valid"
-                    ))
-                }
-            };
-            event!(ReasoningEncryptedValue, b, {
-                subagent_run_id: e.subagent_run_id,
-                subtype: subtype,
-                entity_id: e.entity_id,
-                encrypted_value: e.encrypted_value,
-                encrypted_value_type: e.encrypted_value_type,
-            })
-        }
-        A::SubagentStarted(e) => event!(SubagentStarted, base(e.base_event, T::SubagentStarted)?, {
-            subagent_run_id: e.subagent_run_id,
-            name: e.name,
-            description: e.description,
-            parent_subagent_run_id: e.parent_subagent_run_id,
-            parent_tool_call_id: e.parent_tool_call_id,
-            parent_message_id: e.parent_message_id,
-        }),
-        A::SubagentFinished(e) => {
-            let b = base(e.base_event, T::SubagentFinished)?;
-            let mut extra = JsonObject::new();
-            let outcome = subagent_outcome(e.outcome, e.interrupt_ids, &mut extra)?;
-            let mut ev = event!(SubagentFinished, b, {
-                subagent_run_id: e.subagent_run_id,
-                result: not_null(e.result, "SUBAGENT_FINISHED result")?,
-                outcome: outcome,
-            });
-            *ev.extra_mut() = extra.into();
-            ev
-        }
-        A::SubagentError(e) => event!(SubagentError, base(e.base_event, T::SubagentError)?, {
-            subagent_run_id: e.subagent_run_id,
-            message: e.message,
-            code: e.code,
-        }),
-    })
 }

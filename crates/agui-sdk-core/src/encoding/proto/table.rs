@@ -103,251 +103,217 @@ fn malformed(what: &'static str) -> DecodeError {
     DecodeError::new(what)
 }
 
-impl Field for String {
-    type Slot = String;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.str(tag, self);
-    }
-    fn merge(s: &mut String, wire: WireType, buf: Buf<'_, '_>, ctx: DecodeContext) -> DecodeResult {
-        string::merge(wire, s, buf, ctx)
-    }
-    fn finish(s: String, _: &'static str) -> R<String> {
-        Ok(s)
-    }
-}
-
-impl Field for Option<String> {
-    type Slot = Option<String>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.opt_str(tag, self.as_deref());
-    }
-    fn merge(
-        s: &mut Option<String>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
-        string::merge(wire, s.get_or_insert_with(String::new), buf, ctx)
-    }
-    fn finish(s: Option<String>, _: &'static str) -> R<Option<String>> {
-        Ok(s)
-    }
-}
-
-impl Field for Option<TextMessageRole> {
-    type Slot = Option<String>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.opt_str(tag, self.map(|r| Role::from(r).as_str()));
-    }
-    fn merge(
-        s: &mut Option<String>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
-        <Option<String>>::merge(s, wire, buf, ctx)
-    }
-    fn finish(s: Option<String>, _: &'static str) -> R<Self> {
-        decode::text_role(s)
-    }
-}
-
-impl Field for ReasoningRole {
-    type Slot = String;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.str(tag, "reasoning");
-    }
-    fn merge(s: &mut String, wire: WireType, buf: Buf<'_, '_>, ctx: DecodeContext) -> DecodeResult {
-        string::merge(wire, s, buf, ctx)
-    }
-    fn finish(s: String, what: &'static str) -> R<Self> {
-        if s == "reasoning" {
-            Ok(ReasoningRole::Reasoning)
-        } else {
-            Err(format!("{what} {s:?} is not \"reasoning\""))
+/// Implements [`Field`] for a type: its slot, how the writer writes it (`|value, tag,
+/// writer|`), how one occurrence merges (`|slot, wire, buf, ctx|`) and what the slot
+/// becomes (`|slot, what|`).
+macro_rules! field {
+    ($(#[$doc:meta])* $ty:ty, $slot:ty,
+     write |$v:ident, $tag:ident, $w:ident| $write:expr,
+     merge |$s:ident, $wire:ident, $buf:ident, $ctx:ident| $merge:expr,
+     finish |$f:ident, $what:ident| $finish:expr $(,)?) => {
+        $(#[$doc])*
+        #[allow(unused_variables)]
+        impl Field for $ty {
+            type Slot = $slot;
+            fn write(&self, $tag: u32, $w: &mut W<'_>) {
+                let $v = self;
+                $write
+            }
+            fn merge($s: &mut $slot, $wire: WireType, $buf: Buf<'_, '_>, $ctx: DecodeContext) -> DecodeResult {
+                $merge
+            }
+            fn finish($f: $slot, $what: &'static str) -> R<Self> {
+                $finish
+            }
         }
-    }
+    };
 }
 
-impl Field for EncryptedValueSubtype {
-    type Slot = String;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.str(
-            tag,
-            match self {
-                EncryptedValueSubtype::ToolCall => "tool-call",
-                EncryptedValueSubtype::Message => "message",
-            },
-        );
+field!(
+    String,
+    String,
+    write | v,
+    tag,
+    w | w.str(tag, v),
+    merge | s,
+    wire,
+    buf,
+    ctx | string::merge(wire, s, buf, ctx),
+    finish | s,
+    what | Ok(s)
+);
+
+field!(
+    Option<String>,
+    Option<String>,
+    write | v,
+    tag,
+    w | w.opt_str(tag, v.as_deref()),
+    merge | s,
+    wire,
+    buf,
+    ctx | string::merge(wire, s.get_or_insert_with(String::new), buf, ctx),
+    finish | s,
+    what | Ok(s)
+);
+
+field!(
+    Option<TextMessageRole>,
+    Option<String>,
+    write | v,
+    tag,
+    w | w.opt_str(tag, v.map(|r| Role::from(r).as_str())),
+    merge | s,
+    wire,
+    buf,
+    ctx | <Option<String>>::merge(s, wire, buf, ctx),
+    finish | s,
+    what | decode::text_role(s)
+);
+
+field!(
+    ReasoningRole,
+    String,
+    write | v,
+    tag,
+    w | w.str(tag, "reasoning"),
+    merge | s,
+    wire,
+    buf,
+    ctx | string::merge(wire, s, buf, ctx),
+    finish | s,
+    what | match s.as_str() {
+        "reasoning" => Ok(ReasoningRole::Reasoning),
+        _ => Err(format!("{what} {s:?} is not \"reasoning\"")),
     }
-    fn merge(s: &mut String, wire: WireType, buf: Buf<'_, '_>, ctx: DecodeContext) -> DecodeResult {
-        string::merge(wire, s, buf, ctx)
-    }
-    fn finish(s: String, what: &'static str) -> R<Self> {
-        match s.as_str() {
-            "tool-call" => Ok(EncryptedValueSubtype::ToolCall),
-            "message" => Ok(EncryptedValueSubtype::Message),
-            other => Err(format!("{what} {other:?} is not valid")),
+);
+
+field!(
+    EncryptedValueSubtype,
+    String,
+    write | v,
+    tag,
+    w | w.str(
+        tag,
+        match v {
+            EncryptedValueSubtype::ToolCall => "tool-call",
+            EncryptedValueSubtype::Message => "message",
         }
+    ),
+    merge | s,
+    wire,
+    buf,
+    ctx | string::merge(wire, s, buf, ctx),
+    finish | s,
+    what | match s.as_str() {
+        "tool-call" => Ok(EncryptedValueSubtype::ToolCall),
+        "message" => Ok(EncryptedValueSubtype::Message),
+        other => Err(format!("{what} {other:?} is not valid")),
     }
-}
+);
 
-/// A required `google.protobuf.Value` (any JSON, `null` included; absent is an error).
-impl Field for Json {
-    type Slot = Option<PbValue>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.value(tag, Some(self));
-    }
-    fn merge(
-        s: &mut Option<PbValue>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
-        message::merge(wire, s.get_or_insert_with(PbValue::default), buf, ctx)
-    }
-    fn finish(s: Option<PbValue>, what: &'static str) -> R<Json> {
-        decode::any(s).ok_or_else(|| format!("{what} is missing"))
-    }
-}
+field!(
+    /// A required `google.protobuf.Value` (any JSON, `null` included; absent is an error).
+    Json, Option<PbValue>,
+    write |v, tag, w| w.value(tag, Some(v)),
+    merge |s, wire, buf, ctx| message::merge(wire, s.get_or_insert_with(PbValue::default), buf, ctx),
+    finish |s, what| decode::any(s).ok_or_else(|| format!("{what} is missing")));
 
-/// An optional `google.protobuf.Value` that may not be `null`.
-impl Field for Option<Json> {
-    type Slot = Option<PbValue>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.value(tag, self.as_ref());
-    }
-    fn merge(
-        s: &mut Option<PbValue>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
-        <Json as Field>::merge(s, wire, buf, ctx)
-    }
-    fn finish(s: Option<PbValue>, what: &'static str) -> R<Self> {
-        decode::not_null(s, what)
-    }
-}
+field!(
+    /// An optional `google.protobuf.Value` that may not be `null`.
+    Option<Json>, Option<PbValue>,
+    write |v, tag, w| w.value(tag, v.as_ref()),
+    merge |s, wire, buf, ctx| <Json as Field>::merge(s, wire, buf, ctx),
+    finish |s, what| decode::not_null(s, what));
 
-/// A required `google.protobuf.Struct`.
-impl Field for JsonObject {
-    type Slot = Option<PbStruct>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.strukt(tag, Some(self));
-    }
-    fn merge(
-        s: &mut Option<PbStruct>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
-        message::merge(wire, s.get_or_insert_with(PbStruct::default), buf, ctx)
-    }
-    fn finish(s: Option<PbStruct>, what: &'static str) -> R<Self> {
-        decode::strukt(s).ok_or_else(|| format!("{what} is missing"))
-    }
-}
+field!(
+    /// A required `google.protobuf.Struct`.
+    JsonObject, Option<PbStruct>,
+    write |v, tag, w| w.strukt(tag, Some(v)),
+    merge |s, wire, buf, ctx| message::merge(wire, s.get_or_insert_with(PbStruct::default), buf, ctx),
+    finish |s, what| decode::strukt(s).ok_or_else(|| format!("{what} is missing")));
 
-impl Field for Option<bool> {
-    type Slot = Option<bool>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.opt_bool(tag, *self);
-    }
-    fn merge(
-        s: &mut Option<bool>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
-        pb_bool::merge(wire, s.get_or_insert(false), buf, ctx)
-    }
-    fn finish(s: Option<bool>, _: &'static str) -> R<Self> {
-        Ok(s)
-    }
-}
+field!(
+    Option<bool>,
+    Option<bool>,
+    write | v,
+    tag,
+    w | w.opt_bool(tag, *v),
+    merge | s,
+    wire,
+    buf,
+    ctx | pb_bool::merge(wire, s.get_or_insert(false), buf, ctx),
+    finish | s,
+    what | Ok(s)
+);
 
-impl Field for JsonPatch {
-    type Slot = Vec<pb::JsonPatchOperation>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.patch(tag, self);
-    }
-    fn merge(
-        s: &mut Vec<pb::JsonPatchOperation>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
-        message::merge_repeated(wire, s, buf, ctx)
-    }
-    fn finish(s: Vec<pb::JsonPatchOperation>, _: &'static str) -> R<Self> {
-        decode::patch(s)
-    }
-}
+field!(
+    JsonPatch,
+    Vec<pb::JsonPatchOperation>,
+    write | v,
+    tag,
+    w | w.patch(tag, v),
+    merge | s,
+    wire,
+    buf,
+    ctx | message::merge_repeated(wire, s, buf, ctx),
+    finish | s,
+    what | decode::patch(s)
+);
 
-impl Field for Vec<Message> {
-    type Slot = Vec<pb::Message>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        for m in self {
-            w.message(tag, m);
-        }
-    }
-    fn merge(
-        s: &mut Vec<pb::Message>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
+field!(
+    Vec<Message>,
+    Vec<pb::Message>,
+    write | v,
+    tag,
+    w | v.iter().for_each(|m| w.message(tag, m)),
+    merge | s,
+    wire,
+    buf,
+    ctx | {
         if peek_payload(buf).is_some_and(|m| scan::message(m).is_err()) {
             return Err(malformed("a content part names two kinds"));
         }
         message::merge_repeated(wire, s, buf, ctx)
-    }
-    fn finish(s: Vec<pb::Message>, _: &'static str) -> R<Self> {
-        decode::messages(s)
-    }
-}
+    },
+    finish | s,
+    what | decode::messages(s)
+);
 
-impl Field for Option<Box<RunAgentInput>> {
-    type Slot = Option<pb::RunAgentInput>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        if let Some(i) = self {
-            w.run_agent_input(tag, i);
-        }
-    }
-    fn merge(
-        s: &mut Option<pb::RunAgentInput>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
+field!(
+    Option<Box<RunAgentInput>>,
+    Option<pb::RunAgentInput>,
+    write | v,
+    tag,
+    w | if let Some(i) = v {
+        w.run_agent_input(tag, i);
+    },
+    merge | s,
+    wire,
+    buf,
+    ctx | {
         if peek_payload(buf).is_some_and(|i| scan::each(i, 5, scan::message).is_err()) {
             return Err(malformed("a content part names two kinds"));
         }
         message::merge(wire, s.get_or_insert_with(Default::default), buf, ctx)
-    }
-    fn finish(s: Option<pb::RunAgentInput>, _: &'static str) -> R<Self> {
-        Ok(s.map(decode::run_agent_input).transpose()?.map(Box::new))
-    }
-}
+    },
+    finish | s,
+    what | Ok(s.map(decode::run_agent_input).transpose()?.map(Box::new))
+);
 
-impl Field for Option<Vec<TokenUsage>> {
-    type Slot = Vec<pb::Usage>;
-    fn write(&self, tag: u32, w: &mut W<'_>) {
-        w.usage(tag, self.as_ref());
-    }
-    fn merge(
-        s: &mut Vec<pb::Usage>,
-        wire: WireType,
-        buf: Buf<'_, '_>,
-        ctx: DecodeContext,
-    ) -> DecodeResult {
-        message::merge_repeated(wire, s, buf, ctx)
-    }
-    fn finish(s: Vec<pb::Usage>, _: &'static str) -> R<Self> {
-        decode::usage(s)
-    }
-}
+field!(
+    Option<Vec<TokenUsage>>,
+    Vec<pb::Usage>,
+    write | v,
+    tag,
+    w | w.usage(tag, v.as_ref()),
+    merge | s,
+    wire,
+    buf,
+    ctx | message::merge_repeated(wire, s, buf, ctx),
+    finish | s,
+    what | decode::usage(s)
+);
 
 /// `RUN_FINISHED` 5 to 8: the outcome's type, its interrupts, the usage, its pending
 /// tool call ids.

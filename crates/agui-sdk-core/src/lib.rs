@@ -1,5 +1,5 @@
 #![doc = include_str!("docs/overview.md")]
-#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// `tracing::warn!` (and [`log_debug!`]) when the `tracing` feature is on; nothing
 /// otherwise. Every warning the core logs is also handed back as a value.

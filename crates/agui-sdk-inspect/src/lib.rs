@@ -39,7 +39,7 @@ pub mod record;
 mod relay;
 pub mod replay;
 
-pub use record::{End, EventRow, Finding, Format, Recording, Severity, Stage, Status};
+pub use record::{End, EventRow, Diagnostic, Format, Recording, Severity, Stage, Status};
 
 /// Bounds on what the inspector keeps and accepts. Every one is on by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,7 +303,7 @@ impl RunEntry {
 
 /// What a new run is.
 #[derive(Debug, Clone)]
-pub struct NewRun {
+pub struct NewRecording {
     /// Where it came from.
     pub source: Source,
     /// A short title.
@@ -445,7 +445,7 @@ impl Inspector {
 
     /// Starts keeping a new run, forgetting the oldest finished one when the inspector
     /// is full.
-    pub fn add_run(&self, new: NewRun) -> Result<Arc<RunEntry>, InspectError> {
+    pub fn add_run(&self, new: NewRecording) -> Result<Arc<RunEntry>, InspectError> {
         let limits = self.inner.config.limits;
         let mut runs = lock(&self.inner.runs);
         while runs.len() >= limits.max_runs.max(1) {
@@ -499,7 +499,7 @@ impl Inspector {
     /// run.
     pub fn add_recording(&self, name: &str, bytes: &[u8]) -> Result<Arc<RunEntry>, InspectError> {
         let format = Format::sniff(bytes);
-        let entry = self.add_run(NewRun {
+        let entry = self.add_run(NewRecording {
             source: Source::Recording,
             label: name.to_owned(),
             url: None,

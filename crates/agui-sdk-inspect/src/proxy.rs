@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::record::End;
 use crate::relay::{error_chain, framing_of};
-use crate::{InspectError, Inspector, NewRun, RunEntry, Source};
+use crate::{InspectError, Inspector, NewRecording, RunEntry, Source};
 
 /// Headers that belong to one connection, not to the message (RFC 9110 §7.6.1), and
 /// `Host`, which names the proxy: neither is forwarded.
@@ -225,7 +225,7 @@ async fn forward(State(state): State<ProxyState>, request: Request) -> Response 
     let run = match format {
         Some(format) if status.is_success() => {
             let input = serde_json::from_slice::<Value>(&body).ok();
-            let run = state.inspector.add_run(NewRun {
+            let run = state.inspector.add_run(NewRecording {
                 source: Source::Proxy,
                 label: format!("{} {}", parts.method, parts.uri.path()),
                 url: Some(url.clone()),

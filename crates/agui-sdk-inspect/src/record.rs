@@ -50,7 +50,7 @@ impl Format {
     }
 }
 
-/// Which stage of the pipeline a [`Finding`] comes from.
+/// Which stage of the pipeline a [`Diagnostic`] comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Stage {
@@ -66,7 +66,7 @@ pub enum Stage {
     Transport,
 }
 
-/// How serious a [`Finding`] is.
+/// How serious a [`Diagnostic`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -78,7 +78,7 @@ pub enum Severity {
 
 /// Something the pipeline reported about one raw event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Finding {
+pub struct Diagnostic {
     /// Index of the raw event it concerns (for a failure after the last event: the
     /// index the next one would have had).
     pub index: u64,
@@ -167,7 +167,7 @@ pub struct Recording {
     rows: Vec<EventRow>,
     raw: Vec<Box<[u8]>>,
     raw_bytes: u64,
-    findings: Vec<Finding>,
+    findings: Vec<Diagnostic>,
     findings_dropped: u64,
     bytes: u64,
     first_event_ms: Option<f64>,
@@ -553,7 +553,7 @@ impl Recording {
             self.findings_dropped += 1;
             return;
         }
-        self.findings.push(Finding {
+        self.findings.push(Diagnostic {
             index,
             severity,
             stage,
@@ -567,7 +567,7 @@ impl Recording {
     }
 
     /// The findings so far (at most [`Limits::max_findings`]).
-    pub fn findings(&self) -> &[Finding] {
+    pub fn findings(&self) -> &[Diagnostic] {
         &self.findings
     }
 

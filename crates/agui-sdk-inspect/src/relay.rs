@@ -10,7 +10,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::record::{End, Format};
-use crate::{InspectError, Inspector, NewRun, RunEntry, Source};
+use crate::{InspectError, Inspector, NewRecording, RunEntry, Source};
 
 /// The media type of length-prefixed protobuf events.
 pub(crate) const PROTO_TYPE: &str = "application/vnd.ag-ui.event+proto";
@@ -63,7 +63,7 @@ pub(crate) fn start(
         }),
     );
     let body = serde_json::to_vec(&req.input).unwrap_or_default();
-    let entry = inspector.add_run(NewRun {
+    let entry = inspector.add_run(NewRecording {
         source: Source::Relay,
         label: format!("POST {}", url.path()),
         url: Some(url.to_string()),

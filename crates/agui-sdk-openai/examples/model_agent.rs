@@ -1,7 +1,7 @@
 //! A model behind AG-UI with one server-side tool:
 //! `OPENAI_API_KEY=… cargo run -p agui-sdk-openai --example model_agent`, then POST a run to
 //! `http://127.0.0.1:8000/chat` (for instance with `agui run http://127.0.0.1:8000/chat --message "…"`).
-use agui_sdk_openai::{OpenAiAgent, ToolContext, ToolOutput};
+use agui_sdk_openai::{OpenAiAgent, ToolContext, ToolResult};
 use agui_sdk_server::AgentRouter;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -20,7 +20,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(
             "add",
             "Adds two numbers.",
-            |x: Add, _: ToolContext| async move { Ok(ToolOutput::text((x.a + x.b).to_string())) },
+            |x: Add, _: ToolContext| async move { Ok(ToolResult::text((x.a + x.b).to_string())) },
         );
     if let Ok(key) = std::env::var("OPENAI_API_KEY") {
         agent = agent.api_key(key);

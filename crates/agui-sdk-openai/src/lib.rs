@@ -29,7 +29,7 @@
 //! tool (registered with [`OpenAiAgentBuilder::tool`], its JSON Schema derived from the
 //! argument type) is run here: its result goes out as `TOOL_CALL_RESULT` and back to the
 //! model, in a loop of at most [`OpenAiAgentBuilder::max_steps`] model calls. A tool may
-//! change the shared state ([`ToolOutput::with_state_patch`]), which goes out as
+//! change the shared state ([`ToolResult::with_state_patch`]), which goes out as
 //! `STATE_DELTA`; [`OpenAiAgentBuilder::expose_state`] shows the state to the model.
 //!
 //! # Failures
@@ -82,17 +82,17 @@ pub const FORWARDABLE_PARAMS: &[&str] = &[
 
 /// What a server-side tool hands back.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolOutput {
+pub struct ToolResult {
     /// The result the model reads (and the client sees in `TOOL_CALL_RESULT`).
     pub content: String,
     /// A change to the shared state, sent as `STATE_DELTA`.
     pub state_patch: Option<Vec<PatchOperation>>,
 }
 
-impl ToolOutput {
+impl ToolResult {
     /// A textual result.
     pub fn text(content: impl Into<String>) -> Self {
-        ToolOutput {
+        ToolResult {
             content: content.into(),
             state_patch: None,
         }
@@ -105,15 +105,15 @@ impl ToolOutput {
     }
 }
 
-impl From<String> for ToolOutput {
+impl From<String> for ToolResult {
     fn from(s: String) -> Self {
-        ToolOutput::text(s)
+        ToolResult::text(s)
     }
 }
 
-impl From<&str> for ToolOutput {
+impl From<&str> for ToolResult {
     fn from(s: &str) -> Self {
-        ToolOutput::text(s)
+        ToolResult::text(s)
     }
 }
 
@@ -129,7 +129,7 @@ pub struct ToolContext {
     pub run_id: String,
 }
 
-type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, String>> + Send>>;
+type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolResult, String>> + Send>>;
 type ToolFn = Arc<dyn Fn(Value, ToolContext) -> ToolFuture + Send + Sync>;
 
 #[derive(Clone)]
@@ -274,7 +274,7 @@ impl OpenAiAgentBuilder {
     where
         A: DeserializeOwned + schemars::JsonSchema + 'static,
         F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ToolOutput, String>> + Send + 'static,
+        Fut: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
         let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or(json!({}));
         let mut parameters = schema;
@@ -539,17 +539,17 @@ async fn run_tool(
     state: &Value,
     input: &RunAgentInput,
     ctx: &RunContext,
-) -> ToolOutput {
+) -> ToolResult {
     let Some(tool) = config.tools.iter().find(|t| t.name == call.name) else {
         tracing::warn!(tool = %call.name, "the model called a tool that does not exist");
-        return ToolOutput::text(format!("error: there is no tool named {:?}", call.name));
+        return ToolResult::text(format!("error: there is no tool named {:?}", call.name));
     };
     let args: Value = if call.arguments.trim().is_empty() {
         json!({})
     } else {
         match serde_json::from_str(&call.arguments) {
             Ok(v) => v,
-            Err(e) => return ToolOutput::text(format!("error: the arguments are not JSON: {e}")),
+            Err(e) => return ToolResult::text(format!("error: the arguments are not JSON: {e}")),
         }
     };
     let tctx = ToolContext {
@@ -561,7 +561,7 @@ async fn run_tool(
         Ok(out) => out,
         Err(e) => {
             tracing::info!(tool = %call.name, error = %e, "a server-side tool failed");
-            ToolOutput::text(format!("error: {e}"))
+            ToolResult::text(format!("error: {e}"))
         }
     }
 }

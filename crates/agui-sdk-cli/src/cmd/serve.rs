@@ -85,7 +85,7 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliE
             "add",
             "Adds two numbers and returns the sum.",
             |x: AddArgs, _ctx: agui_sdk_openai::ToolContext| async move {
-                Ok(agui_sdk_openai::ToolOutput::text((x.a + x.b).to_string()))
+                Ok(agui_sdk_openai::ToolResult::text((x.a + x.b).to_string()))
             },
         );
     match std::env::var(&args.api_key_env) {

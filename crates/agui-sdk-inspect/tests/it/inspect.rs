@@ -763,7 +763,7 @@ async fn all_runs_together_are_bounded_in_bytes() {
     // A live run that alone needs more than the limit ends its recording with a
     // finding, and takes no more.
     let live = inspector
-        .add_run(agui_sdk_inspect::NewRun {
+        .add_run(agui_sdk_inspect::NewRecording {
             source: agui_sdk_inspect::Source::Relay,
             label: "live".into(),
             url: None,

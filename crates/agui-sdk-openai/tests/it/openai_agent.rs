@@ -11,7 +11,7 @@ use std::time::Duration;
 use agui_sdk_client::{ClientError, Conversation, HttpAgent, RunParams};
 use agui_sdk_core::semantics::Verifier;
 use agui_sdk_core::{Event, Message, RunAgentInput, Tool};
-use agui_sdk_openai::{OpenAiAgent, OpenAiAgentBuilder, ToolContext, ToolOutput};
+use agui_sdk_openai::{OpenAiAgent, OpenAiAgentBuilder, ToolContext, ToolResult};
 use agui_sdk_server::{AgentRouter, Shutdown};
 use serde_json::{json, Value};
 
@@ -28,7 +28,7 @@ fn builder(fake: &fake::Fake, model: &str) -> OpenAiAgentBuilder {
         .retries(2, Duration::from_millis(1))
         .read_timeout(Duration::from_secs(10))
         .tool("add", "Adds two numbers.", |x: Add, _ctx: ToolContext| async move {
-            Ok(ToolOutput::text((x.a + x.b).to_string()))
+            Ok(ToolResult::text((x.a + x.b).to_string()))
         })
 }
 
@@ -503,7 +503,7 @@ async fn a_server_side_tool_updates_the_shared_state_the_model_sees() {
                     json!({ "op": "replace", "path": "/title", "value": x.title }),
                 )
                 .unwrap();
-                Ok(ToolOutput::text("renamed").with_state_patch(vec![op]))
+                Ok(ToolResult::text("renamed").with_state_patch(vec![op]))
             },
         )
         .build()

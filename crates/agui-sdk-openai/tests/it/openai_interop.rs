@@ -10,7 +10,7 @@ use crate::interop_gate;
 use std::process::Stdio;
 use std::time::Duration;
 
-use agui_sdk_openai::{OpenAiAgent, ToolContext, ToolOutput};
+use agui_sdk_openai::{OpenAiAgent, ToolContext, ToolResult};
 use agui_sdk_server::{AgentRouter, Shutdown};
 use serde_json::Value;
 
@@ -48,7 +48,7 @@ async fn the_reference_client_accepts_every_scenario() {
                     "add",
                     "Adds two numbers.",
                     |x: Add, _: ToolContext| async move {
-                        Ok(ToolOutput::text((x.a + x.b).to_string()))
+                        Ok(ToolResult::text((x.a + x.b).to_string()))
                     },
                 )
                 .build()

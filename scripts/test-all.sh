@@ -9,7 +9,7 @@ export AGUI_REQUIRE_INTEROP=1  # here, a missing reference package fails the int
 export AGUI_REQUIRE_REDIS=1    # and a missing Redis (AGUI_TEST_REDIS_URL, default 127.0.0.1:6379) fails the store tests
 cargo test --workspace --all-targets
 # The AG-UI 1.1 conformance lane again, printing its per-fixture table.
-cargo test -p agui-sdk-client --test conformance -- --nocapture conformance_corpus_1_1
+cargo test -p agui-sdk-client --test it -- --nocapture --exact conformance::conformance_corpus_1_1
 cargo test --workspace --doc
 # The deterministic cost gates: allocations and instructions per operation on the hot
 # paths against their committed budgets (release build; valgrind).

@@ -1,11 +1,11 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 //! The client pipeline in-process, on a recorded stream (no HTTP).
 //!
-//! The stream: `RUN_STARTED`, a state snapshot, 300 assistant messages of
-//! `TEXT_MESSAGE_CONTENT` deltas of 5 to 40 characters (about 200 per message), a tool
-//! call with its result every 10 messages, a `STATE_DELTA` every 25 messages, two
-//! `TEXT_MESSAGE_CHUNK` messages and one `TOOL_CALL_CHUNK` call, `RUN_FINISHED`. It is
-//! encoded once as SSE bytes, then:
+//! The stream (`agui_sdk_testkit::events::chat_run`, from a fixed seed): `RUN_STARTED`,
+//! a state snapshot, 300 assistant messages of `TEXT_MESSAGE_CONTENT` deltas of 5 to 40
+//! characters (about 200 per message), a tool call with its result every 10 messages, a
+//! `STATE_DELTA` every 25 messages, two `TEXT_MESSAGE_CHUNK` messages and one
+//! `TOOL_CALL_CHUNK` call, `RUN_FINISHED`. It is encoded once as SSE bytes, then:
 //!
 //! - `decode`: the SSE bytes through `EventDecoder`, fed in 64 KiB chunks;
 //! - `agent`: the same bytes through the real `Conversation::run_agent` (over a `Transport`
@@ -33,101 +33,6 @@ use serde_json::json;
 const THREAD: &str = "thread-bench";
 const RUN: &str = "run-bench";
 const CHUNK: usize = 64 * 1024;
-
-/// Deterministic pseudo-random numbers (xorshift), so every run sees the same stream.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + (self.next() % (hi - lo + 1) as u64) as usize
-    }
-}
-
-fn ev(v: serde_json::Value) -> Event {
-    Event::from_json_str(&v.to_string()).expect("a valid benchmark event")
-}
-
-/// The recorded stream, as events.
-fn recorded_events() -> Vec<Event> {
-    const WORDS: &str = "the quick brown fox jumps over the lazy dog while an agent streams \
-        its answer to the user, token after token, with punctuation, numbers like 42 and \
-        3.14, some unicode (caf\u{e9}, na\u{ef}ve, \u{65e5}\u{672c}), and \"quotes\" \
-        that need escaping in JSON; ";
-    let text: Vec<char> = WORDS.chars().collect();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut pos = 0usize;
-    let mut delta = |rng: &mut Rng| {
-        let n = rng.range(5, 40);
-        let s: String = (0..n).map(|i| text[(pos + i) % text.len()]).collect();
-        pos = (pos + n) % text.len();
-        s
-    };
-    let mut out = vec![
-        Event::run_started(THREAD, RUN),
-        ev(
-            json!({"type": "STATE_SNAPSHOT", "snapshot": {"progress": 0, "notes": [], "user": {"name": "Ada", "plan": "pro"}}}),
-        ),
-    ];
-    for m in 0..300 {
-        let id = format!("msg-{m:04}");
-        out.push(Event::text_message_start(&id));
-        for _ in 0..rng.range(100, 300) {
-            out.push(Event::text_message_content(&id, delta(&mut rng)));
-        }
-        out.push(Event::text_message_end(&id));
-        if m % 10 == 9 {
-            let call = format!("call-{m:04}");
-            out.push(ev(json!({"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": "search", "parentMessageId": id})));
-            for part in [
-                "{\"query\": ",
-                "\"weather in ",
-                "Paris\", \"limit\": ",
-                "5}",
-            ] {
-                out.push(Event::tool_call_args(&call, part));
-            }
-            out.push(Event::tool_call_end(&call));
-            out.push(Event::tool_call_result(
-                format!("tool-{m:04}"),
-                &call,
-                "{\"results\": [\"sunny, 21 C\"]}",
-            ));
-        }
-        if m % 25 == 24 {
-            out.push(ev(json!({"type": "STATE_DELTA", "delta": [
-                {"op": "replace", "path": "/progress", "value": m + 1},
-                {"op": "add", "path": "/notes/-", "value": format!("finished message {m}")}
-            ]})));
-        }
-        if m == 100 || m == 200 {
-            let cid = format!("chunked-{m}");
-            out.push(ev(
-                json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": cid, "role": "assistant", "delta": "Chunked "}),
-            ));
-            for _ in 0..20 {
-                out.push(ev(
-                    json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": cid, "delta": delta(&mut rng)}),
-                ));
-            }
-        }
-        if m == 150 {
-            out.push(ev(
-                json!({"type": "TOOL_CALL_CHUNK", "toolCallId": "call-chunked", "toolCallName": "lookup", "parentMessageId": id, "delta": "{\"id\": "}),
-            ));
-            out.push(ev(
-                json!({"type": "TOOL_CALL_CHUNK", "toolCallId": "call-chunked", "delta": "7}"}),
-            ));
-        }
-    }
-    out.push(Event::run_finished(THREAD, RUN));
-    out
-}
 
 /// Decodes `bytes` lazily, 64 KiB at a time, as the HTTP body stream feeds the decoder.
 struct LazyDecode {
@@ -189,7 +94,7 @@ impl Transport for Recorded {
 }
 
 fn bench(c: &mut Criterion) {
-    let events = recorded_events();
+    let events = agui_sdk_testkit::events::chat_run(THREAD, RUN);
     let encoder = EventEncoder::new(Encoding::Sse);
     let mut sse = Vec::new();
     for e in &events {

@@ -8,16 +8,13 @@ use agui_sdk_client::{ClientError, Conversation, ConversationBuilder, HttpAgent,
 use agui_sdk_core::encoding::Encoding;
 use agui_sdk_core::semantics::RunOutcome;
 use agui_sdk_core::{Content, Message, ResumeEntry, Tool};
+use agui_sdk_testkit::server::{spawn, TestServer};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use serde_json::{json, Value};
 
-async fn demo_server() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = agui_sdk_demo::router(Duration::ZERO).into_router();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+async fn demo_server() -> TestServer {
+    spawn(agui_sdk_demo::router(Duration::ZERO).into_router()).await
 }
 
 fn agent(base: &str, name: &str, enc: Encoding) -> Conversation {
@@ -41,7 +38,8 @@ fn start(b: ConversationBuilder) -> Conversation {
 
 #[tokio::test]
 async fn every_demo_agent_completes_a_verified_run() {
-    let base = demo_server().await;
+    let srv = demo_server().await;
+    let base = srv.base();
     for enc in [Encoding::Sse, Encoding::Proto] {
         for name in agui_sdk_demo::NAMES {
             let mut a = agent(&base, name, enc);
@@ -67,7 +65,8 @@ async fn every_demo_agent_completes_a_verified_run() {
 
 #[tokio::test]
 async fn a_frontend_tool_round_trip() {
-    let base = demo_server().await;
+    let srv = demo_server().await;
+    let base = srv.base();
     let tool = Tool::new(
         "generate_task_steps",
         "Review steps",
@@ -102,7 +101,8 @@ async fn a_frontend_tool_round_trip() {
 
 #[tokio::test]
 async fn shared_state_goes_both_ways() {
-    let base = demo_server().await;
+    let srv = demo_server().await;
+    let base = srv.base();
     let mut a = start(builder(&base, "shared_state", Encoding::Proto)
         .state(json!({"title": "Soup", "ingredients": [{"name": "Water", "amount": "1 l"}], "instructions": []})));
     a.run_agent(RunParams::new()).await.unwrap();
@@ -116,7 +116,8 @@ async fn shared_state_goes_both_ways() {
 
 #[tokio::test]
 async fn an_interrupt_is_answered_on_the_next_run() {
-    let base = demo_server().await;
+    let srv = demo_server().await;
+    let base = srv.base();
     let mut a = agent(&base, "interrupt", Encoding::Sse);
     let r = a.run_agent(RunParams::new()).await.unwrap();
     let RunOutcome::Interrupt { interrupts } = r.outcome else {
@@ -141,7 +142,8 @@ async fn an_interrupt_is_answered_on_the_next_run() {
 
 #[tokio::test]
 async fn the_server_refusal_is_a_typed_error() {
-    let base = demo_server().await;
+    let srv = demo_server().await;
+    let base = srv.base();
     let mut a = agent(&base, "no_such_agent", Encoding::Sse);
     match a.run_agent(RunParams::new()).await {
         Err(ClientError::Http {
@@ -155,8 +157,6 @@ async fn the_server_refusal_is_a_typed_error() {
 
 #[tokio::test]
 async fn headers_and_bearer_token_are_sent() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let app = axum::Router::new().route(
         "/",
         post(|headers: HeaderMap| async move {
@@ -178,8 +178,8 @@ async fn headers_and_bearer_token_are_sent() {
             )
         }),
     );
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let http = HttpAgent::builder(format!("http://{addr}/"))
+    let srv = spawn(app).await;
+    let http = HttpAgent::builder(srv.url("/"))
         .bearer_token("s3cret")
         .header("x-tenant", "acme")
         .encoding(Encoding::Proto)

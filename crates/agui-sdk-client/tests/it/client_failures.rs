@@ -8,19 +8,13 @@ use std::time::Duration;
 use agui_sdk_client::{ClientError, HttpAgent};
 use agui_sdk_core::semantics::InboundError;
 use agui_sdk_core::{Event, EventType, RunAgentInput};
+use agui_sdk_testkit::server::{spawn, DropFlag};
 use axum::body::Body;
 use axum::http::{header, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 use futures_util::StreamExt;
-
-async fn serve(router: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
-}
 
 fn sse(chunks: Vec<&'static str>, pause: Duration) -> Response {
     let stream = futures_util::stream::iter(chunks).then(move |c| async move {
@@ -55,7 +49,7 @@ const FINISHED: &str = "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"ru
 
 #[tokio::test]
 async fn http_500_with_a_json_body() {
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(|| async {
             Response::builder()
@@ -68,6 +62,7 @@ async fn http_500_with_a_json_body() {
         }),
     ))
     .await;
+    let base = srv.base();
     let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
     assert!(events.is_empty());
     let err = err.expect("an error");
@@ -90,11 +85,12 @@ async fn http_500_with_a_json_body() {
 
 #[tokio::test]
 async fn a_complete_stream() {
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(|| async { sse(vec![STARTED, FINISHED], Duration::ZERO) }),
     ))
     .await;
+    let base = srv.base();
     let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
     assert!(err.is_none(), "{err:?}");
     let types: Vec<_> = events.iter().map(Event::event_type).collect();
@@ -103,7 +99,7 @@ async fn a_complete_stream() {
 
 #[tokio::test]
 async fn a_stream_cut_mid_event() {
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(|| async {
             sse(
@@ -113,6 +109,7 @@ async fn a_stream_cut_mid_event() {
         }),
     ))
     .await;
+    let base = srv.base();
     let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
     assert_eq!(events.len(), 1, "the event before the cut is delivered");
     match err {
@@ -123,11 +120,12 @@ async fn a_stream_cut_mid_event() {
 
 #[tokio::test]
 async fn invalid_json_names_event_and_offset() {
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(|| async { sse(vec![STARTED, "data: {nope}\n\n", FINISHED], Duration::ZERO) }),
     ))
     .await;
+    let base = srv.base();
     let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
     assert_eq!(events.len(), 1);
     match err {
@@ -153,7 +151,7 @@ async fn invalid_json_names_event_and_offset() {
 
 #[tokio::test]
 async fn a_stream_without_a_terminal_event() {
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(|| async {
             sse(
@@ -166,6 +164,7 @@ async fn a_stream_without_a_terminal_event() {
         }),
     ))
     .await;
+    let base = srv.base();
     let (events, err) = collect(&base, HttpAgent::builder(&base).build().unwrap()).await;
     assert_eq!(events.len(), 2);
     let err = err.expect("an error");
@@ -197,11 +196,12 @@ async fn a_run_finished_for_another_run_or_with_repeated_interrupt_ids_fails_the
         ),
     ];
     for (finished, rule, text) in cases {
-        let base = serve(Router::new().route(
+        let srv = spawn(Router::new().route(
             "/",
             post(move || async move { sse(vec![STARTED, finished], Duration::ZERO) }),
         ))
         .await;
+        let base = srv.base();
         let http = HttpAgent::builder(&base).build().unwrap();
         let mut c = agui_sdk_client::Conversation::builder(http)
             .thread_id("t")
@@ -218,11 +218,12 @@ async fn a_run_finished_for_another_run_or_with_repeated_interrupt_ids_fails_the
 
 #[tokio::test]
 async fn a_slow_stream_times_out() {
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(|| async { sse(vec![STARTED, FINISHED], Duration::from_millis(400)) }),
     ))
     .await;
+    let base = srv.base();
     let agent = HttpAgent::builder(&base)
         .idle_timeout(Duration::from_millis(100))
         .build()
@@ -248,7 +249,7 @@ async fn a_slow_stream_times_out() {
 
 #[tokio::test]
 async fn a_slow_response_times_out() {
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(|| async {
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -256,6 +257,7 @@ async fn a_slow_response_times_out() {
         }),
     ))
     .await;
+    let base = srv.base();
     let agent = HttpAgent::builder(&base)
         .response_timeout(Duration::from_millis(100))
         .build()
@@ -273,19 +275,11 @@ async fn a_slow_response_times_out() {
     );
 }
 
-/// A body that records when the server side sees it dropped (the client went away).
-struct DropFlag(Arc<AtomicBool>);
-impl Drop for DropFlag {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
 #[tokio::test]
 async fn dropping_or_aborting_the_stream_cancels_the_request() {
     let dropped = Arc::new(AtomicBool::new(false));
     let flag = dropped.clone();
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(move || {
             let flag = flag.clone();
@@ -308,6 +302,7 @@ async fn dropping_or_aborting_the_stream_cancels_the_request() {
         }),
     ))
     .await;
+    let base = srv.base();
     let agent = HttpAgent::builder(&base).build().unwrap();
     let mut stream = agent.run(&input());
     for _ in 0..3 {
@@ -339,7 +334,7 @@ async fn protobuf_is_decoded_by_content_type() {
     let mut body = Vec::new();
     enc.encode(&Event::run_started("t", "r"), &mut body);
     enc.encode(&Event::run_finished("t", "r"), &mut body);
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(move || {
             let body = body.clone();
@@ -352,6 +347,7 @@ async fn protobuf_is_decoded_by_content_type() {
         }),
     ))
     .await;
+    let base = srv.base();
     let (events, err) = collect(
         &base,
         HttpAgent::builder(&base)
@@ -495,7 +491,7 @@ async fn a_server_sending_only_comments_times_out_between_events() {
 
 #[tokio::test]
 async fn a_2xx_that_is_not_an_event_stream_is_refused_by_its_type() {
-    let base = serve(Router::new().route(
+    let srv = spawn(Router::new().route(
         "/",
         post(|| async {
             Response::builder()
@@ -505,6 +501,7 @@ async fn a_2xx_that_is_not_an_event_stream_is_refused_by_its_type() {
         }),
     ))
     .await;
+    let base = srv.base();
     let agent = HttpAgent::builder(&base).build().unwrap();
     let (events, err) = collect(&base, agent).await;
     assert!(events.is_empty());

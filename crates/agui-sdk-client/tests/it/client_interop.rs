@@ -2,14 +2,12 @@
 //! Node, the Python SDK on uvicorn), over SSE and protobuf: the conversation it holds
 //! after each run equals what the reference `HttpAgent` holds for the same server.
 
-mod common;
-#[path = "../../../interop/gate.rs"]
-mod interop_gate;
-
 use agui_sdk_client::{Conversation, HttpAgent, RunParams};
 use agui_sdk_core::encoding::Encoding;
 use agui_sdk_core::semantics::RunOutcome;
 use agui_sdk_core::{Message, ResumeEntry};
+use agui_sdk_testkit::interop as interop_gate;
+use agui_sdk_testkit::reference::{self, RefServer};
 use serde_json::{json, Value};
 
 /// Runs the plan with our client; one `{messages, state, outcome}` per run.
@@ -84,12 +82,12 @@ fn plans() -> Vec<(&'static str, Value)> {
     ]
 }
 
-async fn compare(server: &common::RefServer, encodings: &[Encoding]) -> usize {
+async fn compare(server: &RefServer, encodings: &[Encoding]) -> usize {
     let mut compared = 0;
     for (scenario, plan) in plans() {
         let url = format!("{}/{scenario}", server.base);
         for &enc in encodings {
-            let reference = common::reference_client(&url, &plan, enc == Encoding::Proto);
+            let reference = reference::reference_client(&url, &plan, enc == Encoding::Proto);
             let ours = ours(&url, &plan, enc).await;
             assert_eq!(ours.len(), reference.len());
             for (i, (o, r)) in ours.iter().zip(&reference).enumerate() {
@@ -106,7 +104,7 @@ async fn same_conversation_as_the_reference_client_against_the_node_encoder() {
     if !interop_gate::ready("same_conversation_as_the_reference_client_against_the_node_encoder") {
         return;
     }
-    let server = common::node_server();
+    let server = reference::node_server();
     let n = compare(&server, &[Encoding::Sse, Encoding::Proto]).await;
     assert_eq!(n, 2 * 7);
     println!(
@@ -119,7 +117,7 @@ async fn same_conversation_as_the_reference_client_against_the_python_sdk() {
     if !interop_gate::ready("same_conversation_as_the_reference_client_against_the_python_sdk") {
         return;
     }
-    let server = common::python_server();
+    let server = reference::python_server();
     let n = compare(&server, &[Encoding::Sse]).await;
     assert_eq!(n, 7);
     println!("compared {n} runs against the reference HttpAgent (Python SDK server, SSE)");

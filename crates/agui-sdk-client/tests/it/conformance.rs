@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use agui_sdk_client::{Conversation, Flow, HttpAgent, RunParams, Subscriber};
 use agui_sdk_core::semantics::{InboundWarning, ProtocolVersion};
 use agui_sdk_core::{Event, Message};
+use agui_sdk_testkit::server::{spawn, TestServer};
 use axum::extract::{Path, State};
 use axum::response::IntoResponse;
 use serde_json::{Map, Value};
@@ -112,7 +113,7 @@ async fn replay(
     ([("content-type", "text/event-stream")], sse).into_response()
 }
 
-async fn start_server(fixtures: &[Fixture]) -> (String, Requests) {
+async fn start_server(fixtures: &[Fixture]) -> (TestServer, Requests) {
     let streams = fixtures
         .iter()
         .map(|f| {
@@ -128,10 +129,7 @@ async fn start_server(fixtures: &[Fixture]) -> (String, Requests) {
     let app = axum::Router::new()
         .route("/{name}", axum::routing::post(replay))
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}"), requests)
+    (spawn(app).await, requests)
 }
 
 /// Fixture name → the request body the replay server received.
@@ -422,12 +420,13 @@ fn check(f: &Fixture, o: &Observed) -> Vec<String> {
 
 async fn run_lane(
     fixtures: &[Fixture],
-    (base, requests): &(String, Requests),
+    (server, requests): &(TestServer, Requests),
     lane: Lane,
 ) -> Vec<(String, Vec<String>)> {
+    let base = server.base();
     let mut results = Vec::new();
     for f in fixtures {
-        let observed = run_fixture(base, requests, f, lane).await;
+        let observed = run_fixture(&base, requests, f, lane).await;
         results.push((f.name.clone(), check(f, &observed)));
     }
     results

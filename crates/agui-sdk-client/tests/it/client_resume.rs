@@ -14,6 +14,8 @@ use agui_sdk_core::types::PatchOperation;
 use agui_sdk_core::{Event, RunAgentInput};
 use agui_sdk_server::runs::Resumable;
 use agui_sdk_server::{agent_fn, AgentError, AgentRouter, Emitter, RunContext, Shutdown};
+use agui_sdk_testkit::rng::Rng;
+use agui_sdk_testkit::server::{start, TestServer};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -42,33 +44,18 @@ fn long_agent() -> agui_sdk_server::FnAgent {
     )
 }
 
-async fn server() -> SocketAddr {
+async fn server() -> TestServer {
     server_with(Resumable::default()).await
 }
 
-async fn server_with(resumable: Resumable) -> SocketAddr {
+async fn server_with(resumable: Resumable) -> TestServer {
     let shutdown = Shutdown::new();
     let router = AgentRouter::new()
         .agent("long", long_agent())
         .resumable(resumable)
         .shutdown(shutdown.clone())
         .into_router();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(agui_sdk_server::serve(listener, router, shutdown));
-    addr
-}
-
-/// A deterministic generator (xorshift) for the cut offsets.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
-    }
+    start(router, shutdown).await
 }
 
 /// A proxy to `upstream` that cuts its `n`th connection after `plan(n, rng)` response
@@ -172,7 +159,8 @@ fn comparable(events: &[String]) -> Vec<String> {
 /// Cuts a 10,000-event run 40 times between the client and a server keeping runs as
 /// `resumable` says, over `encoding`; the result must equal an uncut run's.
 async fn cut_many_times(resumable: Resumable, encoding: Encoding, max_cut: u64) {
-    let addr = server().await;
+    let srv = server().await;
+    let addr = srv.addr;
     let (clean, reference, reference_conv) = run_encoded(addr, None, encoding).await;
     clean.expect("the uncut run");
     assert_eq!(
@@ -181,7 +169,8 @@ async fn cut_many_times(resumable: Resumable, encoding: Encoding, max_cut: u64) 
         "RUN_STARTED, 10,000 events, RUN_FINISHED"
     );
 
-    let addr = server_with(resumable).await;
+    let srv = server_with(resumable).await;
+    let addr = srv.addr;
     // 40 cuts, each after 1 to `max_cut` bytes of the answer (the stream is ~1 MB in
     // SSE, ~300 KB in protobuf).
     let (proxy, cuts) = chaos_proxy(addr, 0x9e37_79b9_7f4a_7c15, move |n, rng| {
@@ -238,23 +227,14 @@ async fn the_same_over_protobuf_where_frames_are_counted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_with_runs_kept_in_redis() {
-    let url =
-        std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
-    let prefix = format!("agui-chaos-{}", std::process::id());
-    let limits = agui_sdk_redis::RedisLimits::default().retention(Duration::from_secs(60));
-    let store = match agui_sdk_redis::RedisRunStore::connect(&url, &prefix, limits).await {
-        Ok(s) => s,
-        Err(e) => {
-            let required =
-                std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0");
-            assert!(
-                !required,
-                "no Redis at {url} (AGUI_REQUIRE_REDIS is set): {e}"
-            );
-            println!("skipped the_same_with_runs_kept_in_redis: no Redis at {url} ({e})");
-            return;
-        }
+    let Some(url) = agui_sdk_testkit::redis::url("the_same_with_runs_kept_in_redis") else {
+        return;
     };
+    let prefix = agui_sdk_testkit::redis::prefix("chaos");
+    let limits = agui_sdk_redis::RedisLimits::default().retention(Duration::from_secs(60));
+    let store = agui_sdk_redis::RedisRunStore::connect(&url, &prefix, limits)
+        .await
+        .unwrap_or_else(|e| panic!("Redis at {url} answers but the store cannot connect: {e}"));
     cut_many_times(Resumable::new(Arc::new(store)), Encoding::Sse, 60_000).await;
 }
 
@@ -262,7 +242,8 @@ async fn the_same_with_runs_kept_in_redis() {
 async fn a_run_that_cannot_be_resumed_ends_with_a_typed_error() {
     // The first answer is cut after its head and a few events; every re-attach is cut
     // before its head arrives: the retries run out.
-    let addr = server().await;
+    let srv = server().await;
+    let addr = srv.addr;
     let (proxy, _) = chaos_proxy(addr, 1, |n, _| Some(if n == 0 { 2_000 } else { 1 })).await;
     let opts = ResumeOptions::default()
         .backoff(Duration::from_millis(1), Duration::from_millis(5))

@@ -13,68 +13,11 @@
 //! - `interrupts`, `capabilities`, `resumable`: skipped, as the servers answer `GET`
 //!   with 400 and advertise nothing.
 
-mod common {
-    use std::io::{BufRead, BufReader};
-    use std::path::PathBuf;
-    use std::process::{Child, Command, Stdio};
-
-    pub fn interop_dir() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
-    }
-
-    /// A reference server child process, killed on drop.
-    pub struct RefServer {
-        child: Child,
-        /// `http://127.0.0.1:PORT`.
-        pub base: String,
-    }
-
-    impl Drop for RefServer {
-        fn drop(&mut self) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-
-    /// Starts `program args…` in `interop/` and waits for its `listening PORT` line.
-    pub fn spawn(program: PathBuf, script: &str) -> RefServer {
-        let mut child = Command::new(program)
-            .arg(script)
-            .arg("0")
-            .current_dir(interop_dir())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the reference server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("unexpected server output {line:?}"))
-            .to_owned();
-        // The Python server prints its port once bound, before uvicorn listens.
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).is_ok() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
-        RefServer {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        }
-    }
-}
-
-#[path = "../../../interop/gate.rs"]
-mod interop_gate;
-
 use std::time::Duration;
 
 use agui_sdk_check::{Checker, Level};
+use agui_sdk_testkit::interop as interop_gate;
+use agui_sdk_testkit::reference;
 
 /// What a reference server's report must be: `(scenario, rule, level, request)` for
 /// every finding, and the scenarios skipped.
@@ -135,7 +78,7 @@ async fn the_reference_node_server() {
     if !interop_gate::ready("the_reference_node_server") {
         return;
     }
-    let server = common::spawn("node".into(), "ref-server.mjs");
+    let server = reference::node_server();
     check_server(&server.base, "got HTTP 200 (text/event-stream)").await;
 }
 
@@ -144,9 +87,6 @@ async fn the_reference_python_server() {
     if !interop_gate::ready("the_reference_python_server") {
         return;
     }
-    let server = common::spawn(
-        common::interop_dir().join(".venv/bin/python"),
-        "ref_server.py",
-    );
+    let server = reference::python_server();
     check_server(&server.base, "got HTTP 500").await;
 }

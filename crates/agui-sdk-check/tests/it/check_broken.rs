@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_sdk_check::{Checker, Finding, Level, Report, Scenario};
+use agui_sdk_testkit::server::{spawn, TestServer};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -165,18 +166,16 @@ async fn capabilities(State(fault): State<Arc<Fault>>) -> Response {
         .into_response()
 }
 
-async fn serve(fault: Fault) -> String {
+async fn serve(fault: Fault) -> TestServer {
     let app = axum::Router::new()
         .route("/agent", axum::routing::post(agent).get(capabilities))
         .with_state(Arc::new(fault));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/agent")
+    spawn(app).await
 }
 
 async fn check(fault: Fault, scenarios: &[Scenario]) -> Report {
-    Checker::new(serve(fault).await)
+    let server = serve(fault).await;
+    Checker::new(server.url("/agent"))
         .timeout(Duration::from_millis(500))
         .scenarios(scenarios.iter().copied())
         .run()

@@ -5,23 +5,21 @@
 use std::time::Duration;
 
 use agui_sdk_check::{Checker, Level, Scenario};
+use agui_sdk_testkit::server::{spawn, TestServer};
 
-async fn serve(resumable: bool) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+async fn serve(resumable: bool) -> TestServer {
     let mut router = agui_sdk_demo::router(Duration::ZERO);
     if resumable {
         router = router.resumable(agui_sdk_server::runs::Resumable::default());
     }
-    let app = router.into_router();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    spawn(router.into_router()).await
 }
 
 #[tokio::test]
 async fn every_demo_agent_passes_every_scenario_that_applies() {
     for resumable in [false, true] {
-        let base = serve(resumable).await;
+        let server = serve(resumable).await;
+        let base = server.base();
         for name in agui_sdk_demo::NAMES {
             let report = Checker::new(format!("{base}/{name}"))
                 .timeout(Duration::from_secs(5))
@@ -62,7 +60,8 @@ async fn every_demo_agent_passes_every_scenario_that_applies() {
 
 #[tokio::test]
 async fn the_interrupt_agent_is_resumed_and_the_resumable_run_re_attached() {
-    let base = serve(true).await;
+    let server = serve(true).await;
+    let base = server.base();
     let report = Checker::new(format!("{base}/interrupt"))
         .scenarios([Scenario::Interrupts, Scenario::Resumable])
         .run()

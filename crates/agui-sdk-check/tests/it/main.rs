@@ -1,0 +1,7 @@
+//! The integration tests of `agui-sdk-check`, in one binary (one link instead of one per file).
+
+mod check_broken;
+mod check_demo;
+mod check_interop;
+mod check_report;
+mod check_rules_doc;

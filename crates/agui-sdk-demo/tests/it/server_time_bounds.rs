@@ -2,11 +2,11 @@
 //! finish their request head (silent, one byte, drip-fed), idle keep-alive connections,
 //! and shutdown with such connections open.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
-use agui_sdk_server::{serve_with, ServeLimits, Shutdown};
+use agui_sdk_server::{ServeLimits, Shutdown};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -17,19 +17,12 @@ fn limits() -> ServeLimits {
     l
 }
 
-async fn start() -> (
-    std::net::SocketAddr,
-    Shutdown,
-    tokio::task::JoinHandle<std::io::Result<()>>,
-) {
+async fn start() -> common::TestServer {
     let shutdown = Shutdown::new();
     let router = agui_sdk_demo::router(Duration::ZERO)
         .shutdown(shutdown.clone())
         .into_router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(serve_with(listener, router, shutdown.clone(), limits()));
-    (addr, shutdown, task)
+    common::start_with(router, shutdown, limits()).await
 }
 
 /// Waits until the server closes `sock` (a read gives end of file or an error),
@@ -48,7 +41,8 @@ async fn closed_within(sock: &mut TcpStream, within: Duration) -> Duration {
 
 #[tokio::test]
 async fn heads_that_never_complete_are_closed() {
-    let (addr, _shutdown, _task) = start().await;
+    let srv = start().await;
+    let addr = srv.addr;
     // Silent.
     let mut silent = TcpStream::connect(addr).await.unwrap();
     // One byte.
@@ -82,7 +76,8 @@ async fn heads_that_never_complete_are_closed() {
 
 #[tokio::test]
 async fn an_idle_keep_alive_connection_is_closed() {
-    let (addr, _shutdown, _task) = start().await;
+    let srv = start().await;
+    let addr = srv.addr;
     let mut sock = TcpStream::connect(addr).await.unwrap();
     sock.write_all(format!("GET /agents HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
         .await
@@ -93,7 +88,8 @@ async fn an_idle_keep_alive_connection_is_closed() {
 
 #[tokio::test]
 async fn shutdown_ends_within_the_drain_time_whatever_the_connections_do() {
-    let (addr, shutdown, task) = start().await;
+    let mut srv = start().await;
+    let (addr, shutdown, task) = (srv.addr, srv.shutdown.clone(), srv.take_task());
     let mut partial = TcpStream::connect(addr).await.unwrap();
     partial
         .write_all(b"POST /agentic_chat HTTP/1.1\r\nHost: x\r\n")

@@ -2,7 +2,7 @@
 //! exist, keep-alive, a client that leaves cancels the agent, graceful shutdown, the
 //! concurrent-run limit, many streams at once.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -225,7 +225,7 @@ async fn graceful_shutdown_lets_runs_finish_then_ends_the_rest() {
         .shutdown_grace(Duration::from_millis(300))
         .shutdown(shutdown.clone())
         .into_router();
-    let srv = start(router.clone(), shutdown.clone()).await;
+    let mut srv = start(router.clone(), shutdown.clone()).await;
     let mut quick = Client::post_json(srv.addr, "/quick", &input("t", "r1", "x")).await;
     let mut stuck = Client::post_json(srv.addr, "/stuck", &input("t", "r2", "x")).await;
     for c in [&mut quick, &mut stuck] {
@@ -249,7 +249,7 @@ async fn graceful_shutdown_lets_runs_finish_then_ends_the_rest() {
     assert_eq!(run_error(&rest[0]).1, Some("shutdown"));
     assert!(t0.elapsed() >= Duration::from_millis(250));
     // The server stops once the streams are closed.
-    tokio::time::timeout(Duration::from_secs(5), srv.task)
+    tokio::time::timeout(Duration::from_secs(5), srv.take_task())
         .await
         .expect("serve returns after shutdown")
         .unwrap()

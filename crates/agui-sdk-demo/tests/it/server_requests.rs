@@ -2,7 +2,7 @@
 //! oversized and hostile bodies, unknown agents and methods, `Accept`, capabilities,
 //! tower layers.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! server verifies it, and these tests check the lifecycle and the ids), and each agent
 //! shows its feature.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Duration;

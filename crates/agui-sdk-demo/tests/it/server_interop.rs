@@ -16,21 +16,16 @@
 //! All need `scripts/setup-interop.sh` to have run; without it they print `skipped`
 //! (a failure under `AGUI_REQUIRE_INTEROP=1`, as `scripts/test-all.sh` sets).
 
-mod common;
-#[path = "../../../interop/gate.rs"]
-mod interop_gate;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
 use agui_sdk_server::Shutdown;
+use agui_sdk_testkit::interop as interop_gate;
 use common::{start, Client, TestServer};
 use serde_json::{json, Value};
-
-fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
-}
 
 const SETUP: &str = "run scripts/setup-interop.sh to install the reference packages";
 
@@ -49,7 +44,7 @@ async fn reference_client(srv: &TestServer, flags: &[&str]) -> Vec<Value> {
 
 /// Runs `interop/{script} http://ADDR [flags]`; its stdout's JSON lines.
 async fn node_lines(srv: &TestServer, script: &str, package: &str, flags: &[&str]) -> Vec<Value> {
-    let dir = interop_dir();
+    let dir = interop_gate::dir();
     assert!(
         dir.join("node_modules")
             .join(package)
@@ -317,7 +312,7 @@ async fn a_stopped_copilotkit_run_passes_the_0_0_48_0_0_59_and_1_0_reference_cli
 }
 
 fn validator() -> PathBuf {
-    let v = interop_dir().join(".venv/bin/ag-ui-validate");
+    let v = interop_gate::dir().join(".venv/bin/ag-ui-validate");
     assert!(
         v.exists(),
         "ag-ui-validate is not installed in interop/.venv: {SETUP}"

@@ -2,7 +2,7 @@
 //! sequence ids, re-attach from any cursor, idempotent start, ownership, cursor errors,
 //! cancel, detach policies, status, protobuf.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

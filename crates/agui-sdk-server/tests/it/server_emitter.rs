@@ -1,7 +1,7 @@
 //! The emitter's helpers, end to end through the runtime (with verification on): every
 //! stream they produce is a valid one, with fresh ids.
 
-mod common;
+use crate::common;
 
 use agui_sdk_core::event::StateDelta;
 use agui_sdk_core::Event;

@@ -2,7 +2,7 @@
 //! a client that goes away, each driven through a plain run, a resumable run and a
 //! CopilotKit run, over real loopback HTTP. The table says what each kind promises.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! on a reused keep-alive connection; it never waits for the next event or for the
 //! client's ACK (Nagle's algorithm with delayed ACKs holds a small write ~40 ms).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! RUN_STARTED and one terminal event, errors and panics as RUN_ERROR, verification,
 //! the agent dropped at its terminal event, the declared protocol version.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! list, read, connect to nor stop them), the suggest route's run kept nowhere, and
 //! `/info` saying which thread routes exist.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,33 +22,19 @@ type Store = Option<Arc<dyn RunStore>>;
 
 /// A Redis store under a prefix of its own (`AGUI_TEST_REDIS_URL`, by default
 /// `redis://127.0.0.1:6379`); without one, `None` and a line saying the test is skipped,
-/// or a failure under `AGUI_REQUIRE_REDIS=1` (set by `scripts/test-all.sh`, and so CI).
+/// or a failure under `AGUI_REQUIRE_REDIS=1` (set by `scripts/test-all.sh`, and so CI):
+/// the test kit's Redis gate.
 async fn redis(test: &str) -> Option<Arc<dyn RunStore>> {
-    let url =
-        std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
-    let prefix = format!(
-        "agui-test-ck-{}-{}",
-        std::process::id(),
-        uuid::Uuid::new_v4()
-    );
-    let why = match tokio::time::timeout(
+    let url = agui_sdk_testkit::redis::url(test)?;
+    let prefix = agui_sdk_testkit::redis::prefix("ck");
+    let store = tokio::time::timeout(
         Duration::from_secs(10),
         RedisRunStore::connect(&url, &prefix, RedisLimits::default()),
     )
     .await
-    {
-        Ok(Ok(s)) => return Some(Arc::new(s)),
-        Ok(Err(e)) => e.to_string(),
-        Err(_) => "connecting timed out".to_owned(),
-    };
-    let required =
-        std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0");
-    assert!(
-        !required,
-        "{test}: Redis at {url} is required (AGUI_REQUIRE_REDIS is set): {why}"
-    );
-    println!("skipped {test}: no Redis at {url} ({why})");
-    None
+    .unwrap_or_else(|_| panic!("{test}: Redis at {url} answers but connecting timed out"))
+    .unwrap_or_else(|e| panic!("{test}: Redis at {url} answers but the store cannot connect: {e}"));
+    Some(Arc::new(store))
 }
 
 /// Each scenario as two tests: `memory::name` on the in-memory store and

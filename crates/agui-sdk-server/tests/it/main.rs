@@ -1,0 +1,12 @@
+//! The integration tests of `agui-sdk-server`, in one binary (one link instead of one per
+//! file). `serve_signals` keeps a binary of its own: it sends SIGTERM to its process.
+
+mod common;
+
+mod copilotkit_threads;
+mod resumable;
+mod route_kinds;
+mod run_store;
+mod server_delivery;
+mod server_emitter;
+mod server_lifecycle;

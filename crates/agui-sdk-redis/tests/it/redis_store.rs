@@ -19,22 +19,8 @@ use common::url;
 /// reachable and not required.
 async fn store(test: &str, limits: RedisLimits) -> Option<(RedisRunStore, String)> {
     let prefix = common::prefix();
-    match tokio::time::timeout(
-        Duration::from_secs(10),
-        RedisRunStore::connect(&url(), &prefix, limits),
-    )
-    .await
-    {
-        Ok(Ok(s)) => Some((s, prefix)),
-        Ok(Err(e)) => {
-            common::unavailable(test, &e.to_string());
-            None
-        }
-        Err(_) => {
-            common::unavailable(test, "connecting timed out");
-            None
-        }
-    }
+    let s = common::connect(test, &prefix, limits).await?;
+    Some((s, prefix))
 }
 
 #[tokio::test]

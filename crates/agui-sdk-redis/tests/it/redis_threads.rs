@@ -21,22 +21,7 @@ async fn store(test: &str) -> Option<RedisRunStore> {
 }
 
 async fn store_with(test: &str, prefix: &str, limits: RedisLimits) -> Option<RedisRunStore> {
-    match tokio::time::timeout(
-        Duration::from_secs(10),
-        RedisRunStore::connect(&common::url(), prefix, limits),
-    )
-    .await
-    {
-        Ok(Ok(s)) => Some(s),
-        Ok(Err(e)) => {
-            common::unavailable(test, &e.to_string());
-            None
-        }
-        Err(_) => {
-            common::unavailable(test, "connecting timed out");
-            None
-        }
-    }
+    common::connect(test, prefix, limits).await
 }
 
 static PREFIX: std::sync::LazyLock<String> = std::sync::LazyLock::new(common::prefix);

@@ -1,33 +1,26 @@
-//! What the Redis tests share: where Redis is, and what to do when it is not there.
-#![allow(dead_code)]
+//! What the Redis tests share: a store connected through the test kit's Redis gate.
 
-/// `AGUI_TEST_REDIS_URL`, by default `redis://127.0.0.1:6379`.
-pub fn url() -> String {
-    std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
-}
+use std::time::Duration;
+
+use agui_sdk_redis::{RedisLimits, RedisRunStore};
+
+pub use agui_sdk_testkit::redis::configured_url as url;
 
 /// A key prefix no other test run uses.
 pub fn prefix() -> String {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let n = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("agui-test-{}-{n:x}", std::process::id())
+    agui_sdk_testkit::redis::prefix("redis")
 }
 
-/// Called when Redis cannot be reached: a failure under `AGUI_REQUIRE_REDIS=1` (set by
-/// `scripts/test-all.sh`, and so CI), else one line saying the test is skipped.
-pub fn unavailable(test: &str, why: &str) {
-    let required =
-        std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0");
-    assert!(
-        !required,
-        "{test}: Redis at {} is required (AGUI_REQUIRE_REDIS is set): {why}",
-        url()
-    );
-    println!(
-        "skipped {test}: no Redis at {} ({why}); start one, or set AGUI_TEST_REDIS_URL",
-        url()
-    );
+/// A store under `prefix` on the Redis at [`url`], or `None` (after saying why) when no
+/// Redis answers there and none is required (`AGUI_REQUIRE_REDIS`).
+pub async fn connect(test: &str, prefix: &str, limits: RedisLimits) -> Option<RedisRunStore> {
+    let url = agui_sdk_testkit::redis::url(test)?;
+    let store = tokio::time::timeout(
+        Duration::from_secs(10),
+        RedisRunStore::connect(&url, prefix, limits),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{test}: Redis at {url} answers but connecting timed out"))
+    .unwrap_or_else(|e| panic!("{test}: Redis at {url} answers but the store cannot connect: {e}"));
+    Some(store)
 }

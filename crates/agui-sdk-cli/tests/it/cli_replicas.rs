@@ -16,42 +16,9 @@ use std::time::Duration;
 
 use common::{spawn_serve, Served};
 
+use agui_sdk_testkit::redis as redis_gate;
 use futures_util::StreamExt;
 use serde_json::Value;
-
-fn redis_url() -> String {
-    std::env::var("AGUI_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
-}
-
-fn required() -> bool {
-    std::env::var_os("AGUI_REQUIRE_REDIS").is_some_and(|v| !v.is_empty() && v != "0")
-}
-
-/// Whether a Redis answers at `host:port` (a PING over TCP).
-fn redis_answers(addr: &str) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"PING\r\n").is_err() {
-        return false;
-    }
-    let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
-}
-
-fn ready(test: &str, addr: &str) -> bool {
-    if redis_answers(addr) {
-        return true;
-    }
-    assert!(
-        !required(),
-        "{test}: no Redis at {addr} (AGUI_REQUIRE_REDIS is set)"
-    );
-    println!("skipped {test}: no Redis at {addr}; start one, or set AGUI_TEST_REDIS_URL");
-    false
-}
 
 fn replica(store: &str, id: &str) -> Served {
     spawn_serve(
@@ -163,17 +130,9 @@ fn run_id(tag: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_started_on_one_replica_resumes_through_another_and_survives_its_death() {
-    let url = redis_url();
-    let addr = url
-        .trim_start_matches("redis://")
-        .trim_end_matches('/')
-        .to_owned();
-    if !ready(
-        "a_run_started_on_one_replica_resumes_through_another",
-        &addr,
-    ) {
+    let Some(url) = redis_gate::url("a_run_started_on_one_replica_resumes_through_another") else {
         return;
-    }
+    };
     let a = replica(&url, "A");
     let b = replica(&url, "B");
 
@@ -269,7 +228,7 @@ fn redis_server(port: u16) -> Option<Child> {
 
 async fn wait_redis(port: u16) {
     for _ in 0..100 {
-        if redis_answers(&format!("127.0.0.1:{port}")) {
+        if redis_gate::answers(&format!("127.0.0.1:{port}")) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -282,7 +241,7 @@ async fn a_redis_restart_mid_run_is_a_clear_error_and_service_resumes() {
     let port = free_port();
     let Some(mut redis) = redis_server(port) else {
         assert!(
-            !required(),
+            !redis_gate::required(),
             "redis-server is not installed (AGUI_REQUIRE_REDIS is set)"
         );
         println!("skipped a_redis_restart_mid_run: no redis-server binary");
@@ -356,14 +315,9 @@ async fn a_redis_restart_mid_run_is_a_clear_error_and_service_resumes() {
 /// process died is all there for the client that re-attaches to the new process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_resumes_across_a_server_restart() {
-    let url = redis_url();
-    let addr = url
-        .trim_start_matches("redis://")
-        .trim_end_matches('/')
-        .to_owned();
-    if !ready("a_client_resumes_across_a_server_restart", &addr) {
+    let Some(url) = redis_gate::url("a_client_resumes_across_a_server_restart") else {
         return;
-    }
+    };
     // The run is produced at once (no delay): it is whole in Redis when the client,
     // reading slowly, has only its first frames.
     let old = spawn_serve(
@@ -430,14 +384,9 @@ async fn rest(frames: &mut Frames) -> Vec<Value> {
 /// B (`RUN_ERROR` code `run_lost`) and kept in the thread's history.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilotkit_threads_are_shared_by_replicas_and_survive_one_dying() {
-    let url = redis_url();
-    let addr = url
-        .trim_start_matches("redis://")
-        .trim_end_matches('/')
-        .to_owned();
-    if !ready("copilotkit_threads_are_shared_by_replicas", &addr) {
+    let Some(url) = redis_gate::url("copilotkit_threads_are_shared_by_replicas") else {
         return;
-    }
+    };
     let mut a = replica(&url, "A");
     let b = replica(&url, "B");
     let input = |thread: &str, run: &str| {
@@ -535,14 +484,9 @@ enum Kind {
 /// dead replica committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_replica_is_the_same_on_every_route_kind() {
-    let url = redis_url();
-    let addr = url
-        .trim_start_matches("redis://")
-        .trim_end_matches('/')
-        .to_owned();
-    if !ready("a_dead_replica_is_the_same_on_every_route_kind", &addr) {
+    let Some(url) = redis_gate::url("a_dead_replica_is_the_same_on_every_route_kind") else {
         return;
-    }
+    };
     let b = replica(&url, "B");
     for kind in [Kind::Plain, Kind::Resumable, Kind::CopilotKit] {
         let mut a = replica(&url, "A");

@@ -1,7 +1,9 @@
 //! The core's integration tests, in one binary (one link instead of one per file).
 
 mod common;
-#[path = "../../../../interop/gate.rs"]
+// The test kit's reference-package gate (std only), included: the kit depends on this
+// crate, so a dev-dependency on it would put a second copy of the core in its unit tests.
+#[path = "../../../agui-sdk-testkit/src/interop.rs"]
 mod interop_gate;
 
 mod compat_thinking;

@@ -1,8 +1,6 @@
 //! The integration tests of `agui-sdk-openai`, in one binary (one link instead of one per file).
 
 mod fake;
-#[path = "../../../../interop/gate.rs"]
-mod interop_gate;
 
 mod openai_agent;
 mod openai_interop;

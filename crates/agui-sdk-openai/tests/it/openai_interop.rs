@@ -5,7 +5,7 @@
 //! `AGUI_REQUIRE_INTEROP=1`).
 
 use crate::fake;
-use crate::interop_gate;
+use agui_sdk_testkit::interop as interop_gate;
 
 use std::process::Stdio;
 use std::time::Duration;

@@ -39,7 +39,7 @@ pub mod record;
 mod relay;
 pub mod replay;
 
-pub use record::{End, EventRow, Diagnostic, Format, Recording, Severity, Stage, Status};
+pub use record::{Diagnostic, End, EventRow, Format, Recording, Severity, Stage, Status};
 
 /// Bounds on what the inspector keeps and accepts. Every one is on by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

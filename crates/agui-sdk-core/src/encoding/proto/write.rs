@@ -12,6 +12,27 @@
 //! generated events of every type (the test-only oracle `encode.rs`).
 
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+
+/// Appends a field key: one byte for the field numbers below 16 (every field here but
+/// the oneof arms past 15), else prost's varint.
+#[inline(always)]
+fn key(tag: u32, wire: WireType, buf: &mut Vec<u8>) {
+    if tag < 16 {
+        buf.push(((tag << 3) | wire as u32) as u8);
+    } else {
+        encode_key(tag, wire, buf);
+    }
+}
+
+/// Appends a varint: one byte below 128 (most lengths), else prost's varint.
+#[inline(always)]
+fn varint(v: u64, buf: &mut Vec<u8>) {
+    if v < 0x80 {
+        buf.push(v as u8);
+    } else {
+        encode_varint(v, buf);
+    }
+}
 use serde_json::Value as Json;
 
 use super::generated::{EventType as T, JsonPatchOperationType as Op};
@@ -59,8 +80,8 @@ impl W<'_> {
     /// An `optional string`: written when set, even empty.
     pub(super) fn opt_str(&mut self, tag: u32, s: Option<&str>) {
         if let Some(s) = s {
-            encode_key(tag, WireType::LengthDelimited, self.0);
-            encode_varint(s.len() as u64, self.0);
+            key(tag, WireType::LengthDelimited, self.0);
+            varint(s.len() as u64, self.0);
             self.0.extend_from_slice(s.as_bytes());
         }
     }
@@ -75,15 +96,15 @@ impl W<'_> {
     /// A proto3 enum: nothing when zero.
     pub(super) fn enumeration(&mut self, tag: u32, v: i32) {
         if v != 0 {
-            encode_key(tag, WireType::Varint, self.0);
-            encode_varint(v as i64 as u64, self.0);
+            key(tag, WireType::Varint, self.0);
+            varint(v as i64 as u64, self.0);
         }
     }
 
     /// An `optional int64`.
     pub(super) fn opt_i64(&mut self, tag: u32, v: Option<i64>) {
         if let Some(v) = v {
-            encode_key(tag, WireType::Varint, self.0);
+            key(tag, WireType::Varint, self.0);
             encode_varint(v as u64, self.0);
         }
     }
@@ -91,14 +112,14 @@ impl W<'_> {
     /// An `optional bool`.
     pub(super) fn opt_bool(&mut self, tag: u32, v: Option<bool>) {
         if let Some(v) = v {
-            encode_key(tag, WireType::Varint, self.0);
-            encode_varint(u64::from(v), self.0);
+            key(tag, WireType::Varint, self.0);
+            self.0.push(u8::from(v));
         }
     }
 
     /// A message field: its key, its length, then what `body` writes.
     pub(super) fn msg(&mut self, tag: u32, body: impl FnOnce(&mut Self)) {
-        encode_key(tag, WireType::LengthDelimited, self.0);
+        key(tag, WireType::LengthDelimited, self.0);
         let slot = self.0.len();
         self.0.push(0);
         body(self);

@@ -99,18 +99,25 @@ fn peek_payload<'b>(buf: &&'b [u8]) -> Option<&'b [u8]> {
     b.get(..len)
 }
 
-fn malformed(what: &'static str) -> DecodeError {
-    DecodeError::new(what)
+/// Refuses the message occurrence at the front of `buf` when `check` fails on its
+/// payload: a content part naming two kinds, which protobuf alone would read as the last.
+fn refuse_two_kinds(buf: &&[u8], check: impl Fn(&[u8]) -> Result<(), ()>) -> DecodeResult {
+    match peek_payload(buf) {
+        Some(payload) if check(payload).is_err() => {
+            Err(DecodeError::new("a content part names two kinds"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Implements [`Field`] for a type: its slot, how the writer writes it (`|value, tag,
 /// writer|`), how one occurrence merges (`|slot, wire, buf, ctx|`) and what the slot
-/// becomes (`|slot, what|`).
+/// becomes (`|slot, what|`). Invoked with braces, so that the layout below is kept.
 macro_rules! field {
-    ($(#[$doc:meta])* $ty:ty, $slot:ty,
-     write |$v:ident, $tag:ident, $w:ident| $write:expr,
-     merge |$s:ident, $wire:ident, $buf:ident, $ctx:ident| $merge:expr,
-     finish |$f:ident, $what:ident| $finish:expr $(,)?) => {
+    ($(#[$doc:meta])* $ty:ty => $slot:ty;
+     write |$v:ident, $tag:ident, $w:ident| $write:expr;
+     merge |$s:ident, $wire:ident, $buf:ident, $ctx:ident| $merge:expr;
+     finish |$f:ident, $what:ident| $finish:expr;) => {
         $(#[$doc])*
         #[allow(unused_variables)]
         impl Field for $ty {
@@ -119,7 +126,12 @@ macro_rules! field {
                 let $v = self;
                 $write
             }
-            fn merge($s: &mut $slot, $wire: WireType, $buf: Buf<'_, '_>, $ctx: DecodeContext) -> DecodeResult {
+            fn merge(
+                $s: &mut $slot,
+                $wire: WireType,
+                $buf: Buf<'_, '_>,
+                $ctx: DecodeContext,
+            ) -> DecodeResult {
                 $merge
             }
             fn finish($f: $slot, $what: &'static str) -> R<Self> {
@@ -129,191 +141,117 @@ macro_rules! field {
     };
 }
 
-field!(
-    String,
-    String,
-    write | v,
-    tag,
-    w | w.str(tag, v),
-    merge | s,
-    wire,
-    buf,
-    ctx | string::merge(wire, s, buf, ctx),
-    finish | s,
-    what | Ok(s)
-);
+field! {
+    String => String;
+    write |v, tag, w| w.str(tag, v);
+    merge |s, wire, buf, ctx| string::merge(wire, s, buf, ctx);
+    finish |s, what| Ok(s);
+}
 
-field!(
-    Option<String>,
-    Option<String>,
-    write | v,
-    tag,
-    w | w.opt_str(tag, v.as_deref()),
-    merge | s,
-    wire,
-    buf,
-    ctx | string::merge(wire, s.get_or_insert_with(String::new), buf, ctx),
-    finish | s,
-    what | Ok(s)
-);
+field! {
+    Option<String> => Option<String>;
+    write |v, tag, w| w.opt_str(tag, v.as_deref());
+    merge |s, wire, buf, ctx| string::merge(wire, s.get_or_insert_with(String::new), buf, ctx);
+    finish |s, what| Ok(s);
+}
 
-field!(
-    Option<TextMessageRole>,
-    Option<String>,
-    write | v,
-    tag,
-    w | w.opt_str(tag, v.map(|r| Role::from(r).as_str())),
-    merge | s,
-    wire,
-    buf,
-    ctx | <Option<String>>::merge(s, wire, buf, ctx),
-    finish | s,
-    what | decode::text_role(s)
-);
+field! {
+    Option<TextMessageRole> => Option<String>;
+    write |v, tag, w| w.opt_str(tag, v.map(|r| Role::from(r).as_str()));
+    merge |s, wire, buf, ctx| <Option<String>>::merge(s, wire, buf, ctx);
+    finish |s, what| decode::text_role(s);
+}
 
-field!(
-    ReasoningRole,
-    String,
-    write | v,
-    tag,
-    w | w.str(tag, "reasoning"),
-    merge | s,
-    wire,
-    buf,
-    ctx | string::merge(wire, s, buf, ctx),
-    finish | s,
-    what | match s.as_str() {
+field! {
+    ReasoningRole => String;
+    write |v, tag, w| w.str(tag, "reasoning");
+    merge |s, wire, buf, ctx| string::merge(wire, s, buf, ctx);
+    finish |s, what| match s.as_str() {
         "reasoning" => Ok(ReasoningRole::Reasoning),
         _ => Err(format!("{what} {s:?} is not \"reasoning\"")),
-    }
-);
+    };
+}
 
-field!(
-    EncryptedValueSubtype,
-    String,
-    write | v,
-    tag,
-    w | w.str(
-        tag,
-        match v {
-            EncryptedValueSubtype::ToolCall => "tool-call",
-            EncryptedValueSubtype::Message => "message",
-        }
-    ),
-    merge | s,
-    wire,
-    buf,
-    ctx | string::merge(wire, s, buf, ctx),
-    finish | s,
-    what | match s.as_str() {
+field! {
+    EncryptedValueSubtype => String;
+    write |v, tag, w| w.str(tag, match v {
+        EncryptedValueSubtype::ToolCall => "tool-call",
+        EncryptedValueSubtype::Message => "message",
+    });
+    merge |s, wire, buf, ctx| string::merge(wire, s, buf, ctx);
+    finish |s, what| match s.as_str() {
         "tool-call" => Ok(EncryptedValueSubtype::ToolCall),
         "message" => Ok(EncryptedValueSubtype::Message),
         other => Err(format!("{what} {other:?} is not valid")),
-    }
-);
+    };
+}
 
-field!(
+field! {
     /// A required `google.protobuf.Value` (any JSON, `null` included; absent is an error).
-    Json, Option<PbValue>,
-    write |v, tag, w| w.value(tag, Some(v)),
-    merge |s, wire, buf, ctx| message::merge(wire, s.get_or_insert_with(PbValue::default), buf, ctx),
-    finish |s, what| decode::any(s).ok_or_else(|| format!("{what} is missing")));
+    Json => Option<PbValue>;
+    write |v, tag, w| w.value(tag, Some(v));
+    merge |s, wire, buf, ctx| message::merge(wire, s.get_or_insert_with(PbValue::default), buf, ctx);
+    finish |s, what| decode::any(s).ok_or_else(|| format!("{what} is missing"));
+}
 
-field!(
+field! {
     /// An optional `google.protobuf.Value` that may not be `null`.
-    Option<Json>, Option<PbValue>,
-    write |v, tag, w| w.value(tag, v.as_ref()),
-    merge |s, wire, buf, ctx| <Json as Field>::merge(s, wire, buf, ctx),
-    finish |s, what| decode::not_null(s, what));
+    Option<Json> => Option<PbValue>;
+    write |v, tag, w| w.value(tag, v.as_ref());
+    merge |s, wire, buf, ctx| <Json as Field>::merge(s, wire, buf, ctx);
+    finish |s, what| decode::not_null(s, what);
+}
 
-field!(
+field! {
     /// A required `google.protobuf.Struct`.
-    JsonObject, Option<PbStruct>,
-    write |v, tag, w| w.strukt(tag, Some(v)),
-    merge |s, wire, buf, ctx| message::merge(wire, s.get_or_insert_with(PbStruct::default), buf, ctx),
-    finish |s, what| decode::strukt(s).ok_or_else(|| format!("{what} is missing")));
+    JsonObject => Option<PbStruct>;
+    write |v, tag, w| w.strukt(tag, Some(v));
+    merge |s, wire, buf, ctx| message::merge(wire, s.get_or_insert_with(PbStruct::default), buf, ctx);
+    finish |s, what| decode::strukt(s).ok_or_else(|| format!("{what} is missing"));
+}
 
-field!(
-    Option<bool>,
-    Option<bool>,
-    write | v,
-    tag,
-    w | w.opt_bool(tag, *v),
-    merge | s,
-    wire,
-    buf,
-    ctx | pb_bool::merge(wire, s.get_or_insert(false), buf, ctx),
-    finish | s,
-    what | Ok(s)
-);
+field! {
+    Option<bool> => Option<bool>;
+    write |v, tag, w| w.opt_bool(tag, *v);
+    merge |s, wire, buf, ctx| pb_bool::merge(wire, s.get_or_insert(false), buf, ctx);
+    finish |s, what| Ok(s);
+}
 
-field!(
-    JsonPatch,
-    Vec<pb::JsonPatchOperation>,
-    write | v,
-    tag,
-    w | w.patch(tag, v),
-    merge | s,
-    wire,
-    buf,
-    ctx | message::merge_repeated(wire, s, buf, ctx),
-    finish | s,
-    what | decode::patch(s)
-);
+field! {
+    JsonPatch => Vec<pb::JsonPatchOperation>;
+    write |v, tag, w| w.patch(tag, v);
+    merge |s, wire, buf, ctx| message::merge_repeated(wire, s, buf, ctx);
+    finish |s, what| decode::patch(s);
+}
 
-field!(
-    Vec<Message>,
-    Vec<pb::Message>,
-    write | v,
-    tag,
-    w | v.iter().for_each(|m| w.message(tag, m)),
-    merge | s,
-    wire,
-    buf,
-    ctx | {
-        if peek_payload(buf).is_some_and(|m| scan::message(m).is_err()) {
-            return Err(malformed("a content part names two kinds"));
-        }
+field! {
+    Vec<Message> => Vec<pb::Message>;
+    write |v, tag, w| v.iter().for_each(|m| w.message(tag, m));
+    merge |s, wire, buf, ctx| {
+        refuse_two_kinds(buf, scan::message)?;
         message::merge_repeated(wire, s, buf, ctx)
-    },
-    finish | s,
-    what | decode::messages(s)
-);
+    };
+    finish |s, what| decode::messages(s);
+}
 
-field!(
-    Option<Box<RunAgentInput>>,
-    Option<pb::RunAgentInput>,
-    write | v,
-    tag,
-    w | if let Some(i) = v {
+field! {
+    Option<Box<RunAgentInput>> => Option<pb::RunAgentInput>;
+    write |v, tag, w| if let Some(i) = v {
         w.run_agent_input(tag, i);
-    },
-    merge | s,
-    wire,
-    buf,
-    ctx | {
-        if peek_payload(buf).is_some_and(|i| scan::each(i, 5, scan::message).is_err()) {
-            return Err(malformed("a content part names two kinds"));
-        }
+    };
+    merge |s, wire, buf, ctx| {
+        refuse_two_kinds(buf, |p| scan::each(p, 5, scan::message))?;
         message::merge(wire, s.get_or_insert_with(Default::default), buf, ctx)
-    },
-    finish | s,
-    what | Ok(s.map(decode::run_agent_input).transpose()?.map(Box::new))
-);
+    };
+    finish |s, what| Ok(s.map(decode::run_agent_input).transpose()?.map(Box::new));
+}
 
-field!(
-    Option<Vec<TokenUsage>>,
-    Vec<pb::Usage>,
-    write | v,
-    tag,
-    w | w.usage(tag, v.as_ref()),
-    merge | s,
-    wire,
-    buf,
-    ctx | message::merge_repeated(wire, s, buf, ctx),
-    finish | s,
-    what | decode::usage(s)
-);
+field! {
+    Option<Vec<TokenUsage>> => Vec<pb::Usage>;
+    write |v, tag, w| w.usage(tag, v.as_ref());
+    merge |s, wire, buf, ctx| message::merge_repeated(wire, s, buf, ctx);
+    finish |s, what| decode::usage(s);
+}
 
 /// `RUN_FINISHED` 5 to 8: the outcome's type, its interrupts, the usage, its pending
 /// tool call ids.
@@ -422,9 +360,7 @@ impl Part<ToolCallResult> for ToolResultBody {
             5 => <Option<String>>::merge(&mut s.0, wire, buf, ctx),
             6 => <Option<String>>::merge(&mut s.1, wire, buf, ctx),
             _ => {
-                if peek_payload(buf).is_some_and(|p| scan::input_content(p).is_err()) {
-                    return Err(malformed("a content part names two kinds"));
-                }
+                refuse_two_kinds(buf, scan::input_content)?;
                 message::merge_repeated(wire, &mut s.2, buf, ctx)
             }
         }
@@ -564,7 +500,7 @@ macro_rules! proto_table {
                 $(
                     $arm => {
                         let mut base_slot: Option<pb::BaseEvent> = None;
-                        $( #[allow(unused_mut)] let mut $field = slot_entry!($variant, $field $(, $codec)?); )*
+                        $( let mut $field = slot_entry!($variant, $field $(, $codec)?); )*
                         each_field(bytes, $arm, |tag, wire, buf, ctx| match tag {
                             1 => message::merge(
                                 wire,

@@ -1,4 +1,4 @@
-//! From the prost envelope to an [`Event`], following the reference decoder
+//! How the protobuf reader (`table.rs`) rebuilds an [`Event`] from what it read, following the reference decoder
 //! (`@ag-ui/proto` `decode`) and then the reference schema, which the reference client
 //! applies to what the decoder returns:
 //!

@@ -260,35 +260,8 @@ impl Compactor {
                         }
                     }
                 }
-                Event::TextMessageStart(_)
-                | Event::TextMessageContent(_)
-                | Event::TextMessageEnd(_)
-                | Event::TextMessageChunk(_)
-                | Event::ToolCallStart(_)
-                | Event::ToolCallArgs(_)
-                | Event::ToolCallEnd(_)
-                | Event::ToolCallChunk(_)
-                | Event::ToolCallResult(_)
-                | Event::MessagesSnapshot(_)
-                | Event::ActivitySnapshot(_)
-                | Event::ActivityDelta(_)
-                | Event::Raw(_)
-                | Event::Custom(_)
-                | Event::RunStarted(_)
-                | Event::RunFinished(_)
-                | Event::RunError(_)
-                | Event::StepStarted(_)
-                | Event::StepFinished(_)
-                | Event::ReasoningStart(_)
-                | Event::ReasoningMessageStart(_)
-                | Event::ReasoningMessageContent(_)
-                | Event::ReasoningMessageEnd(_)
-                | Event::ReasoningMessageChunk(_)
-                | Event::ReasoningEnd(_)
-                | Event::ReasoningEncryptedValue(_)
-                | Event::SubagentStarted(_)
-                | Event::SubagentFinished(_)
-                | Event::SubagentError(_) => {}
+                // The window holds only the state events `push` put there.
+                _ => {}
             }
         }
         out.push(Event::from(StateSnapshot {

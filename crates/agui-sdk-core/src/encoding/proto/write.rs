@@ -12,6 +12,13 @@
 //! generated events of every type (the test-only oracle `encode.rs`).
 
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+use serde_json::Value as Json;
+
+use super::generated::{EventType as T, JsonPatchOperationType as Op};
+use super::value::{encode_struct_body, encode_value_body};
+use crate::event::*;
+use crate::types::*;
+use crate::JsonObject;
 
 /// Appends a field key: one byte for the field numbers below 16 (every field here but
 /// the oneof arms past 15), else prost's varint.
@@ -33,13 +40,6 @@ fn varint(v: u64, buf: &mut Vec<u8>) {
         encode_varint(v, buf);
     }
 }
-use serde_json::Value as Json;
-
-use super::generated::{EventType as T, JsonPatchOperationType as Op};
-use super::value::{encode_struct_body, encode_value_body};
-use crate::event::*;
-use crate::types::*;
-use crate::JsonObject;
 
 /// Appends the body of an `ag_ui.Event` message (the oneof arm) for `ev` to `buf`.
 pub(super) fn event(ev: &Event, buf: &mut Vec<u8>) {

@@ -36,6 +36,7 @@ use futures_util::{FutureExt, Stream, StreamExt};
 use tokio::sync::mpsc;
 
 use crate::builders::{self, StateTracker};
+use crate::channel::Queue;
 use crate::context::RunContext;
 use crate::error::AgentError;
 
@@ -132,39 +133,69 @@ impl<A: Agent + ?Sized> Agent for Box<A> {
 /// (back-pressure). Emitting after the client went away returns an error with code
 /// `disconnected` (only reachable from work the agent spawned itself: the agent's own
 /// future is dropped at that point).
-#[derive(Debug, Clone)]
 pub struct Emitter {
-    // Boxed: a channel allocates its slots in blocks of 32, and an event is some 300
-    // bytes; boxed, an open stream's channel costs 256 bytes instead of 10 KiB.
-    tx: mpsc::Sender<Box<Event>>,
-    thread_id: Arc<str>,
-    run_id: Arc<str>,
-    ids: Arc<std::sync::atomic::AtomicU64>,
+    // One allocation per run holds the queue and the run's ids.
+    shared: Arc<EmitterShared>,
+}
+
+struct EmitterShared {
+    queue: Queue,
+    thread_id: String,
+    run_id: String,
+    ids: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for Emitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emitter")
+            .field("thread_id", &self.shared.thread_id)
+            .field("run_id", &self.shared.run_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Clone for Emitter {
+    fn clone(&self) -> Self {
+        self.shared.queue.add_sender();
+        Emitter {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Drop for Emitter {
+    fn drop(&mut self) {
+        self.shared.queue.drop_sender();
+    }
+}
+
+fn disconnected() -> AgentError {
+    AgentError::public("client disconnected").with_code("disconnected")
 }
 
 impl Emitter {
-    /// Sends one event.
-    ///
-    /// The event is boxed before the returned future is first polled, so an agent
-    /// waiting on a full channel holds a pointer to it, not the event itself.
+    /// Sends one event: waits while the queue to the socket is full; an error with
+    /// code `disconnected` once the run's stream is gone.
     pub fn emit(
         &self,
         event: impl Into<Event>,
     ) -> impl std::future::Future<Output = Result<(), AgentError>> + Send + '_ {
-        self.send_boxed(Box::new(event.into()))
-    }
-
-    async fn send_boxed(&self, event: Box<Event>) -> Result<(), AgentError> {
-        self.tx
-            .send(event)
-            .await
-            .map_err(|_| AgentError::public("client disconnected").with_code("disconnected"))
+        let mut slot = Some(event.into());
+        std::future::poll_fn(move |cx| {
+            self.shared
+                .queue
+                .poll_send(cx, &mut slot)
+                .map_err(|_| disconnected())
+        })
     }
 
     /// A fresh id, unique within this run: `{runId}-{what}-{n}`.
     pub fn new_id(&self, what: &str) -> String {
-        let n = self.ids.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        format!("{}-{what}-{n}", self.run_id)
+        let n = self
+            .shared
+            .ids
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}-{what}-{n}", self.shared.run_id)
     }
 
     /// Sends a whole assistant message (`TEXT_MESSAGE_START`, one
@@ -272,14 +303,11 @@ impl Emitter {
         events: impl IntoIterator<Item = Event>,
         pace: Duration,
     ) -> Result<(), AgentError> {
-        // Each event is boxed before the pause: a paced agent, which spends nearly all
-        // its life in that pause, holds a pointer there rather than the event.
         for (i, e) in events.into_iter().enumerate() {
-            let e = Box::new(e);
             if i > 0 && !pace.is_zero() {
                 tokio::time::sleep(pace).await;
             }
-            self.send_boxed(e).await?;
+            self.emit(e).await?;
         }
         Ok(())
     }
@@ -383,8 +411,8 @@ impl Emitter {
         interrupts: Vec<agui_sdk_core::Interrupt>,
     ) -> Result<(), AgentError> {
         self.emit(builders::interrupt_finished(
-            &self.thread_id,
-            &self.run_id,
+            &self.shared.thread_id,
+            &self.shared.run_id,
             interrupts,
         ))
         .await
@@ -392,7 +420,8 @@ impl Emitter {
 
     /// Ends the run successfully with a `result`.
     pub async fn finish_with_result(&self, result: serde_json::Value) -> Result<(), AgentError> {
-        let mut e = agui_sdk_core::event::RunFinished::new(&*self.thread_id, &*self.run_id);
+        let mut e =
+            agui_sdk_core::event::RunFinished::new(&*self.shared.thread_id, &*self.shared.run_id);
         e.result = Some(result);
         self.emit(e).await
     }
@@ -460,17 +489,19 @@ impl FnAgent {
 
 impl Agent for FnAgent {
     fn run(&self, input: RunAgentInput, ctx: RunContext) -> AgentStream {
-        let (tx, rx) = mpsc::channel(self.buffer);
+        let shared = Arc::new(EmitterShared {
+            queue: Queue::new(self.buffer),
+            thread_id: input.thread_id.clone(),
+            run_id: input.run_id.clone(),
+            ids: Default::default(),
+        });
         let emitter = Emitter {
-            tx,
-            thread_id: Arc::from(input.thread_id.as_str()),
-            run_id: Arc::from(input.run_id.as_str()),
-            ids: Arc::default(),
+            shared: shared.clone(),
         };
         let fut = (self.f)(input, ctx, emitter);
         Box::pin(EmitterStream {
             fut: Some(fut),
-            rx,
+            rx: shared,
             error: None,
             panic: None,
         })
@@ -484,9 +515,17 @@ impl Agent for FnAgent {
 /// Joins an emitter agent's future with the receiving end of its channel.
 struct EmitterStream {
     fut: Option<BoxFuture<'static, Result<(), AgentError>>>,
-    rx: mpsc::Receiver<Box<Event>>,
+    rx: Arc<EmitterShared>,
     error: Option<AgentError>,
     panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl Drop for EmitterStream {
+    fn drop(&mut self) {
+        // The agent's future first (its emitter with it), then the queue.
+        self.fut = None;
+        self.rx.queue.close();
+    }
 }
 
 impl Stream for EmitterStream {
@@ -495,8 +534,8 @@ impl Stream for EmitterStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         // Events already sent go out first.
-        if let Poll::Ready(Some(ev)) = this.rx.poll_recv(cx) {
-            return Poll::Ready(Some(Ok(*ev)));
+        if let Poll::Ready(Some(ev)) = this.rx.queue.poll_recv(cx) {
+            return Poll::Ready(Some(Ok(ev)));
         }
         if let Some(fut) = this.fut.as_mut() {
             let polled = std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll_unpin(cx)));
@@ -514,8 +553,8 @@ impl Stream for EmitterStream {
                 }
             }
             // What the future sent during this poll.
-            if let Poll::Ready(Some(ev)) = this.rx.poll_recv(cx) {
-                return Poll::Ready(Some(Ok(*ev)));
+            if let Poll::Ready(Some(ev)) = this.rx.queue.poll_recv(cx) {
+                return Poll::Ready(Some(Ok(ev)));
             }
             if this.fut.is_some() {
                 return Poll::Pending;
@@ -527,8 +566,8 @@ impl Stream for EmitterStream {
             std::panic::resume_unwind(panic);
         }
         // The future is done; senders cloned into spawned work may remain.
-        match this.rx.poll_recv(cx) {
-            Poll::Ready(Some(ev)) => Poll::Ready(Some(Ok(*ev))),
+        match this.rx.queue.poll_recv(cx) {
+            Poll::Ready(Some(ev)) => Poll::Ready(Some(Ok(ev))),
             Poll::Ready(None) => Poll::Ready(this.error.take().map(Err)),
             Poll::Pending => Poll::Pending,
         }

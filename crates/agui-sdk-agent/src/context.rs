@@ -20,12 +20,18 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 /// is gone.
 #[derive(Debug, Clone)]
 pub struct RunContext {
+    // What every clone shares, in one allocation: a clone costs two reference counts.
+    ids: Arc<Ids>,
+    token: CancellationToken,
+}
+
+#[derive(Debug)]
+struct Ids {
     agent: Arc<str>,
     thread_id: String,
     run_id: String,
-    token: CancellationToken,
     shutdown: CancellationToken,
-    disconnected: Arc<AtomicBool>,
+    disconnected: AtomicBool,
 }
 
 impl RunContext {
@@ -37,12 +43,14 @@ impl RunContext {
         shutdown: &CancellationToken,
     ) -> Self {
         RunContext {
-            agent: agent.into(),
-            thread_id: thread_id.into(),
-            run_id: run_id.into(),
+            ids: Arc::new(Ids {
+                agent: agent.into(),
+                thread_id: thread_id.into(),
+                run_id: run_id.into(),
+                shutdown: shutdown.clone(),
+                disconnected: AtomicBool::new(false),
+            }),
             token: shutdown.child_token(),
-            shutdown: shutdown.clone(),
-            disconnected: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -54,17 +62,17 @@ impl RunContext {
 
     /// The name the agent is mounted under.
     pub fn agent_name(&self) -> &str {
-        &self.agent
+        &self.ids.agent
     }
 
     /// The run's thread id.
     pub fn thread_id(&self) -> &str {
-        &self.thread_id
+        &self.ids.thread_id
     }
 
     /// The run's id.
     pub fn run_id(&self) -> &str {
-        &self.run_id
+        &self.ids.run_id
     }
 
     /// The cancellation token (clone it into spawned work, or make child tokens).
@@ -84,12 +92,12 @@ impl RunContext {
 
     /// Whether the server is shutting down (the cancellation came from shutdown).
     pub fn is_shutting_down(&self) -> bool {
-        self.shutdown.is_cancelled()
+        self.ids.shutdown.is_cancelled()
     }
 
     /// Whether the client went away before the run ended.
     pub fn is_disconnected(&self) -> bool {
-        self.disconnected.load(Ordering::Relaxed)
+        self.ids.disconnected.load(Ordering::Relaxed)
     }
 
     /// Cancels the run.
@@ -98,7 +106,7 @@ impl RunContext {
     }
 
     pub(crate) fn mark_disconnected(&self) {
-        self.disconnected.store(true, Ordering::Relaxed);
+        self.ids.disconnected.store(true, Ordering::Relaxed);
         self.token.cancel();
     }
 }

@@ -68,7 +68,10 @@ pub struct RunDriver {
     agent: Option<AgentStream>,
     guard: LifecycleGuard,
     ctx: RunContext,
-    shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
+    shutdown: CancellationToken,
+    /// Waiting for `shutdown`, from the first time the run has to wait (a run that
+    /// ends in its first step never registers).
+    shutdown_wait: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     grace: Duration,
     grace_timer: Option<Pin<Box<Sleep>>>,
 }
@@ -99,7 +102,8 @@ impl RunDriver {
             agent: Some(agent),
             guard,
             ctx,
-            shutdown: Box::pin(shutdown.clone().cancelled_owned()),
+            shutdown: shutdown.clone(),
+            shutdown_wait: None,
             grace,
             grace_timer: None,
         }
@@ -151,7 +155,11 @@ impl RunDriver {
             return Poll::Ready(());
         }
         if self.grace_timer.is_none() {
-            if self.shutdown.as_mut().poll(cx).is_pending() {
+            let token = &self.shutdown;
+            let wait = self
+                .shutdown_wait
+                .get_or_insert_with(|| Box::pin(token.clone().cancelled_owned()));
+            if wait.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
             tracing::info!(grace = ?self.grace, "shutdown: waiting for the run to finish");

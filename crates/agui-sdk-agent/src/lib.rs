@@ -19,6 +19,7 @@
 
 pub mod agent;
 pub mod builders;
+mod channel;
 pub mod context;
 pub mod engine;
 pub mod error;

@@ -109,7 +109,7 @@ pub struct LifecycleGuard {
     ended: bool,
     index: u64,
     verifier: Option<Box<dyn EventVerifier>>,
-    protocol_version: Option<String>,
+    protocol_version: Option<std::borrow::Cow<'static, str>>,
     open: agui_sdk_core::semantics::OpenConstructs,
     /// Whether the client has a state a `STATE_DELTA` can apply to.
     state_defined: bool,
@@ -142,7 +142,7 @@ impl LifecycleGuard {
             ended: false,
             index: 0,
             verifier,
-            protocol_version: Some(agui_sdk_core::PROTOCOL_VERSION.to_owned()),
+            protocol_version: Some(std::borrow::Cow::Borrowed(agui_sdk_core::PROTOCOL_VERSION)),
             open: agui_sdk_core::semantics::OpenConstructs::new(),
             state_defined: true,
         }
@@ -151,8 +151,11 @@ impl LifecycleGuard {
     /// The protocol version the added `RUN_STARTED` declares (this crate's by default;
     /// the runtime declares the version the client asked for when it is an older one it
     /// speaks, so a client is not told of a version it does not know).
-    pub fn declare_protocol_version(mut self, version: Option<String>) -> Self {
-        self.protocol_version = version;
+    pub fn declare_protocol_version(
+        mut self,
+        version: Option<impl Into<std::borrow::Cow<'static, str>>>,
+    ) -> Self {
+        self.protocol_version = version.map(Into::into);
         self
     }
 
@@ -310,7 +313,8 @@ impl LifecycleGuard {
         }
         self.started = true;
         let mut started = agui_sdk_core::event::RunStarted::new(&self.thread_id, &self.run_id);
-        started.protocol_version = self.protocol_version.clone();
+        // Declared once: the guard starts a run at most once.
+        started.protocol_version = self.protocol_version.take().map(Into::into);
         let ev = Event::from(started);
         if let Some(v) = self.verifier.as_mut() {
             // RUN_STARTED is always acceptable as a first event.

@@ -124,7 +124,9 @@ impl Admission {
             return Err(too_large(limit));
         }
         let timeout = self.config.body_timeout;
-        tokio::time::timeout(timeout, read_limited(body, limit))
+        // Room for the declared length at once (at most the limit).
+        let room = declared.map_or(0, |n| n as usize);
+        tokio::time::timeout(timeout, read_limited(body, limit, room))
             .await
             .map_err(|_| {
                 ApiError::new(
@@ -247,8 +249,8 @@ fn too_large(limit: usize) -> ApiError {
 }
 
 /// Reads `body` whole, refusing it as soon as it passes `limit` bytes.
-async fn read_limited(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
-    let mut out = Vec::new();
+async fn read_limited(body: Body, limit: usize, room: usize) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::with_capacity(room.min(limit));
     let mut frames = body.into_data_stream();
     while let Some(chunk) = frames.next().await {
         let chunk = chunk.map_err(|e| {
@@ -268,12 +270,46 @@ async fn read_limited(body: Body, limit: usize) -> Result<Vec<u8>, ApiError> {
 
 /// Whether a `Content-Type` value names JSON (`application/json` or `+json`).
 pub(crate) fn is_json_media_type(v: &str) -> bool {
-    let essence = v
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    // Compared in place, without a lower-cased copy.
+    let essence = v.split(';').next().unwrap_or("").trim();
+    let Some(sub) = essence
+        .get(..12)
+        .filter(|p| p.eq_ignore_ascii_case("application/"))
+        .map(|_| &essence[12..])
+    else {
+        return false;
+    };
+    let n = sub.len();
+    sub.eq_ignore_ascii_case("json")
+        || (n >= 5 && sub.as_bytes()[n - 5..].eq_ignore_ascii_case(b"+json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_json_media_type;
+
+    #[test]
+    fn json_media_types_in_any_case_with_parameters() {
+        for yes in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "  application/json  ",
+            "application/vnd.api+json",
+            "APPLICATION/LD+JSON;q=1",
+        ] {
+            assert!(is_json_media_type(yes), "{yes}");
+        }
+        for no in [
+            "",
+            "text/plain",
+            "application/jsonx",
+            "application/",
+            "text/json",
+            "application/xml+jso",
+            "appl\u{e9}cation/json",
+            "json",
+        ] {
+            assert!(!is_json_media_type(no), "{no}");
+        }
+    }
 }

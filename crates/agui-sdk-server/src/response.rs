@@ -111,7 +111,9 @@ pub(crate) struct RunStream {
     encoder: EventEncoder,
     downgrade: agui_sdk_core::semantics::Downgrade,
     span: tracing::Span,
-    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// The keep-alive interval, and its timer once the stream has had to wait (a run
+    /// that ends in one step never sets one).
+    keep_alive: Option<(Duration, Option<Pin<Box<Sleep>>>)>,
     last_write: Instant,
     done: bool,
     scratch: Vec<Event>,
@@ -131,7 +133,7 @@ impl RunStream {
     ) -> Self {
         // Keep-alive comments exist only in SSE.
         let keep_alive = match (settings.encoding, settings.keep_alive) {
-            (Encoding::Sse, Some(d)) if !d.is_zero() => Some((d, Box::pin(tokio::time::sleep(d)))),
+            (Encoding::Sse, Some(d)) if !d.is_zero() => Some((d, None)),
             _ => None,
         };
         RunStream {
@@ -194,12 +196,6 @@ impl Stream for RunStream {
         let span = this.span.clone();
         let _entered = span.enter();
 
-        // The grace period of a shutdown; the agent's context, a child of the shutdown
-        // signal, is cancelled by the signal itself.
-        if this.run.poll_shutdown(cx, &mut this.scratch).is_ready() {
-            return this.finish();
-        }
-
         // Everything the agent has ready goes out in one chunk (up to a bound): no added
         // delay, fewer frames and writes under load.
         loop {
@@ -228,11 +224,21 @@ impl Stream for RunStream {
                 Poll::Pending => break,
             }
         }
+        // The grace period of a shutdown, watched once the agent has nothing more ready
+        // (or the batch is full), so that a run that ends in one step never waits on
+        // it; the agent's context, a child of the shutdown signal, is cancelled by the
+        // signal itself.
+        if this.run.poll_shutdown(cx, &mut this.scratch).is_ready() {
+            return this.finish();
+        }
         if !this.out.is_empty() {
             return Poll::Ready(Some(Ok(this.take_chunk())));
         }
 
         if let Some((interval, timer)) = this.keep_alive.as_mut() {
+            let last_write = this.last_write;
+            let timer = timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(last_write + *interval)));
             if timer.as_mut().poll(cx).is_ready() {
                 let now = Instant::now();
                 let due = this.last_write + *interval;

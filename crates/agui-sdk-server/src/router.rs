@@ -507,7 +507,8 @@ async fn start_run(
                 Some(owner) => {
                     drop(_entered);
                     rs.ensure_reaper(s.shutdown.token().clone());
-                    let started = runs_http::start(runs_http::Start {
+                    // Boxed: this rare path's future would otherwise size every run's.
+                    let started = Box::pin(runs_http::start(runs_http::Start {
                         state: rs,
                         agent_name: name,
                         owner,
@@ -516,7 +517,7 @@ async fn start_run(
                         input: &input,
                         encoding,
                         keep_alive: s.config.keep_alive,
-                    })
+                    }))
                     .await?;
                     return Ok(match started {
                         runs_http::Started::Attached(res) => res,
@@ -648,14 +649,18 @@ async fn run_cancel(
 
 /// The protocol version to declare to a client that declared `client`: the client's own
 /// when it is a `MAJOR.MINOR` this crate speaks (same or older), else this crate's.
-pub(crate) fn declared_version(client: Option<&str>) -> String {
+pub(crate) fn declared_version(client: Option<&str>) -> std::borrow::Cow<'static, str> {
     use agui_sdk_core::semantics::ProtocolVersion;
+    use std::borrow::Cow;
+    // Written once: every run that declares no older version declares this one.
+    static CURRENT: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| ProtocolVersion::current().to_string());
     let current = ProtocolVersion::current();
     match client {
         Some(v) if v.split('.').count() == 2 => match ProtocolVersion::parse(v) {
-            Some(p) if p <= current => v.to_owned(),
-            _ => current.to_string(),
+            Some(p) if p <= current => Cow::Owned(v.to_owned()),
+            _ => Cow::Borrowed(CURRENT.as_str()),
         },
-        _ => current.to_string(),
+        _ => Cow::Borrowed(CURRENT.as_str()),
     }
 }

@@ -1,0 +1,284 @@
+//! The bounded queue between an [`agent_fn`](crate::agent_fn) agent's emitter and the
+//! stream the runtime polls.
+//!
+//! The receiving side polls the agent's future itself, so the queue is nearly always
+//! taken by one side at a time: a mutex over a `VecDeque` of events costs two
+//! uncontended atomic operations per event, where a general channel boxed each event
+//! (to keep its preallocated slots small) and took a semaphore permit for it. Here an
+//! event is moved in and out in place. A burst reserves at once what the burst before
+//! it used (a fresh run's first one, the bound); the slots are given back once the
+//! stream waits with nothing queued, so an idle open stream holds none.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use agui_sdk_core::Event;
+
+/// The queue, shared by every sender and the one receiver.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    events: VecDeque<Event>,
+    bound: usize,
+    /// The most events queued at once since the queue last emptied, and in the burst
+    /// before: a new burst reserves that much at once (a fresh run's first burst, its
+    /// bound), rather than growing through every size.
+    burst: usize,
+    last_burst: usize,
+    senders: usize,
+    receiver: bool,
+    /// The receiver, waiting for an event or for the last sender to go.
+    rx_waker: Option<Waker>,
+    /// Senders waiting for room (each at most once, compared with `will_wake`).
+    tx_wakers: Vec<Waker>,
+}
+
+/// Why an event was not queued: the receiver is gone (the run ended or its client
+/// went away). The event is handed back.
+#[derive(Debug)]
+pub(crate) struct Closed(#[allow(dead_code)] pub Event);
+
+impl Queue {
+    /// A queue of at most `bound` events (at least one), with one sender counted.
+    pub(crate) fn new(bound: usize) -> Queue {
+        Queue {
+            inner: Mutex::new(Inner {
+                events: VecDeque::new(),
+                bound: bound.max(1),
+                burst: 0,
+                last_burst: bound.max(1),
+                senders: 1,
+                receiver: true,
+                rx_waker: None,
+                tx_wakers: Vec::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Nothing here panics while the lock is held; a poisoned lock still holds a
+        // consistent queue.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One more sender (an emitter was cloned).
+    pub(crate) fn add_sender(&self) {
+        self.lock().senders += 1;
+    }
+
+    /// One sender fewer; the last one's going ends the stream once it is drained.
+    pub(crate) fn drop_sender(&self) {
+        let waker = {
+            let mut q = self.lock();
+            q.senders -= 1;
+            if q.senders == 0 {
+                q.rx_waker.take()
+            } else {
+                None
+            }
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Queues `event` if there is room: `Ready(Ok)`; `Pending` (the sender is woken
+    /// when there is room) with the event left in `slot`; `Ready(Err)` when the
+    /// receiver is gone.
+    pub(crate) fn poll_send(
+        &self,
+        cx: &mut Context<'_>,
+        slot: &mut Option<Event>,
+    ) -> Poll<Result<(), Closed>> {
+        let Some(event) = slot.take() else {
+            return Poll::Ready(Ok(()));
+        };
+        let waker = {
+            let mut q = self.lock();
+            if !q.receiver {
+                return Poll::Ready(Err(Closed(event)));
+            }
+            if q.events.len() >= q.bound {
+                if !q.tx_wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                    q.tx_wakers.push(cx.waker().clone());
+                }
+                *slot = Some(event);
+                return Poll::Pending;
+            }
+            if q.events.capacity() == 0 {
+                let room = q.last_burst;
+                q.events.reserve_exact(room);
+            }
+            q.events.push_back(event);
+            q.burst = q.burst.max(q.events.len());
+            q.rx_waker.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// The next event: `Ready(Some)`; `Ready(None)` once every sender is gone and the
+    /// queue is empty; `Pending` otherwise (the receiver is woken by the next event or
+    /// by the last sender's going).
+    pub(crate) fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        let (event, wakers) = {
+            let mut q = self.lock();
+            match q.events.pop_front() {
+                Some(event) => {
+                    // Room again: the senders waiting for it try once more.
+                    let wakers = if q.events.len() + 1 == q.bound {
+                        std::mem::take(&mut q.tx_wakers)
+                    } else {
+                        Vec::new()
+                    };
+                    (event, wakers)
+                }
+                None if q.senders == 0 => return Poll::Ready(None),
+                None => {
+                    // Waiting, perhaps for long: keep no slots.
+                    if q.events.capacity() > 0 {
+                        q.events = VecDeque::new();
+                        q.last_burst = std::mem::take(&mut q.burst).max(1);
+                    }
+                    match &q.rx_waker {
+                        Some(w) if w.will_wake(cx.waker()) => {}
+                        _ => q.rx_waker = Some(cx.waker().clone()),
+                    }
+                    return Poll::Pending;
+                }
+            }
+        };
+        for w in wakers {
+            w.wake();
+        }
+        Poll::Ready(Some(event))
+    }
+
+    /// The receiver is gone: what is queued is dropped and waiting senders are woken
+    /// (to find the queue closed).
+    pub(crate) fn close(&self) {
+        let (events, wakers) = {
+            let mut q = self.lock();
+            q.receiver = false;
+            q.rx_waker = None;
+            (
+                std::mem::take(&mut q.events),
+                std::mem::take(&mut q.tx_wakers),
+            )
+        };
+        drop(events);
+        for w in wakers {
+            w.wake();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::task::noop_waker_ref;
+
+    fn cx() -> Context<'static> {
+        Context::from_waker(noop_waker_ref())
+    }
+
+    fn ev(i: usize) -> Event {
+        Event::text_message_content("m", format!("d{i}"))
+    }
+
+    fn delta(e: &Event) -> String {
+        match e {
+            Event::TextMessageContent(c) => c.delta.clone(),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bounded_in_order_and_ends_with_the_last_sender() {
+        let q = Queue::new(2);
+        let mut cx = cx();
+        for i in 0..2 {
+            let mut slot = Some(ev(i));
+            assert!(matches!(
+                q.poll_send(&mut cx, &mut slot),
+                Poll::Ready(Ok(()))
+            ));
+        }
+        let mut slot = Some(ev(2));
+        assert!(q.poll_send(&mut cx, &mut slot).is_pending());
+        assert!(slot.is_some(), "a refused event stays with its sender");
+        let Poll::Ready(Some(first)) = q.poll_recv(&mut cx) else {
+            panic!("an event was queued")
+        };
+        assert_eq!(delta(&first), "d0");
+        assert!(matches!(
+            q.poll_send(&mut cx, &mut slot),
+            Poll::Ready(Ok(()))
+        ));
+        q.add_sender();
+        q.drop_sender();
+        let got: Vec<String> = std::iter::from_fn(|| match q.poll_recv(&mut cx) {
+            Poll::Ready(Some(e)) => Some(delta(&e)),
+            _ => None,
+        })
+        .collect();
+        assert_eq!(got, ["d1", "d2"]);
+        assert!(q.poll_recv(&mut cx).is_pending(), "a sender is left");
+        q.drop_sender();
+        assert!(matches!(q.poll_recv(&mut cx), Poll::Ready(None)));
+    }
+
+    #[test]
+    fn a_waiting_queue_keeps_no_slots_and_a_closed_one_refuses() {
+        let q = Queue::new(16);
+        let mut cx = cx();
+        let mut slot = Some(ev(0));
+        assert!(q.poll_send(&mut cx, &mut slot).is_ready());
+        assert!(q.lock().events.capacity() >= 16);
+        assert!(q.poll_recv(&mut cx).is_ready());
+        assert!(q.poll_recv(&mut cx).is_pending());
+        assert_eq!(q.lock().events.capacity(), 0);
+        // The first burst reserved the bound at once; the next, what the last one used.
+        let mut slot = Some(ev(1));
+        assert!(q.poll_send(&mut cx, &mut slot).is_ready());
+        assert!(q.lock().events.capacity() < 16);
+        q.close();
+        let mut slot = Some(ev(2));
+        assert!(matches!(
+            q.poll_send(&mut cx, &mut slot),
+            Poll::Ready(Err(Closed(_)))
+        ));
+    }
+
+    #[test]
+    fn a_sender_waiting_for_room_is_woken_once_there_is_room() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        struct Count(AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut tx_cx = Context::from_waker(&waker);
+        let q = Queue::new(1);
+        let mut slot = Some(ev(0));
+        assert!(q.poll_send(&mut tx_cx, &mut slot).is_ready());
+        let mut slot = Some(ev(1));
+        assert!(q.poll_send(&mut tx_cx, &mut slot).is_pending());
+        assert!(q.poll_send(&mut tx_cx, &mut slot).is_pending());
+        assert_eq!(q.lock().tx_wakers.len(), 1, "one waker per waiting sender");
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        assert!(q.poll_recv(&mut cx()).is_ready());
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+    }
+}

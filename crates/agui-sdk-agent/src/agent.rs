@@ -533,8 +533,9 @@ impl Stream for EmitterStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        // Events already sent go out first.
-        if let Poll::Ready(Some(ev)) = this.rx.queue.poll_recv(cx) {
+        // Events already sent go out first. No waker is left here: the future is
+        // polled next, and the queue is waited on below before this returns.
+        if let Some(ev) = this.rx.queue.take() {
             return Poll::Ready(Some(Ok(ev)));
         }
         if let Some(fut) = this.fut.as_mut() {

@@ -21,6 +21,18 @@ pub(crate) struct Queue {
     inner: Mutex<Inner>,
 }
 
+impl Inner {
+    /// After an event is taken: when the queue was full, the senders waiting for room
+    /// (to be woken once the lock is let go), which try once more.
+    fn room_again(&mut self) -> Vec<Waker> {
+        if self.events.len() + 1 == self.bound {
+            std::mem::take(&mut self.tx_wakers)
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Inner {
     events: VecDeque<Event>,
@@ -124,6 +136,22 @@ impl Queue {
         Poll::Ready(Ok(()))
     }
 
+    /// The next event if one is queued, without waiting: the receiver is being polled
+    /// and will wait through [`poll_recv`](Self::poll_recv) before it returns, so the
+    /// waker it left last time is dropped (a sender it polls itself then wakes nobody).
+    pub(crate) fn take(&self) -> Option<Event> {
+        let (event, wakers) = {
+            let mut q = self.lock();
+            q.rx_waker = None;
+            let event = q.events.pop_front()?;
+            (event, q.room_again())
+        };
+        for w in wakers {
+            w.wake();
+        }
+        Some(event)
+    }
+
     /// The next event: `Ready(Some)`; `Ready(None)` once every sender is gone and the
     /// queue is empty; `Pending` otherwise (the receiver is woken by the next event or
     /// by the last sender's going).
@@ -131,15 +159,7 @@ impl Queue {
         let (event, wakers) = {
             let mut q = self.lock();
             match q.events.pop_front() {
-                Some(event) => {
-                    // Room again: the senders waiting for it try once more.
-                    let wakers = if q.events.len() + 1 == q.bound {
-                        std::mem::take(&mut q.tx_wakers)
-                    } else {
-                        Vec::new()
-                    };
-                    (event, wakers)
-                }
+                Some(event) => (event, q.room_again()),
                 None if q.senders == 0 => return Poll::Ready(None),
                 None => {
                     // Waiting, perhaps for long: keep no slots.
@@ -278,7 +298,40 @@ mod tests {
         assert!(q.poll_send(&mut tx_cx, &mut slot).is_pending());
         assert_eq!(q.lock().tx_wakers.len(), 1, "one waker per waiting sender");
         assert_eq!(count.0.load(Ordering::SeqCst), 0);
-        assert!(q.poll_recv(&mut cx()).is_ready());
+        assert!(q.take().is_some());
         assert_eq!(count.0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn taking_drops_the_receivers_last_waker() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        struct Count(AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let q = Queue::new(4);
+        assert!(q.poll_recv(&mut Context::from_waker(&waker)).is_pending());
+        assert!(q.take().is_none());
+        let mut slot = Some(ev(0));
+        assert!(q.poll_send(&mut cx(), &mut slot).is_ready());
+        assert_eq!(
+            count.0.load(Ordering::SeqCst),
+            0,
+            "the receiver was being polled"
+        );
+        assert!(q.poll_recv(&mut Context::from_waker(&waker)).is_ready());
+        assert!(q.poll_recv(&mut Context::from_waker(&waker)).is_pending());
+        let mut slot = Some(ev(1));
+        assert!(q.poll_send(&mut cx(), &mut slot).is_ready());
+        assert_eq!(
+            count.0.load(Ordering::SeqCst),
+            1,
+            "a waiting receiver is woken"
+        );
     }
 }

@@ -4,7 +4,10 @@
 //!
 //! - `srv_floor PORT FILE whole`: the reply as one body chunk;
 //! - `srv_floor PORT FILE frames`: the reply as one body chunk per SSE frame, as a
-//!   streaming server hands them to hyper.
+//!   streaming server hands them to hyper;
+//! - a fourth argument `timed`: hyper's header-read timeout on (10 s, on Tokio's
+//!   timer), as `agui serve` has it against connections that send their request head
+//!   slowly, which arms a timer for every request.
 //!
 //! Hyper's HTTP/1 connection is driven directly (one task per connection), on Tokio's
 //! multi-threaded runtime, as `agui serve` runs: no router, no agent, no encoding.
@@ -22,6 +25,7 @@ async fn main() -> std::io::Result<()> {
     let port: u16 = args.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     let file = args.next().expect("usage: srv_floor PORT FILE whole|frames");
     let frames = args.next().as_deref() == Some("frames");
+    let timed = args.next().as_deref() == Some("timed");
     let body = std::fs::read(&file)?;
     let chunks: Arc<Vec<Bytes>> = Arc::new(if frames {
         body.split_inclusive(|b| *b == b'\n')
@@ -62,7 +66,13 @@ async fn main() -> std::io::Result<()> {
                     )
                 }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            if timed {
+                builder
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(std::time::Duration::from_secs(10));
+            }
+            let _ = builder
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                 .await;
         });

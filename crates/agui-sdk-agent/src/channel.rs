@@ -6,7 +6,7 @@
 //! uncontended atomic operations per event, where a general channel boxed each event
 //! (to keep its preallocated slots small) and took a semaphore permit for it. Here an
 //! event is moved in and out in place. A burst reserves at once what the burst before
-//! it used (a fresh run's first one, the bound); the slots are given back once the
+//! it used (a fresh run's first one, a few slots); the slots are given back once the
 //! stream waits with nothing queued, so an idle open stream holds none.
 
 use std::collections::VecDeque;
@@ -14,6 +14,12 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use agui_sdk_core::Event;
+
+/// What a queue's first burst reserves: a paced stream's first event, or the start of
+/// a burst that then grows. Reserving the whole bound for it would leave a freed block
+/// of that size behind every open stream (`bench/load/stream_memory.sh`: 0.7 KiB more
+/// resident memory per stream).
+const FIRST_BURST: usize = 4;
 
 /// The queue, shared by every sender and the one receiver.
 #[derive(Debug)]
@@ -38,8 +44,8 @@ struct Inner {
     events: VecDeque<Event>,
     bound: usize,
     /// The most events queued at once since the queue last emptied, and in the burst
-    /// before: a new burst reserves that much at once (a fresh run's first burst, its
-    /// bound), rather than growing through every size.
+    /// before: a new burst reserves that much at once (a fresh run's first burst,
+    /// [`FIRST_BURST`]), rather than growing through every size.
     burst: usize,
     last_burst: usize,
     senders: usize,
@@ -63,7 +69,7 @@ impl Queue {
                 events: VecDeque::new(),
                 bound: bound.max(1),
                 burst: 0,
-                last_burst: bound.max(1),
+                last_burst: bound.clamp(1, FIRST_BURST),
                 senders: 1,
                 receiver: true,
                 rx_waker: None,
@@ -261,14 +267,14 @@ mod tests {
         let mut cx = cx();
         let mut slot = Some(ev(0));
         assert!(q.poll_send(&mut cx, &mut slot).is_ready());
-        assert!(q.lock().events.capacity() >= 16);
+        assert!(q.lock().events.capacity() >= FIRST_BURST);
         assert!(q.poll_recv(&mut cx).is_ready());
         assert!(q.poll_recv(&mut cx).is_pending());
         assert_eq!(q.lock().events.capacity(), 0);
-        // The first burst reserved the bound at once; the next, what the last one used.
+        // The next burst reserves what the last one used.
         let mut slot = Some(ev(1));
         assert!(q.poll_send(&mut cx, &mut slot).is_ready());
-        assert!(q.lock().events.capacity() < 16);
+        assert!(q.lock().events.capacity() < FIRST_BURST);
         q.close();
         let mut slot = Some(ev(2));
         assert!(matches!(

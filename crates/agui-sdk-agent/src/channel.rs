@@ -210,9 +210,30 @@ impl Queue {
 mod tests {
     use super::*;
     use futures_util::task::noop_waker_ref;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn cx() -> Context<'static> {
         Context::from_waker(noop_waker_ref())
+    }
+
+    /// A waker that counts how often it is woken.
+    fn counting_waker() -> (std::sync::Arc<Count>, Waker) {
+        let count = std::sync::Arc::new(Count(AtomicUsize::new(0)));
+        (count.clone(), Waker::from(count))
+    }
+
+    struct Count(AtomicUsize);
+
+    impl Count {
+        fn get(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    impl std::task::Wake for Count {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
     }
 
     fn ev(i: usize) -> Event {
@@ -285,16 +306,7 @@ mod tests {
 
     #[test]
     fn a_sender_waiting_for_room_is_woken_once_there_is_room() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::sync::Arc;
-        struct Count(AtomicUsize);
-        impl std::task::Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::SeqCst);
-            }
-        }
-        let count = Arc::new(Count(AtomicUsize::new(0)));
-        let waker = Waker::from(count.clone());
+        let (count, waker) = counting_waker();
         let mut tx_cx = Context::from_waker(&waker);
         let q = Queue::new(1);
         let mut slot = Some(ev(0));
@@ -303,41 +315,24 @@ mod tests {
         assert!(q.poll_send(&mut tx_cx, &mut slot).is_pending());
         assert!(q.poll_send(&mut tx_cx, &mut slot).is_pending());
         assert_eq!(q.lock().tx_wakers.len(), 1, "one waker per waiting sender");
-        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        assert_eq!(count.get(), 0);
         assert!(q.take().is_some());
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(count.get(), 1);
     }
 
     #[test]
     fn taking_drops_the_receivers_last_waker() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::sync::Arc;
-        struct Count(AtomicUsize);
-        impl std::task::Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.0.fetch_add(1, Ordering::SeqCst);
-            }
-        }
-        let count = Arc::new(Count(AtomicUsize::new(0)));
-        let waker = Waker::from(count.clone());
+        let (count, waker) = counting_waker();
         let q = Queue::new(4);
         assert!(q.poll_recv(&mut Context::from_waker(&waker)).is_pending());
         assert!(q.take().is_none());
         let mut slot = Some(ev(0));
         assert!(q.poll_send(&mut cx(), &mut slot).is_ready());
-        assert_eq!(
-            count.0.load(Ordering::SeqCst),
-            0,
-            "the receiver was being polled"
-        );
+        assert_eq!(count.get(), 0, "the receiver was being polled");
         assert!(q.poll_recv(&mut Context::from_waker(&waker)).is_ready());
         assert!(q.poll_recv(&mut Context::from_waker(&waker)).is_pending());
         let mut slot = Some(ev(1));
         assert!(q.poll_send(&mut cx(), &mut slot).is_ready());
-        assert_eq!(
-            count.0.load(Ordering::SeqCst),
-            1,
-            "a waiting receiver is woken"
-        );
+        assert_eq!(count.get(), 1, "a waiting receiver is woken");
     }
 }

@@ -124,8 +124,9 @@ impl Admission {
             return Err(too_large(limit));
         }
         let timeout = self.config.body_timeout;
-        // Room for the declared length at once (at most the limit).
-        let room = declared.map_or(0, |n| n as usize);
+        // Room for the declared length at once, up to a small bound: a client that
+        // declares a large body and sends it slowly reserves no more than it sent.
+        let room = declared.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
         tokio::time::timeout(timeout, read_limited(body, limit, room))
             .await
             .map_err(|_| {
@@ -248,9 +249,14 @@ fn too_large(limit: usize) -> ApiError {
     )
 }
 
-/// Reads `body` whole, refusing it as soon as it passes `limit` bytes.
+/// The most a body's buffer is given before its bytes arrive (most run requests are
+/// smaller; a larger one grows as it arrives).
+const PREALLOCATE_AT_MOST: usize = 64 * 1024;
+
+/// Reads `body` whole, refusing it as soon as it passes `limit` bytes; `room` is its
+/// declared length.
 async fn read_limited(body: Body, limit: usize, room: usize) -> Result<Vec<u8>, ApiError> {
-    let mut out = Vec::with_capacity(room.min(limit));
+    let mut out = Vec::with_capacity(room.min(limit).min(PREALLOCATE_AT_MOST));
     let mut frames = body.into_data_stream();
     while let Some(chunk) = frames.next().await {
         let chunk = chunk.map_err(|e| {
@@ -272,21 +278,44 @@ async fn read_limited(body: Body, limit: usize, room: usize) -> Result<Vec<u8>, 
 pub(crate) fn is_json_media_type(v: &str) -> bool {
     // Compared in place, without a lower-cased copy.
     let essence = v.split(';').next().unwrap_or("").trim();
+    const TYPE: &str = "application/";
+    const SUFFIX: &[u8] = b"+json";
     let Some(sub) = essence
-        .get(..12)
-        .filter(|p| p.eq_ignore_ascii_case("application/"))
-        .map(|_| &essence[12..])
+        .get(..TYPE.len())
+        .filter(|t| t.eq_ignore_ascii_case(TYPE))
+        .map(|_| &essence[TYPE.len()..])
     else {
         return false;
     };
     let n = sub.len();
     sub.eq_ignore_ascii_case("json")
-        || (n >= 5 && sub.as_bytes()[n - 5..].eq_ignore_ascii_case(b"+json"))
+        || (n >= SUFFIX.len() && sub.as_bytes()[n - SUFFIX.len()..].eq_ignore_ascii_case(SUFFIX))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::is_json_media_type;
+    use super::{is_json_media_type, read_limited, PREALLOCATE_AT_MOST};
+    use futures_util::FutureExt;
+
+    #[test]
+    fn a_declared_length_reserves_at_most_a_small_bound_before_the_bytes_arrive() {
+        let read = |body: &'static [u8], declared: usize| {
+            read_limited(axum::body::Body::from(body), 1 << 30, declared)
+                .now_or_never()
+                .expect("a body already there")
+                .expect("within the limit")
+        };
+        let small = read(b"{}", 2);
+        assert_eq!((small.as_slice(), small.capacity()), (&b"{}"[..], 2));
+        // A gigabyte declared, two bytes sent: the buffer did not take the gigabyte.
+        let lied = read(b"{}", 1 << 30);
+        assert_eq!(lied, b"{}");
+        assert!(
+            lied.capacity() <= PREALLOCATE_AT_MOST,
+            "{}",
+            lied.capacity()
+        );
+    }
 
     #[test]
     fn json_media_types_in_any_case_with_parameters() {

@@ -19,8 +19,8 @@
 //! Writing a multi-step agent as a hand-made stream is awkward, so [`agent_fn`] offers
 //! the emitter shape on top: an `async` function receiving an [`Emitter`] and calling
 //! `emit(...).await` in straight-line code. Its future is still polled inside the
-//! response stream (not spawned), joined with a *bounded* channel, so it keeps the
-//! cancellation and back-pressure properties above.
+//! response stream (not spawned), joined with a *bounded* queue that moves each event
+//! in place, so it keeps the cancellation and back-pressure properties above.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -512,7 +512,7 @@ impl Agent for FnAgent {
     }
 }
 
-/// Joins an emitter agent's future with the receiving end of its channel.
+/// Joins an emitter agent's future with the receiving end of its queue.
 struct EmitterStream {
     fut: Option<BoxFuture<'static, Result<(), AgentError>>>,
     rx: Arc<EmitterShared>,

@@ -27,18 +27,6 @@ pub(crate) struct Queue {
     inner: Mutex<Inner>,
 }
 
-impl Inner {
-    /// After an event is taken: when the queue was full, the senders waiting for room
-    /// (to be woken once the lock is let go), which try once more.
-    fn room_again(&mut self) -> Vec<Waker> {
-        if self.events.len() + 1 == self.bound {
-            std::mem::take(&mut self.tx_wakers)
-        } else {
-            Vec::new()
-        }
-    }
-}
-
 #[derive(Debug)]
 struct Inner {
     events: VecDeque<Event>,
@@ -56,10 +44,22 @@ struct Inner {
     tx_wakers: Vec<Waker>,
 }
 
+impl Inner {
+    /// After an event is taken: when the queue was full, the senders waiting for room
+    /// (to be woken once the lock is let go), which try once more.
+    fn room_again(&mut self) -> Vec<Waker> {
+        if self.events.len() + 1 == self.bound {
+            std::mem::take(&mut self.tx_wakers)
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 /// Why an event was not queued: the receiver is gone (the run ended or its client
-/// went away). The event is handed back.
+/// went away); the event is dropped.
 #[derive(Debug)]
-pub(crate) struct Closed(#[allow(dead_code)] pub Event);
+pub(crate) struct Closed;
 
 impl Queue {
     /// A queue of at most `bound` events (at least one), with one sender counted.
@@ -119,7 +119,7 @@ impl Queue {
         let waker = {
             let mut q = self.lock();
             if !q.receiver {
-                return Poll::Ready(Err(Closed(event)));
+                return Poll::Ready(Err(Closed));
             }
             if q.events.len() >= q.bound {
                 if !q.tx_wakers.iter().any(|w| w.will_wake(cx.waker())) {
@@ -300,7 +300,7 @@ mod tests {
         let mut slot = Some(ev(2));
         assert!(matches!(
             q.poll_send(&mut cx, &mut slot),
-            Poll::Ready(Err(Closed(_)))
+            Poll::Ready(Err(Closed))
         ));
     }
 

@@ -27,7 +27,7 @@ pub(crate) fn decode(
     bytes: &[u8],
     blank: &mut impl FnMut() -> String,
 ) -> Result<Event, crate::wire::JsonError> {
-    match std::str::from_utf8(bytes) {
+    match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => match read_into(text, blank) {
             Some(event) => Ok(event),
             None => crate::wire::decode_text(text),

@@ -21,8 +21,8 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
 
 use agui_sdk_core::encoding::sse::{self, SseDecoder};
 use agui_sdk_core::encoding::{DecodeError, DecodeErrorKind, DecoderLimits, RawBody};
@@ -307,44 +307,34 @@ impl Framer {
     }
 }
 
-/// What a worker gets back once its batch has been taken in: buffers it filled, to be
-/// emptied (their contents freed on the thread that allocated them) and filled again.
-type Returns<T> = Vec<Sender<T>>;
-
-/// Starts `threads` workers applying `f` to each batch sent on the returned sender, and
-/// sending what it gives on the returned receiver. `f` is given the worker's number, its
-/// decoder, and its pool of what came back on its own channel (the third returned
-/// value). They end once either side is closed.
-fn spawn_workers<'scope, R: Send + 'scope, T: Send + 'scope>(
+/// Starts `threads` workers writing the JSON Lines of each batch sent on the returned
+/// sender (`work`), and sending what they give on the returned receiver. They end once
+/// either side is closed.
+fn spawn_writers<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     threads: usize,
     in_flight: usize,
-    f: fn(usize, Batch, &mut SseDecoder, &mut Vec<T>) -> R,
-) -> (SyncSender<Batch>, Receiver<R>, Returns<T>) {
+) -> (SyncSender<Batch>, Receiver<Done>) {
     let (work_tx, work_rx) = sync_channel::<Batch>(in_flight);
-    let (done_tx, done_rx) = sync_channel::<R>(in_flight);
+    let (done_tx, done_rx) = sync_channel::<Done>(in_flight);
     let work_rx = Arc::new(Mutex::new(work_rx));
-    let mut returns = Vec::with_capacity(threads);
-    for worker in 0..threads {
+    for _ in 0..threads {
         let (rx, tx) = (Arc::clone(&work_rx), done_tx.clone());
-        let (back_tx, back_rx) = channel::<T>();
-        returns.push(back_tx);
         scope.spawn(move || {
-            let (mut dec, mut pool) = (SseDecoder::new(), Vec::new());
+            let mut dec = SseDecoder::new();
             loop {
                 let next = match rx.lock() {
                     Ok(rx) => rx.recv(),
                     Err(_) => return,
                 };
                 let Ok(batch) = next else { return };
-                pool.extend(back_rx.try_iter());
-                if tx.send(f(worker, batch, &mut dec, &mut pool)).is_err() {
+                if tx.send(work(batch, &mut dec)).is_err() {
                     return;
                 }
             }
         });
     }
-    (work_tx, done_rx, returns)
+    (work_tx, done_rx)
 }
 
 /// A batch with its JSON Lines written (in `batch.out`), how many events it held, the
@@ -358,7 +348,7 @@ struct Done {
     error: Option<DecodeError>,
 }
 
-fn work(_worker: usize, mut batch: Batch, dec: &mut SseDecoder, _: &mut Vec<()>) -> Done {
+fn work(mut batch: Batch, dec: &mut SseDecoder) -> Done {
     let mut out = std::mem::take(&mut batch.out);
     out.reserve(batch.len + batch.len / 8);
     let (mut skipped, mut error) = (Vec::new(), None);
@@ -396,7 +386,7 @@ pub fn decode_sse(input: &mut dyn BufRead, threads: usize) -> Result<(), CliErro
     let in_flight = 2 * threads + 2;
     let (token_tx, token_rx) = tokens(in_flight);
     std::thread::scope(|scope| {
-        let (work_tx, done_rx, _) = spawn_workers::<_, ()>(scope, threads, in_flight, work);
+        let (work_tx, done_rx) = spawn_writers(scope, threads, in_flight);
         let writer = scope.spawn(move || write_in_order(done_rx, token_tx));
         let mut reader = Reader::new();
         let read = (|| {
@@ -455,29 +445,15 @@ fn write_in_order(done: Receiver<Done>, tokens: SyncSender<Batch>) -> Result<(),
     flush(&mut out)
 }
 
-/// A batch a worker read ahead: for each event, its offset and the typed event when it
-/// read as one with no key the protocol does not define (what the inbound pipeline's
-/// fast path reads, and all it would do with the text), or its JSON text to leave to
-/// the pipeline; how many events it held, and the framing error that ends it.
-struct ReadAhead {
-    batch: Batch,
-    spent: Spent,
-    /// The worker that read them, which takes them back to free them.
-    worker: usize,
-    events: u64,
-    error: Option<DecodeError>,
-}
-
 /// An event read ahead: typed, or its JSON text's range in [`Spent::texts`].
 enum Slot {
     Typed(Event),
     Text(usize, usize),
 }
 
-/// A worker's buffers for one batch: `read` filled by the worker and emptied by the
-/// pipeline, `dead` filled by the pipeline with the events it is done with and emptied
-/// by the worker that read them, into `recycler`, whose strings the next events it
-/// reads reuse (or freed there).
+/// A worker's buffers for one batch, kept from batch to batch: the events it read
+/// ahead, the texts of those it left to the pipeline, the events the pipeline is done
+/// with, and the recycler whose strings the next events it reads reuse.
 #[derive(Default)]
 struct Spent {
     read: Vec<(u64, Slot)>,
@@ -486,128 +462,244 @@ struct Spent {
     recycler: Recycler,
 }
 
-fn read_ahead(
-    worker: usize,
-    mut batch: Batch,
-    dec: &mut SseDecoder,
-    pool: &mut Vec<Spent>,
-) -> ReadAhead {
-    let mut spent = pool.pop().unwrap_or_default();
-    spent.texts.clear();
-    let Spent {
-        read,
-        texts,
-        dead,
-        recycler,
-    } = &mut spent;
-    for event in dead.drain(..) {
-        recycler.recycle(event);
+impl Spent {
+    /// Reads the events of `batch` ahead: each as a typed event when it reads as one
+    /// with no key the protocol does not define (what the inbound pipeline's fast path
+    /// reads, and all it would do with the text), as its JSON text otherwise. Gives how
+    /// many events the batch held and the framing error that ends it.
+    fn read_ahead(
+        &mut self,
+        batch: &mut Batch,
+        dec: &mut SseDecoder,
+    ) -> (u64, Option<DecodeError>) {
+        let Spent {
+            read,
+            texts,
+            recycler,
+            ..
+        } = self;
+        texts.clear();
+        batch.each_event(dec, |_, offset, data| {
+            let slot = match recycler.decode_known(data) {
+                Some(event) => Slot::Typed(event),
+                None => {
+                    let start = texts.len();
+                    texts.extend_from_slice(data);
+                    Slot::Text(start, texts.len())
+                }
+            };
+            read.push((offset, slot));
+            true
+        })
     }
-    let (events, error) = batch.each_event(dec, |_, offset, data| {
-        let slot = match recycler.decode_known(data) {
-            Some(event) => Slot::Typed(event),
-            None => {
-                let start = texts.len();
-                texts.extend_from_slice(data);
-                Slot::Text(start, texts.len())
+
+    /// Gives the events read ahead to `sink`, in order; stops at its first error.
+    fn feed<S: Sink>(&mut self, sink: &mut S) -> Result<(), CliError> {
+        let Spent {
+            read, texts, dead, ..
+        } = self;
+        let mut result = Ok(());
+        for (offset, slot) in read.drain(..) {
+            if result.is_err() {
+                // Dropped here, on the thread that read it.
+                continue;
             }
-        };
-        read.push((offset, slot));
-        true
-    });
-    ReadAhead {
-        batch,
-        spent,
-        worker,
-        events,
-        error,
+            let body = match slot {
+                Slot::Typed(event) => RawBody::Event(event),
+                Slot::Text(start, end) => RawBody::Json(&texts[start..end]),
+            };
+            let raw = RawInput {
+                line: None,
+                offset,
+                body,
+            };
+            result = sink(raw, dead);
+        }
+        result
+    }
+
+    /// Takes back the events the pipeline is done with (their strings kept for reuse).
+    fn recycle(&mut self) {
+        for event in self.dead.drain(..) {
+            self.recycler.recycle(event);
+        }
     }
 }
 
-/// [`read_raw`](crate::cmd::codec::read_raw) for an SSE stream, read on a thread of its
-/// own, with `threads` workers framing and reading the events ahead: `sink` gets every
-/// event in order, as an already typed event where a worker could read it so, as its
-/// JSON text otherwise. The inbound pipeline does with a typed event exactly what it
-/// does with text that reads as one, so the result is the same; framing errors end the
-/// stream where they are, as there.
+/// What [`read_sse`] gives each event to.
+trait Sink: FnMut(RawInput<'_>, &mut Vec<Event>) -> Result<(), CliError> + Send {}
+impl<S: FnMut(RawInput<'_>, &mut Vec<Event>) -> Result<(), CliError> + Send> Sink for S {}
+
+/// The pipeline's side of [`read_sse`], taken by one worker at a time, in the batches'
+/// order.
+struct Turns<S> {
+    /// The batch whose events go next.
+    next: u64,
+    /// The index of the next batch's first event.
+    base: u64,
+    /// Set once the pipeline has stopped (an error, or a worker that failed): the
+    /// workers leave.
+    stopped: bool,
+    /// What stopped it.
+    error: Option<CliError>,
+    sink: S,
+}
+
+/// Stops the turns when a worker leaves by unwinding, so that no other worker waits
+/// for a turn that will not come.
+struct StopOnUnwind<'a, S>(&'a (Mutex<Turns<S>>, Condvar));
+
+impl<S> Drop for StopOnUnwind<'_, S> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let (turns, turned) = self.0;
+            if let Ok(mut t) = turns.lock() {
+                t.stopped = true;
+            }
+            turned.notify_all();
+        }
+    }
+}
+
+/// The reading side of [`read_sse`], taken by one worker at a time.
+struct Source<'a> {
+    reader: Reader,
+    input: &'a mut (dyn BufRead + Send),
+    /// Batches given out.
+    sent: u64,
+    /// The reading error that ended the stream.
+    error: Option<CliError>,
+}
+
+/// One worker of [`read_sse`]: reads the next piece of the stream, reads its events
+/// ahead, then, in its turn, gives them to the sink. A batch is read, decoded, taken in
+/// and freed on one thread: handing each event to another thread to be taken in (and
+/// back to be freed) cost more than decoding it.
+fn take_in_turn<S: Sink>(source: &Mutex<Source<'_>>, turns: &(Mutex<Turns<S>>, Condvar)) {
+    let _guard = StopOnUnwind(turns);
+    let (lock, turned) = turns;
+    let (mut dec, mut spent, mut batch) = (SseDecoder::new(), Spent::default(), Batch::empty());
+    loop {
+        batch = {
+            let Ok(mut src) = source.lock() else { return };
+            if src.error.is_some() {
+                return;
+            }
+            let Source { reader, input, .. } = &mut *src;
+            match reader.next(&mut **input, batch) {
+                Ok(Some(next)) => {
+                    src.sent += 1;
+                    next
+                }
+                Ok(None) => return,
+                Err(e) => {
+                    src.error = Some(e);
+                    return;
+                }
+            }
+        };
+        let (events, framing) = spent.read_ahead(&mut batch, &mut dec);
+        let Ok(mut t) = lock.lock() else { return };
+        while !t.stopped && t.next != batch.seq {
+            t = match turned.wait(t) {
+                Ok(t) => t,
+                Err(_) => return,
+            };
+        }
+        if t.stopped {
+            return;
+        }
+        let fed = spent.feed(&mut t.sink);
+        let error = match (fed, framing) {
+            (Err(e), _) => Some(e),
+            (Ok(()), Some(mut e)) => {
+                e.index += t.base;
+                Some(CliError::Malformed(e.to_string()))
+            }
+            (Ok(()), None) => None,
+        };
+        let stop = error.is_some();
+        if stop {
+            t.error = error;
+            t.stopped = true;
+        } else {
+            t.base += events;
+            t.next += 1;
+        }
+        drop(t);
+        turned.notify_all();
+        spent.recycle();
+        if stop {
+            return;
+        }
+    }
+}
+
+/// [`read_raw`](crate::cmd::codec::read_raw) for an SSE stream, on `threads` workers
+/// that each read a piece of the stream in turn, frame and read its events ahead, and
+/// give them to `sink` in the stream's order: as an already typed event where a worker
+/// could read it so, as its JSON text otherwise. The inbound pipeline does with a typed
+/// event exactly what it does with text that reads as one, so the result is the same;
+/// framing errors end the stream where they are, as there.
 ///
-/// `sink` may leave the events it is done with in the vector it is given: they go back
-/// to the worker that read them, to be freed there.
+/// The workers take turns at `sink`: each gives it the events of the piece it read,
+/// then reads the next piece while another worker has its turn. `sink` may leave the
+/// events it is done with in the vector it is given: they are freed (their strings
+/// reused) by the worker that read them. Memory: one piece and its events per worker.
 pub fn read_sse(
     input: &mut (dyn BufRead + Send),
     threads: usize,
-    mut sink: impl FnMut(RawInput<'_>, &mut Vec<Event>) -> Result<(), CliError>,
+    sink: impl FnMut(RawInput<'_>, &mut Vec<Event>) -> Result<(), CliError> + Send,
 ) -> Result<(), CliError> {
     let threads = threads.max(1);
-    let in_flight = 2 * threads + 2;
-    std::thread::scope(|scope| {
-        // Owned here, so that leaving early (an error) closes them and the other
-        // threads end.
-        let (work_tx, done_rx, returns) = spawn_workers(scope, threads, in_flight, read_ahead);
-        // Batches given out and not yet taken in: each takes a token, returned after.
-        let (token_tx, token_rx) = tokens(in_flight);
-        // Reading on its own thread: this one runs the pipeline only.
-        let reader = scope.spawn(move || -> Result<u64, CliError> {
-            let mut reader = Reader::new();
-            let mut sent = 0;
-            while let Ok(batch) = token_rx.recv() {
-                let Some(batch) = reader.next(input, batch)? else {
-                    break;
-                };
-                if work_tx.send(batch).is_err() {
-                    break;
-                }
-                sent += 1;
-            }
-            Ok(sent)
-        });
-        let (mut next, mut base) = (0u64, 0u64);
-        let mut waiting: BTreeMap<u64, ReadAhead> = BTreeMap::new();
-        // Ends once the reader has ended and the workers have given all they read.
-        for read in done_rx.iter() {
-            waiting.insert(read.batch.seq, read);
-            while let Some(read) = waiting.remove(&next) {
-                next += 1;
-                let ReadAhead {
-                    batch,
-                    mut spent,
-                    worker,
-                    events,
-                    error,
-                } = read;
-                let Spent {
-                    read, texts, dead, ..
-                } = &mut spent;
-                for (offset, slot) in read.drain(..) {
-                    let body = match slot {
-                        Slot::Typed(event) => RawBody::Event(event),
-                        Slot::Text(start, end) => RawBody::Json(&texts[start..end]),
-                    };
-                    sink(
-                        RawInput {
-                            line: None,
-                            offset,
-                            body,
-                        },
-                        dead,
-                    )?;
-                }
-                // A worker that has ended has nothing left to free: dropped here then.
-                let _ = returns[worker].send(spent);
-                if let Some(mut error) = error {
-                    error.index += base;
-                    return Err(CliError::Malformed(error.to_string()));
-                }
-                base += events;
-                let _ = token_tx.try_send(batch);
-            }
-        }
-        let failed = || CliError::Malformed("a decoding thread failed".to_owned());
-        let sent = reader.join().map_err(|_| failed())??;
-        if next == sent {
-            Ok(())
-        } else {
-            Err(failed())
-        }
-    })
+    let turns = (
+        Mutex::new(Turns {
+            next: 0,
+            base: 0,
+            stopped: false,
+            error: None,
+            sink,
+        }),
+        Condvar::new(),
+    );
+    let source = Mutex::new(Source {
+        reader: Reader::new(),
+        input,
+        sent: 0,
+        error: None,
+    });
+    let failed = std::thread::scope(|scope| {
+        let workers: Vec<_> = (1..threads)
+            .map(|_| scope.spawn(|| take_in_turn(&source, &turns)))
+            .collect();
+        // This thread is a worker too.
+        let here = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            take_in_turn(&source, &turns)
+        }))
+        .is_err();
+        workers
+            .into_iter()
+            .fold(here, |failed, w| w.join().is_err() || failed)
+    });
+    let turns = turns.0.into_inner().map_err(|_| failed_thread())?;
+    let source = source.into_inner().map_err(|_| failed_thread())?;
+    // An error in the pipeline comes first: it is where the stream stopped.
+    if let Some(e) = turns.error {
+        return Err(e);
+    }
+    if failed {
+        return Err(failed_thread());
+    }
+    if let Some(e) = source.error {
+        return Err(e);
+    }
+    if turns.next == source.sent {
+        Ok(())
+    } else {
+        Err(failed_thread())
+    }
+}
+
+fn failed_thread() -> CliError {
+    CliError::Malformed("a decoding thread failed".to_owned())
 }

@@ -500,12 +500,9 @@ impl Spent {
         let Spent {
             read, texts, dead, ..
         } = self;
-        let mut result = Ok(());
+        // After an error, the rest are dropped with the drain, on the thread that read
+        // them.
         for (offset, slot) in read.drain(..) {
-            if result.is_err() {
-                // Dropped here, on the thread that read it.
-                continue;
-            }
             let body = match slot {
                 Slot::Typed(event) => RawBody::Event(event),
                 Slot::Text(start, end) => RawBody::Json(&texts[start..end]),
@@ -515,9 +512,9 @@ impl Spent {
                 offset,
                 body,
             };
-            result = sink(raw, dead);
+            sink(raw, dead)?;
         }
-        result
+        Ok(())
     }
 
     /// Takes back the events the pipeline is done with (their strings kept for reuse).
@@ -539,10 +536,8 @@ struct Turns<S> {
     next: u64,
     /// The index of the next batch's first event.
     base: u64,
-    /// Set once the pipeline has stopped (an error, or a worker that failed): the
-    /// workers leave.
-    stopped: bool,
-    /// What stopped it.
+    /// What stopped the pipeline (an error, or a worker that failed): the workers
+    /// leave once it is set.
     error: Option<CliError>,
     sink: S,
 }
@@ -556,7 +551,7 @@ impl<S> Drop for StopOnUnwind<'_, S> {
         if std::thread::panicking() {
             let (turns, turned) = self.0;
             if let Ok(mut t) = turns.lock() {
-                t.stopped = true;
+                t.error.get_or_insert_with(failed_thread);
             }
             turned.notify_all();
         }
@@ -602,13 +597,13 @@ fn take_in_turn<S: Sink>(source: &Mutex<Source<'_>>, turns: &(Mutex<Turns<S>>, C
         };
         let (events, framing) = spent.read_ahead(&mut batch, &mut dec);
         let Ok(mut t) = lock.lock() else { return };
-        while !t.stopped && t.next != batch.seq {
+        while t.error.is_none() && t.next != batch.seq {
             t = match turned.wait(t) {
                 Ok(t) => t,
                 Err(_) => return,
             };
         }
-        if t.stopped {
+        if t.error.is_some() {
             return;
         }
         let fed = spent.feed(&mut t.sink);
@@ -623,7 +618,6 @@ fn take_in_turn<S: Sink>(source: &Mutex<Source<'_>>, turns: &(Mutex<Turns<S>>, C
         let stop = error.is_some();
         if stop {
             t.error = error;
-            t.stopped = true;
         } else {
             t.base += events;
             t.next += 1;
@@ -658,7 +652,6 @@ pub fn read_sse(
         Mutex::new(Turns {
             next: 0,
             base: 0,
-            stopped: false,
             error: None,
             sink,
         }),

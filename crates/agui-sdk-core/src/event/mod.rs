@@ -37,7 +37,7 @@
 #[macro_use]
 mod macros;
 mod activity;
-mod plain;
+pub(crate) mod plain;
 pub use plain::Recycler;
 mod lifecycle;
 mod reasoning;

@@ -10,8 +10,20 @@
 //! decides and reports errors as always: what this reader accepts, the exact decoder
 //! decodes to the same event (a property test holds the two to that on random and
 //! mutated input).
+//!
+//! A second reader, [`read_tagged`], takes any other event whose members are all
+//! strings (message, reasoning, step and tool-call starts and ends, tool results with
+//! text, run starts and ends with ids only): it reads the members, then the event's own
+//! `read_plain` (generated with its declaration, so every event has one) sets each field
+//! whose type is read from a string here and refuses the rest. It runs only after the
+//! content reader has refused, so that the content events pay nothing for it.
 
-use super::{Event, ReasoningMessageContent, TextMessageContent, ToolCallArgs};
+use std::marker::PhantomData;
+
+use super::{
+    Event, ReasoningMessageContent, ReasoningRole, TextMessageContent, ToolCallArgs, ToolRole,
+};
+use crate::types::{Content, TextMessageRole};
 
 /// The event `text` holds when it is a streamed-content event in its plain shape;
 /// `None` for anything else (then decode it exactly).
@@ -30,7 +42,10 @@ pub(crate) fn decode(
     match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => match read_into(text, blank) {
             Some(event) => Ok(event),
-            None => crate::wire::decode_text(text),
+            None => match read_tagged(text, blank) {
+                Some(event) => Ok(event),
+                None => crate::wire::decode_text(text),
+            },
         },
         // The byte decoder reports where the bad byte is.
         Err(_) => crate::wire::from_json_slice(bytes),
@@ -107,6 +122,191 @@ pub(crate) fn read_into(text: &str, blank: &mut impl FnMut() -> String) -> Optio
         _ => None,
     }
 }
+
+/// Most members [`read_tagged`] takes (no event of string members has more).
+const MAX_MEMBERS: usize = 8;
+
+/// The event `text` holds when it is one object whose members are all strings, with
+/// keys that hold no escape and none repeated, and its type's declaration reads every
+/// member from a string (see the module documentation); `None` for anything else.
+#[inline]
+pub(crate) fn read_tagged(text: &str, blank: &mut impl FnMut() -> String) -> Option<Event> {
+    let mut members = [Member::default(); MAX_MEMBERS];
+    let n = read_members(text, &mut members)?;
+    let members = &members[..n];
+    let tag = members.iter().find(|m| m.key == "type")?.plain()?;
+    Event::read_plain(tag, members, blank)
+}
+
+/// The members of `text` into `out` and how many there are, when `text` is one object
+/// (with JSON whitespace around it and its tokens) of at most [`MAX_MEMBERS`] string
+/// members whose keys hold no escape and differ.
+fn read_members<'a>(text: &'a str, out: &mut [Member<'a>; MAX_MEMBERS]) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut at = skip_ws(b, 0);
+    if b.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_ws(b, at + 1);
+    let mut n = 0;
+    if b.get(at) != Some(&b'}') {
+        loop {
+            let (key, next) = plain_string(text, at)?;
+            at = skip_ws(b, next);
+            if b.get(at) != Some(&b':') {
+                return None;
+            }
+            at = skip_ws(b, at + 1);
+            let (raw, escaped, next) = raw_string(text, at)?;
+            if n == MAX_MEMBERS || out[..n].iter().any(|m| m.key == key) {
+                return None;
+            }
+            out[n] = Member { key, raw, escaped };
+            n += 1;
+            at = skip_ws(b, next);
+            match b.get(at) {
+                Some(b',') => at = skip_ws(b, at + 1),
+                Some(b'}') => break,
+                _ => return None,
+            }
+        }
+    }
+    (skip_ws(b, at + 1) == b.len()).then_some(n)
+}
+
+/// A string starting at `at` (its opening quote): the text between its quotes (escapes
+/// not read), whether it holds an escape, and the position after the closing quote.
+/// `None` at a control character or with no closing quote.
+#[inline]
+fn raw_string(text: &str, at: usize) -> Option<(&str, bool, usize)> {
+    let b = text.as_bytes();
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let start = at + 1;
+    let mut from = start;
+    let mut escaped = false;
+    loop {
+        let stop = from + special(b.get(from..)?)?;
+        match b[stop] {
+            // Next to an ASCII quote: a character boundary.
+            b'"' => return Some((text.get(start..stop)?, escaped, stop + 1)),
+            b'\\' => {
+                // The escaped byte is never the closing quote; the escape itself is
+                // judged when the value is read.
+                escaped = true;
+                from = stop + 2;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// `raw` (a string's text between its quotes) with its escapes read, appended to `out`;
+/// `None` at a bad escape or a lone surrogate.
+fn unescape(raw: &str, mut out: String) -> Option<String> {
+    let b = raw.as_bytes();
+    let mut from = 0;
+    loop {
+        let Some(stop) = special(&b[from..]).map(|i| from + i) else {
+            out.push_str(raw.get(from..)?);
+            return Some(out);
+        };
+        out.push_str(raw.get(from..stop)?);
+        if b[stop] != b'\\' {
+            return None;
+        }
+        let (c, next) = escape(b, stop + 1)?;
+        out.push(c);
+        from = next;
+    }
+}
+
+/// One member of an object whose values are all strings: its key (which holds no
+/// escape) and its value's text between the quotes, escapes not yet read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Member<'a> {
+    /// The key.
+    pub(crate) key: &'a str,
+    raw: &'a str,
+    escaped: bool,
+}
+
+impl Member<'_> {
+    /// The value, its escapes read, in a string from `blank`.
+    #[inline]
+    pub(crate) fn string(&self, blank: &mut impl FnMut() -> String) -> Option<String> {
+        let mut out = blank();
+        if self.escaped {
+            return unescape(self.raw, out);
+        }
+        out.push_str(self.raw);
+        Some(out)
+    }
+
+    /// The value, when it holds no escape.
+    #[inline]
+    pub(crate) fn plain(&self) -> Option<&str> {
+        (!self.escaped).then_some(self.raw)
+    }
+}
+
+/// A field's type, for choosing (where the protocol macros expand, by autoref as in
+/// `wire::direct`) how the field is read from a string member: [`ReadPlain`] for the
+/// types read here, [`NotPlain`] (never) for every other type.
+pub(crate) struct Plain<T>(PhantomData<T>);
+
+impl<T> Plain<T> {
+    /// The chooser for `T`.
+    pub(crate) const NEW: Self = Plain(PhantomData);
+}
+
+/// Types read from a string member, exactly as the exact decoder reads them from a
+/// JSON string.
+pub(crate) trait ReadPlain<T> {
+    /// The value `m` holds; `None` when the exact decoder must judge it.
+    fn read_plain(&self, m: &Member<'_>, blank: &mut impl FnMut() -> String) -> Option<T>;
+}
+
+/// Every other type: left to the exact decoder.
+pub(crate) trait NotPlain<T> {
+    /// Always `None`.
+    #[inline]
+    fn read_plain(&self, _: &Member<'_>, _: &mut impl FnMut() -> String) -> Option<T> {
+        None
+    }
+}
+
+impl<T> NotPlain<T> for Plain<T> {}
+
+impl ReadPlain<String> for &Plain<String> {
+    #[inline]
+    fn read_plain(&self, m: &Member<'_>, blank: &mut impl FnMut() -> String) -> Option<String> {
+        m.string(blank)
+    }
+}
+
+impl ReadPlain<Content> for &Plain<Content> {
+    #[inline]
+    fn read_plain(&self, m: &Member<'_>, blank: &mut impl FnMut() -> String) -> Option<Content> {
+        m.string(blank).map(Content::Text)
+    }
+}
+
+/// The roles: unit variants named by plain strings, read by their own `Deserialize`.
+macro_rules! plain_unit {
+    ($($t:ty),*) => {$(
+        impl ReadPlain<$t> for &Plain<$t> {
+            #[inline]
+            fn read_plain(&self, m: &Member<'_>, _: &mut impl FnMut() -> String) -> Option<$t> {
+                use serde::de::value::{BorrowedStrDeserializer, Error};
+                <$t as serde::Deserialize>::deserialize(BorrowedStrDeserializer::<Error>::new(m.plain()?)).ok()
+            }
+        }
+    )*};
+}
+
+plain_unit!(TextMessageRole, ToolRole, ReasoningRole);
 
 /// The first position at or after `at` that is not JSON whitespace.
 #[inline]

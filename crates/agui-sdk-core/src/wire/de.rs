@@ -433,6 +433,15 @@ pub trait WireObject: Sized {
         map: A,
         skip: &'static str,
     ) -> Result<Self, A::Error>;
+
+    /// The object from members that are all strings, skipping the member `skip` (the
+    /// tag): `None` when one is not a field, a field is not read from a string, or a
+    /// required field is missing (see `event::plain`).
+    fn read_plain(
+        members: &[crate::event::plain::Member<'_>],
+        skip: &str,
+        blank: &mut impl FnMut() -> String,
+    ) -> Option<Self>;
 }
 
 impl<T: WireObject> WireObject for Box<T> {
@@ -441,5 +450,14 @@ impl<T: WireObject> WireObject for Box<T> {
         skip: &'static str,
     ) -> Result<Self, A::Error> {
         T::visit_map_skipping(map, skip).map(Box::new)
+    }
+
+    #[inline]
+    fn read_plain(
+        members: &[crate::event::plain::Member<'_>],
+        skip: &str,
+        blank: &mut impl FnMut() -> String,
+    ) -> Option<Self> {
+        T::read_plain(members, skip, blank).map(Box::new)
     }
 }

@@ -175,6 +175,33 @@ macro_rules! wire_write_direct {
     };
 }
 
+/// Sets a field from a string member (see `event::plain`), or returns `None` from the
+/// reader when its type is not read so, or it has a `via` (a constraint to check).
+macro_rules! wire_plain_set {
+    ($out:ident . $field:ident, $m:ident, $blank:ident, $kind:ident, $ty:ty, $via:ty) => {
+        return ::core::option::Option::None
+    };
+    ($out:ident . $field:ident, $m:ident, $blank:ident, req, $ty:ty) => {
+        $out.$field = (&&$crate::event::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?
+    };
+    ($out:ident . $field:ident, $m:ident, $blank:ident, dflt, $ty:ty) => {
+        $out.$field = (&&$crate::event::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?
+    };
+    ($out:ident . $field:ident, $m:ident, $blank:ident, $kind:ident, $ty:ty) => {
+        $out.$field = Some((&&$crate::event::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?)
+    };
+}
+
+/// 1 for a required field kind, 0 for the others.
+macro_rules! wire_required {
+    (req) => {
+        1
+    };
+    ($kind:ident) => {
+        0
+    };
+}
+
 /// Defines a protocol object. See the module documentation.
 macro_rules! wire_struct {
     (
@@ -212,6 +239,31 @@ macro_rules! wire_struct {
                 skip: &'static str,
             ) -> ::core::result::Result<Self, A::Error> {
                 $name::visit_map_skipping(map, skip)
+            }
+
+            #[allow(unused_mut, unused_variables, unreachable_code, unused_imports)]
+            #[inline]
+            fn read_plain(
+                members: &[$crate::event::plain::Member<'_>],
+                skip: &str,
+                blank: &mut impl FnMut() -> ::std::string::String,
+            ) -> ::core::option::Option<Self> {
+                use $crate::event::plain::{NotPlain as _, ReadPlain as _};
+                let mut out = Self::wire_blank();
+                let mut required = 0usize;
+                for m in members {
+                    match m.key {
+                        $(
+                            $key => {
+                                wire_plain_set!(out.$field, m, blank, $kind, $ty $(, $via)?);
+                                required += wire_required!($kind);
+                            }
+                        )*
+                        k if k == skip => {}
+                        _ => return ::core::option::Option::None,
+                    }
+                }
+                (required == 0 $(+ wire_required!($kind))*).then_some(out)
             }
         }
 
@@ -424,6 +476,21 @@ macro_rules! wire_union {
                             out.push(b'}');
                         }
                     )*
+                }
+            }
+
+            /// The member tagged `tag` from members that are all strings (see
+            /// `event::plain`); `None` for what the exact decoder must judge.
+            #[allow(dead_code)]
+            #[inline]
+            pub(crate) fn read_plain(
+                tag: &str,
+                members: &[$crate::event::plain::Member<'_>],
+                blank: &mut impl FnMut() -> ::std::string::String,
+            ) -> ::core::option::Option<Self> {
+                match tag {
+                    $( $wire => <$inner as $crate::wire::de::WireObject>::read_plain(members, $tag, blank).map($name::$variant), )*
+                    _ => ::core::option::Option::None,
                 }
             }
 

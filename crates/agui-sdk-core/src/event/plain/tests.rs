@@ -240,3 +240,271 @@ fn a_recycler_reuses_what_it_is_given_and_keeps_a_bounded_amount() {
     }
     assert_eq!(recycler.strings.len(), 4096);
 }
+
+/// A field of a template below: its key, whether it is required, and whether its value
+/// is a role.
+type Field = (&'static str, bool, bool);
+
+/// The events whose members may all be strings, with their string fields.
+const TEMPLATES: &[(&str, &[Field])] = &[
+    (
+        "TEXT_MESSAGE_START",
+        &[
+            ("messageId", true, false),
+            ("role", false, true),
+            ("name", false, false),
+        ],
+    ),
+    ("TEXT_MESSAGE_END", &[("messageId", true, false)]),
+    (
+        "TEXT_MESSAGE_CHUNK",
+        &[
+            ("messageId", false, false),
+            ("role", false, true),
+            ("delta", false, false),
+            ("name", false, false),
+        ],
+    ),
+    (
+        "TOOL_CALL_START",
+        &[
+            ("toolCallId", true, false),
+            ("toolCallName", true, false),
+            ("parentMessageId", false, false),
+        ],
+    ),
+    ("TOOL_CALL_END", &[("toolCallId", true, false)]),
+    (
+        "TOOL_CALL_CHUNK",
+        &[
+            ("toolCallId", false, false),
+            ("toolCallName", false, false),
+            ("delta", false, false),
+        ],
+    ),
+    (
+        "TOOL_CALL_RESULT",
+        &[
+            ("messageId", true, false),
+            ("toolCallId", true, false),
+            ("content", true, false),
+            ("role", false, true),
+        ],
+    ),
+    (
+        "RUN_STARTED",
+        &[
+            ("threadId", true, false),
+            ("runId", true, false),
+            ("parentRunId", false, false),
+            ("protocolVersion", false, false),
+        ],
+    ),
+    (
+        "RUN_FINISHED",
+        &[("threadId", true, false), ("runId", true, false)],
+    ),
+    (
+        "RUN_ERROR",
+        &[("message", true, false), ("code", false, false)],
+    ),
+    ("STEP_STARTED", &[("stepName", true, false)]),
+    ("STEP_FINISHED", &[("stepName", true, false)]),
+    ("REASONING_START", &[("messageId", true, false)]),
+    ("REASONING_END", &[("messageId", true, false)]),
+    (
+        "REASONING_MESSAGE_START",
+        &[("messageId", true, false), ("role", true, true)],
+    ),
+    ("REASONING_MESSAGE_END", &[("messageId", true, false)]),
+    (
+        "REASONING_MESSAGE_CHUNK",
+        &[("messageId", false, false), ("delta", false, false)],
+    ),
+    (
+        "REASONING_ENCRYPTED_VALUE",
+        &[
+            ("subtype", true, false),
+            ("entityId", true, false),
+            ("encryptedValue", true, false),
+        ],
+    ),
+    (
+        "ACTIVITY_SNAPSHOT",
+        &[("messageId", true, false), ("activityType", true, false)],
+    ),
+    ("CUSTOM", &[("name", true, false)]),
+    ("RAW", &[("source", false, false)]),
+    (
+        "TEXT_MESSAGE_CONTENT",
+        &[("messageId", true, false), ("delta", true, false)],
+    ),
+];
+
+/// An event of string members in many spellings: each template's fields, the optional
+/// ones present or not, sometimes `subagentRunId`, an unknown key or a member that is
+/// not a string, any role (valid or not, escaped or not), escapes of every kind in the
+/// values, every member order and JSON whitespace.
+fn tagged_seed() -> impl Strategy<Value = String> {
+    let text = prop::collection::vec(
+        prop_oneof![
+            4 => "[a-zA-Z0-9 ,.:{}\\[\\]]{0,10}",
+            1 => prop::sample::select(vec![
+                "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\u0000", "\\uD83D\\uDE00", "\\ud83d",
+                "\\udc00", "é", "😀", "\\x",
+            ]).prop_map(str::to_owned),
+        ],
+        0..4,
+    )
+    .prop_map(|p| p.concat());
+    let role = prop::sample::select(vec![
+        "assistant",
+        "user",
+        "system",
+        "developer",
+        "tool",
+        "reasoning",
+        "Assistant",
+        "",
+        "assist\\u0061nt",
+        "tool\\n",
+    ]);
+    let ws = prop::sample::select(vec!["", "", "", " ", "\n", "\t "]);
+    (
+        0..TEMPLATES.len(),
+        prop::collection::vec((any::<bool>(), text, role), 5),
+        0u8..16,
+        prop::collection::vec(ws, 4),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|(t, values, extra, w, rotate)| {
+            let (ty, fields) = TEMPLATES[t];
+            let mut members = vec![format!(r#""type"{}:{}"{ty}""#, w[0], w[1])];
+            for (&(key, required, is_role), (present, text, role)) in fields.iter().zip(&values) {
+                if required || *present {
+                    let value = if is_role { role } else { text.as_str() };
+                    members.push(format!(r#""{key}":{}"{value}""#, w[2]));
+                }
+            }
+            match extra {
+                0..=3 => members.push(r#""subagentRunId":"sub-1""#.to_owned()),
+                4 => members.push(r#""futureKey":"x""#.to_owned()),
+                5 => members.push(r#""timestamp":1"#.to_owned()),
+                6 => members.push(format!(r#""{}":"again""#, fields[0].0)),
+                7 => members.push(r#""type":"STEP_STARTED""#.to_owned()),
+                _ => {}
+            }
+            let at = rotate.index(members.len());
+            members.rotate_left(at);
+            format!(
+                "{}{{{}}}{}",
+                w[3],
+                members.join(&format!(",{}", w[2])),
+                w[0]
+            )
+        })
+}
+
+#[test]
+fn events_of_string_members_are_read_directly() {
+    use crate::event::{RunStarted, TextMessageStart, ToolCallResult};
+    use crate::types::TextMessageRole;
+    let cases: &[(&str, Event)] = &[
+        (
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            // `new` declares the version; the wire does not here.
+            RunStarted {
+                protocol_version: None,
+                ..RunStarted::new("t", "r")
+            }
+            .into(),
+        ),
+        (
+            r#"{"role":"user","messageId":"m","type":"TEXT_MESSAGE_START"}"#,
+            TextMessageStart {
+                role: Some(TextMessageRole::User),
+                ..TextMessageStart::new("m")
+            }
+            .into(),
+        ),
+        (
+            " { \"type\" : \"TOOL_CALL_RESULT\", \"messageId\":\"r\",\"toolCallId\":\"c\",\"content\":\"{\\\"a\\\":\\u00e9}\"}\n",
+            ToolCallResult::new("r", "c", "{\"a\":é}").into(),
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            super::read_tagged(text, &mut String::new).as_ref(),
+            Some(want),
+            "{text}"
+        );
+        assert_eq!(exact(text.as_bytes()).as_ref().ok(), Some(want), "{text}");
+    }
+    for text in [
+        // A required field missing, an unknown key, a value that is not a string, a
+        // role the type does not take, an escaped role or key, a repeated key.
+        r#"{"type":"RUN_STARTED","threadId":"t"}"#,
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","futureKey":"x"}"#,
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","timestamp":1}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"tool"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"\u0075ser"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","\u006dessageId":"m"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m","messageId":"n"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m","type":"TEXT_MESSAGE_END"}"#,
+        // Not an event, or not one object.
+        r#"{"type":"NO_SUCH_EVENT","messageId":"m"}"#,
+        r#"{"messageId":"m"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"} x"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m",}"#,
+        "{}",
+    ] {
+        assert_eq!(super::read_tagged(text, &mut String::new), None, "{text}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The same as the content reader's property, for the reader of events of string
+    /// members: `Event::from_json_slice` and the exact decoder agree on every input, and
+    /// what the reader takes, the exact decoder takes the same way.
+    #[test]
+    fn the_tagged_reader_reads_as_the_exact_decoder(
+        seed in tagged_seed(),
+        edits in prop::collection::vec(edit(), 0..3),
+    ) {
+        let bytes = apply(seed.into_bytes(), &edits);
+        let fast = Event::from_json_slice(&bytes);
+        let exact = exact(&bytes);
+        match (&fast, &exact) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+            (Err(a), Err(b)) => {
+                prop_assert_eq!(a.to_string(), b.to_string());
+                prop_assert_eq!(&a.path, &b.path);
+            }
+            _ => prop_assert!(false, "{:?} vs {:?} on {:?}", fast, exact, String::from_utf8_lossy(&bytes)),
+        }
+        if let Some(direct) = std::str::from_utf8(&bytes).ok().and_then(|t| super::read_tagged(t, &mut String::new)) {
+            prop_assert_eq!(Some(&direct), exact.as_ref().ok());
+        }
+    }
+
+    /// Unmutated, an event the exact decoder takes with no unknown key, no repeated key,
+    /// and no escape in a role is read directly (the reader is not bypassed by the shapes
+    /// it is for).
+    #[test]
+    fn events_of_string_members_take_the_direct_way(seed in tagged_seed()) {
+        let mark = crate::wire::de::UnknownKeys::start();
+        let exact = exact(seed.as_bytes());
+        let unknown = mark.finish();
+        let direct = super::read_tagged(&seed, &mut String::new);
+        let escaped_role = seed.contains("\\u0061") || seed.contains("tool\\n");
+        let repeated = seed.contains("\"again\"") || seed.matches("\"type\"").count() > 1;
+        if exact.is_ok() && !unknown && !escaped_role && !repeated && !seed.contains("timestamp") {
+            prop_assert!(direct.is_some(), "not read directly: {}", seed);
+        }
+        if direct.is_some() {
+            prop_assert!(exact.is_ok());
+        }
+    }
+}

@@ -367,7 +367,7 @@ impl Event {
     /// exact decoder.
     #[inline]
     pub fn from_json_slice(bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
-        plain::decode(bytes, &mut String::new)
+        plain::decode(bytes, &mut String::with_capacity)
     }
 
     /// Decodes one event from a JSON string. See [`Event::from_json_slice`].

@@ -29,15 +29,16 @@ use crate::types::{Content, TextMessageRole};
 /// `None` for anything else (then decode it exactly).
 #[inline]
 pub(crate) fn read(text: &str) -> Option<Event> {
-    read_into(text, &mut String::new)
+    read_into(text, &mut String::with_capacity)
 }
 
 /// Decodes one event from JSON bytes: directly when it is in a plain shape, exactly
-/// otherwise (see [`Event::from_json_slice`]); `blank` gives the direct reader's strings.
+/// otherwise (see [`Event::from_json_slice`]); `blank(n)` gives the direct reader's
+/// strings, empty, with room for at least `n` bytes.
 #[inline]
 pub(crate) fn decode(
     bytes: &[u8],
-    blank: &mut impl FnMut() -> String,
+    blank: &mut impl FnMut(usize) -> String,
 ) -> Result<Event, crate::wire::JsonError> {
     match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => match read_into(text, blank) {
@@ -52,10 +53,10 @@ pub(crate) fn decode(
     }
 }
 
-/// [`read`], with the event's strings written into the empty strings `blank` gives
-/// (recycled ones keep their capacity).
+/// [`read`], with the event's strings written into the empty strings `blank(n)` gives
+/// (with room for `n` bytes: recycled ones keep their capacity).
 #[inline]
-pub(crate) fn read_into(text: &str, blank: &mut impl FnMut() -> String) -> Option<Event> {
+pub(crate) fn read_into(text: &str, blank: &mut impl FnMut(usize) -> String) -> Option<Event> {
     let b = text.as_bytes();
     // Three `"key":"value"` members, in any order; the type is checked as soon as it is
     // read, so that another event is left at once.
@@ -94,7 +95,7 @@ pub(crate) fn read_into(text: &str, blank: &mut impl FnMut() -> String) -> Optio
                 at = next;
             }
             "delta" if delta.is_none() => {
-                let (value, next) = string(text, at, blank())?;
+                let (value, next) = string(text, at, blank)?;
                 delta = Some(value);
                 at = next;
             }
@@ -111,7 +112,7 @@ pub(crate) fn read_into(text: &str, blank: &mut impl FnMut() -> String) -> Optio
         return None;
     }
     let (ty, (id_key, id_text), delta) = (ty?, id?, delta?);
-    let mut id = blank();
+    let mut id = blank(id_text.len());
     id.push_str(id_text);
     match (ty, id_key) {
         ("TEXT_MESSAGE_CONTENT", b"messageId") => Some(TextMessageContent::new(id, delta).into()),
@@ -130,7 +131,7 @@ const MAX_MEMBERS: usize = 8;
 /// keys that hold no escape and none repeated, and its type's declaration reads every
 /// member from a string (see the module documentation); `None` for anything else.
 #[inline]
-pub(crate) fn read_tagged(text: &str, blank: &mut impl FnMut() -> String) -> Option<Event> {
+pub(crate) fn read_tagged(text: &str, blank: &mut impl FnMut(usize) -> String) -> Option<Event> {
     let mut members = [Member::default(); MAX_MEMBERS];
     let n = read_members(text, &mut members)?;
     let members = &members[..n];
@@ -235,8 +236,9 @@ pub(crate) struct Member<'a> {
 impl Member<'_> {
     /// The value, its escapes read, in a string from `blank`.
     #[inline]
-    pub(crate) fn string(&self, blank: &mut impl FnMut() -> String) -> Option<String> {
-        let mut out = blank();
+    pub(crate) fn string(&self, blank: &mut impl FnMut(usize) -> String) -> Option<String> {
+        // The text with its escapes is at least as long as what they stand for.
+        let mut out = blank(self.raw.len());
         if self.escaped {
             return unescape(self.raw, out);
         }
@@ -265,14 +267,14 @@ impl<T> Plain<T> {
 /// JSON string.
 pub(crate) trait ReadPlain<T> {
     /// The value `m` holds; `None` when the exact decoder must judge it.
-    fn read_plain(&self, m: &Member<'_>, blank: &mut impl FnMut() -> String) -> Option<T>;
+    fn read_plain(&self, m: &Member<'_>, blank: &mut impl FnMut(usize) -> String) -> Option<T>;
 }
 
 /// Every other type: left to the exact decoder.
 pub(crate) trait NotPlain<T> {
     /// Always `None`.
     #[inline]
-    fn read_plain(&self, _: &Member<'_>, _: &mut impl FnMut() -> String) -> Option<T> {
+    fn read_plain(&self, _: &Member<'_>, _: &mut impl FnMut(usize) -> String) -> Option<T> {
         None
     }
 }
@@ -281,14 +283,22 @@ impl<T> NotPlain<T> for Plain<T> {}
 
 impl ReadPlain<String> for &Plain<String> {
     #[inline]
-    fn read_plain(&self, m: &Member<'_>, blank: &mut impl FnMut() -> String) -> Option<String> {
+    fn read_plain(
+        &self,
+        m: &Member<'_>,
+        blank: &mut impl FnMut(usize) -> String,
+    ) -> Option<String> {
         m.string(blank)
     }
 }
 
 impl ReadPlain<Content> for &Plain<Content> {
     #[inline]
-    fn read_plain(&self, m: &Member<'_>, blank: &mut impl FnMut() -> String) -> Option<Content> {
+    fn read_plain(
+        &self,
+        m: &Member<'_>,
+        blank: &mut impl FnMut(usize) -> String,
+    ) -> Option<Content> {
         m.string(blank).map(Content::Text)
     }
 }
@@ -298,7 +308,7 @@ macro_rules! plain_unit {
     ($($t:ty),*) => {$(
         impl ReadPlain<$t> for &Plain<$t> {
             #[inline]
-            fn read_plain(&self, m: &Member<'_>, _: &mut impl FnMut() -> String) -> Option<$t> {
+            fn read_plain(&self, m: &Member<'_>, _: &mut impl FnMut(usize) -> String) -> Option<$t> {
                 use serde::de::value::{BorrowedStrDeserializer, Error};
                 <$t as serde::Deserialize>::deserialize(BorrowedStrDeserializer::<Error>::new(m.plain()?)).ok()
             }
@@ -334,17 +344,29 @@ fn plain_string(text: &str, at: usize) -> Option<(&str, usize)> {
     Some((text.get(start..end)?, end + 1))
 }
 
-/// A string starting at `at` (its opening quote), unescaped into `out` (empty): its
-/// value and the position after the closing quote. `None` for what the exact decoder
-/// must judge (a control character, a bad escape, a lone surrogate, no closing quote).
-fn string(text: &str, at: usize, mut out: String) -> Option<(String, usize)> {
+/// A string starting at `at` (its opening quote), unescaped into a string from
+/// `blank`: its value and the position after the closing quote. `None` for what the
+/// exact decoder must judge (a control character, a bad escape, a lone surrogate, no
+/// closing quote).
+fn string(
+    text: &str,
+    at: usize,
+    blank: &mut impl FnMut(usize) -> String,
+) -> Option<(String, usize)> {
     let b = text.as_bytes();
     if b.get(at) != Some(&b'"') {
         return None;
     }
     let mut from = at + 1;
+    let mut stop = from + special(&b[from..])?;
+    // No escape: the value's length is known. With escapes, the rest of the text bounds
+    // it. Either way the string is sized once.
+    let mut out = blank(if b[stop] == b'"' {
+        stop - from
+    } else {
+        b.len() - from
+    });
     loop {
-        let stop = from + special(&b[from..])?;
         out.push_str(text.get(from..stop)?);
         match b[stop] {
             b'"' => return Some((out, stop + 1)),
@@ -355,6 +377,7 @@ fn string(text: &str, at: usize, mut out: String) -> Option<(String, usize)> {
             }
             _ => return None,
         }
+        stop = from + special(&b[from..])?;
     }
 }
 
@@ -441,8 +464,10 @@ fn special(b: &[u8]) -> Option<usize> {
 /// converter) then neither allocates nor frees their text. [`Recycler::decode`] decodes
 /// exactly as [`Event::from_json_slice`]; [`Recycler::recycle`] takes an event back.
 ///
-/// What it keeps is bounded: 4,096 strings of up to 4 KiB of capacity each, 512 KiB in
-/// all; the rest is freed as usual.
+/// It keeps strings by capacity (in classes of powers of two) and hands out for each
+/// value one with room for it when it has one, so that a string is not grown again
+/// while it is filled. What it keeps is bounded: 4,096 strings of up to 4 KiB of
+/// capacity each, 512 KiB in all; the rest is freed as usual.
 ///
 /// ```
 /// use agui_sdk_core::event::Recycler;
@@ -460,7 +485,11 @@ fn special(b: &[u8]) -> Option<usize> {
 /// ```
 #[derive(Debug, Default)]
 pub struct Recycler {
-    strings: Vec<String>,
+    /// Class `k` holds strings whose capacity is in `[2^k, 2^(k+1))`.
+    classes: [Vec<String>; Recycler::CLASSES],
+    /// Strings kept, in all classes.
+    count: usize,
+    /// Their capacity, in all.
     kept: usize,
 }
 
@@ -471,6 +500,8 @@ impl Recycler {
     const MAX_KEPT: usize = 512 << 10;
     /// Most strings kept.
     const MAX_STRINGS: usize = 4096;
+    /// Capacity classes: up to [`MAX_STRING`](Self::MAX_STRING), a power of two.
+    const CLASSES: usize = 13;
 
     /// An empty recycler.
     pub fn new() -> Self {
@@ -481,7 +512,7 @@ impl Recycler {
     /// recycled strings where it can.
     #[inline]
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Event, crate::wire::JsonError> {
-        decode(bytes, &mut || self.blank())
+        decode(bytes, &mut |n| self.blank(n))
     }
 
     /// Decodes one event as [`decode`](Self::decode) does, when it is all protocol: the
@@ -518,23 +549,30 @@ impl Recycler {
         if cap != 0
             && cap <= Self::MAX_STRING
             && self.kept + cap <= Self::MAX_KEPT
-            && self.strings.len() < Self::MAX_STRINGS
+            && self.count < Self::MAX_STRINGS
         {
             s.clear();
             self.kept += cap;
-            self.strings.push(s);
+            self.count += 1;
+            // The class of `cap`: the position of its highest bit.
+            self.classes[cap.ilog2() as usize].push(s);
         }
     }
 
+    /// An empty string with room for `n` bytes: a kept one from the smallest class whose
+    /// strings all have that room, or a new one.
     #[inline]
-    fn blank(&mut self) -> String {
-        match self.strings.pop() {
-            Some(s) => {
+    fn blank(&mut self, n: usize) -> String {
+        // The smallest `k` with `2^k >= n`.
+        let first = n.max(1).next_power_of_two().ilog2() as usize;
+        for class in self.classes.iter_mut().skip(first) {
+            if let Some(s) = class.pop() {
                 self.kept -= s.capacity();
-                s
+                self.count -= 1;
+                return s;
             }
-            None => String::new(),
         }
+        String::with_capacity(n)
     }
 }
 

@@ -440,7 +440,7 @@ pub trait WireObject: Sized {
     fn read_plain(
         members: &[crate::event::plain::Member<'_>],
         skip: &str,
-        blank: &mut impl FnMut() -> String,
+        blank: &mut impl FnMut(usize) -> String,
     ) -> Option<Self>;
 }
 
@@ -456,7 +456,7 @@ impl<T: WireObject> WireObject for Box<T> {
     fn read_plain(
         members: &[crate::event::plain::Member<'_>],
         skip: &str,
-        blank: &mut impl FnMut() -> String,
+        blank: &mut impl FnMut(usize) -> String,
     ) -> Option<Self> {
         T::read_plain(members, skip, blank).map(Box::new)
     }

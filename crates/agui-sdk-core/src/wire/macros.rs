@@ -246,7 +246,7 @@ macro_rules! wire_struct {
             fn read_plain(
                 members: &[$crate::event::plain::Member<'_>],
                 skip: &str,
-                blank: &mut impl FnMut() -> ::std::string::String,
+                blank: &mut impl FnMut(usize) -> ::std::string::String,
             ) -> ::core::option::Option<Self> {
                 use $crate::event::plain::{NotPlain as _, ReadPlain as _};
                 let mut out = Self::wire_blank();
@@ -486,7 +486,7 @@ macro_rules! wire_union {
             pub(crate) fn read_plain(
                 tag: &str,
                 members: &[$crate::event::plain::Member<'_>],
-                blank: &mut impl FnMut() -> ::std::string::String,
+                blank: &mut impl FnMut(usize) -> ::std::string::String,
             ) -> ::core::option::Option<Self> {
                 match tag {
                     $( $wire => <$inner as $crate::wire::de::WireObject>::read_plain(members, $tag, blank).map($name::$variant), )*

@@ -209,13 +209,13 @@ fn a_recycler_reuses_what_it_is_given_and_keeps_a_bounded_amount() {
     };
     let delta_buffer = args.delta.as_ptr();
     recycler.recycle(first);
-    assert_eq!(recycler.strings.len(), 2);
+    assert_eq!(recycler.count, 2);
     // The next event's id takes the last string kept (the delta's), its delta the other.
     let again = recycler
         .decode(br#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x"}"#)
         .unwrap();
     assert_eq!(again, TextMessageContent::new("m", "x").into());
-    assert!(recycler.strings.is_empty());
+    assert!(recycler.count == 0);
     let Event::TextMessageContent(text) = &again else {
         panic!()
     };
@@ -225,25 +225,71 @@ fn a_recycler_reuses_what_it_is_given_and_keeps_a_bounded_amount() {
     );
     // Large strings are not kept; nor more than the bound in all.
     recycler.recycle(TextMessageContent::new("m", "x".repeat(5000)).into());
-    assert_eq!(recycler.strings.len(), 1);
+    assert_eq!(recycler.count, 1);
     for _ in 0..1000 {
         recycler.recycle(TextMessageContent::new("m".repeat(1000), "d".repeat(1000)).into());
     }
-    let kept: usize = recycler.strings.iter().map(String::capacity).sum();
+    let kept: usize = recycler
+        .classes
+        .iter()
+        .flatten()
+        .map(String::capacity)
+        .sum();
+    assert_eq!(
+        recycler.classes.iter().map(Vec::len).sum::<usize>(),
+        recycler.count
+    );
     assert_eq!(kept, recycler.kept);
     assert!(kept <= 512 << 10, "{kept}");
-    assert!(recycler.strings.len() >= 500);
+    assert!(recycler.count >= 500);
     // Nor more than 4,096 strings, however small.
     let mut recycler = super::Recycler::new();
     for _ in 0..5000 {
         recycler.recycle(TextMessageContent::new("m", "d").into());
     }
-    assert_eq!(recycler.strings.len(), 4096);
+    assert_eq!(recycler.count, 4096);
 }
 
 /// A field of a template below: its key, whether it is required, and whether its value
 /// is a role.
 type Field = (&'static str, bool, bool);
+
+#[test]
+fn a_recycler_hands_out_a_kept_string_with_room_for_the_value() {
+    let mut recycler = super::Recycler::new();
+    for cap in [8, 16, 100, 1000] {
+        recycler.keep(String::with_capacity(cap));
+    }
+    // Each class holds only capacities of its power of two.
+    for (k, class) in recycler.classes.iter().enumerate() {
+        for s in class {
+            assert!(
+                s.capacity() >= 1 << k && s.capacity() < 2 << k,
+                "{k}: {}",
+                s.capacity()
+            );
+        }
+    }
+    // The smallest that surely fits; a new one when none does.
+    assert_eq!(recycler.blank(9).capacity(), 16);
+    assert_eq!(recycler.blank(5).capacity(), 8);
+    assert_eq!(recycler.blank(3000).capacity(), 3000);
+    assert_eq!(recycler.blank(16).capacity(), 100);
+    assert_eq!(recycler.blank(1).capacity(), 1000);
+    assert_eq!((recycler.count, recycler.kept), (0, 0));
+    // Decoding takes no kept string too small for a value, so none is grown.
+    recycler.keep(String::with_capacity(4));
+    recycler.keep(String::with_capacity(64));
+    let event = recycler
+        .decode(
+            br#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"twenty bytes of text"}"#,
+        )
+        .unwrap();
+    let Event::TextMessageContent(e) = &event else {
+        panic!("{event:?}")
+    };
+    assert_eq!((e.delta.capacity(), e.message_id.capacity()), (64, 4));
+}
 
 /// The events whose members may all be strings, with their string fields.
 const TEMPLATES: &[(&str, &[Field])] = &[
@@ -434,7 +480,7 @@ fn events_of_string_members_are_read_directly() {
     ];
     for (text, want) in cases {
         assert_eq!(
-            super::read_tagged(text, &mut String::new).as_ref(),
+            super::read_tagged(text, &mut String::with_capacity).as_ref(),
             Some(want),
             "{text}"
         );
@@ -458,7 +504,11 @@ fn events_of_string_members_are_read_directly() {
         r#"{"type":"TEXT_MESSAGE_END","messageId":"m",}"#,
         "{}",
     ] {
-        assert_eq!(super::read_tagged(text, &mut String::new), None, "{text}");
+        assert_eq!(
+            super::read_tagged(text, &mut String::with_capacity),
+            None,
+            "{text}"
+        );
     }
 }
 
@@ -484,7 +534,7 @@ proptest! {
             }
             _ => prop_assert!(false, "{:?} vs {:?} on {:?}", fast, exact, String::from_utf8_lossy(&bytes)),
         }
-        if let Some(direct) = std::str::from_utf8(&bytes).ok().and_then(|t| super::read_tagged(t, &mut String::new)) {
+        if let Some(direct) = std::str::from_utf8(&bytes).ok().and_then(|t| super::read_tagged(t, &mut String::with_capacity)) {
             prop_assert_eq!(Some(&direct), exact.as_ref().ok());
         }
     }
@@ -497,7 +547,7 @@ proptest! {
         let mark = crate::wire::de::UnknownKeys::start();
         let exact = exact(seed.as_bytes());
         let unknown = mark.finish();
-        let direct = super::read_tagged(&seed, &mut String::new);
+        let direct = super::read_tagged(&seed, &mut String::with_capacity);
         let escaped_role = seed.contains("\\u0061") || seed.contains("tool\\n");
         let repeated = seed.contains("\"again\"") || seed.matches("\"type\"").count() > 1;
         if exact.is_ok() && !unknown && !escaped_role && !repeated && !seed.contains("timestamp") {

@@ -303,6 +303,39 @@ impl ReadPlain<Content> for &Plain<Content> {
     }
 }
 
+/// A field's type, for choosing (by autoref, as [`Plain`]) what a recycler takes back
+/// of the field: [`GiveString`] for a string, [`NoString`] (dropped) for the rest.
+pub(crate) struct Give<T>(PhantomData<T>);
+
+impl<T> Give<T> {
+    /// The chooser for `T`.
+    pub(crate) const NEW: Self = Give(PhantomData);
+}
+
+/// A string field: handed over.
+pub(crate) trait GiveString {
+    /// Hands `value` to `keep`.
+    fn give(&self, value: String, keep: &mut impl FnMut(String));
+}
+
+impl GiveString for &Give<String> {
+    #[inline]
+    fn give(&self, value: String, keep: &mut impl FnMut(String)) {
+        keep(value)
+    }
+}
+
+/// Any other field: dropped.
+pub(crate) trait NoString<T> {
+    /// Drops `value`.
+    #[inline]
+    fn give(&self, value: T, _: &mut impl FnMut(String)) {
+        drop(value)
+    }
+}
+
+impl<T> NoString<T> for Give<T> {}
+
 /// The roles: unit variants named by plain strings, read by their own `Deserialize`.
 macro_rules! plain_unit {
     ($($t:ty),*) => {$(
@@ -529,18 +562,11 @@ impl Recycler {
         decoded.ok().filter(|_| !unknown)
     }
 
-    /// Takes an event back: the strings of a streamed-content event are kept for the
-    /// next decodes; anything else is dropped.
+    /// Takes an event back: its string fields are kept for the next decodes (within
+    /// the bounds); the rest is dropped.
     #[inline]
     pub fn recycle(&mut self, event: Event) {
-        let (a, b) = match event {
-            Event::TextMessageContent(e) => (e.message_id, e.delta),
-            Event::ReasoningMessageContent(e) => (e.message_id, e.delta),
-            Event::ToolCallArgs(e) => (e.tool_call_id, e.delta),
-            _ => return,
-        };
-        self.keep(a);
-        self.keep(b);
+        event.give_strings(&mut |s| self.keep(s));
     }
 
     #[inline]

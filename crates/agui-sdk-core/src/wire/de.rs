@@ -442,6 +442,9 @@ pub trait WireObject: Sized {
         skip: &str,
         blank: &mut impl FnMut(usize) -> String,
     ) -> Option<Self>;
+
+    /// Hands the object's string fields to `keep` (a recycler) and drops the rest.
+    fn give_strings(self, keep: &mut impl FnMut(String));
 }
 
 impl<T: WireObject> WireObject for Box<T> {
@@ -459,5 +462,10 @@ impl<T: WireObject> WireObject for Box<T> {
         blank: &mut impl FnMut(usize) -> String,
     ) -> Option<Self> {
         T::read_plain(members, skip, blank).map(Box::new)
+    }
+
+    #[inline]
+    fn give_strings(self, keep: &mut impl FnMut(String)) {
+        T::give_strings(*self, keep)
     }
 }

@@ -192,6 +192,21 @@ macro_rules! wire_plain_set {
     };
 }
 
+/// Hands a field's strings to `keep` (see `event::plain::Give`).
+macro_rules! wire_give {
+    ($value:expr, $keep:ident, req, $ty:ty) => {
+        (&&$crate::event::plain::Give::<$ty>::NEW).give($value, $keep)
+    };
+    ($value:expr, $keep:ident, dflt, $ty:ty) => {
+        (&&$crate::event::plain::Give::<$ty>::NEW).give($value, $keep)
+    };
+    ($value:expr, $keep:ident, $kind:ident, $ty:ty) => {
+        if let Some(v) = $value {
+            (&&$crate::event::plain::Give::<$ty>::NEW).give(v, $keep)
+        }
+    };
+}
+
 /// 1 for a required field kind, 0 for the others.
 macro_rules! wire_required {
     (req) => {
@@ -264,6 +279,13 @@ macro_rules! wire_struct {
                     }
                 }
                 (required == 0 $(+ wire_required!($kind))*).then_some(out)
+            }
+
+            #[allow(unused_imports, unused_variables)]
+            #[inline]
+            fn give_strings(self, keep: &mut impl FnMut(::std::string::String)) {
+                use $crate::event::plain::{GiveString as _, NoString as _};
+                $( wire_give!(self.$field, keep, $kind, $ty); )*
             }
         }
 
@@ -491,6 +513,16 @@ macro_rules! wire_union {
                 match tag {
                     $( $wire => <$inner as $crate::wire::de::WireObject>::read_plain(members, $tag, blank).map($name::$variant), )*
                     _ => ::core::option::Option::None,
+                }
+            }
+
+            /// Hands the value's string fields to `keep` and drops the rest (see
+            /// `event::plain::Give`).
+            #[allow(dead_code)]
+            #[inline]
+            pub(crate) fn give_strings(self, keep: &mut impl FnMut(::std::string::String)) {
+                match self {
+                    $( $name::$variant(v) => <$inner as $crate::wire::de::WireObject>::give_strings(v, keep), )*
                 }
             }
 

@@ -183,7 +183,10 @@ proptest! {
     /// whatever the strings it reuses held before.
     #[test]
     fn a_recycler_decodes_as_from_json_slice(
-        inputs in prop::collection::vec((seed(), prop::collection::vec(edit(), 0..2)), 1..40),
+        inputs in prop::collection::vec(
+            (prop_oneof![seed(), tagged_seed()], prop::collection::vec(edit(), 0..2)),
+            1..40,
+        ),
     ) {
         let mut recycler = super::Recycler::new();
         for (seed, edits) in inputs {
@@ -253,6 +256,25 @@ fn a_recycler_reuses_what_it_is_given_and_keeps_a_bounded_amount() {
 /// A field of a template below: its key, whether it is required, and whether its value
 /// is a role.
 type Field = (&'static str, bool, bool);
+
+#[test]
+fn a_recycler_takes_back_the_string_fields_of_any_event() {
+    use crate::event::ToolCallStart;
+    let mut recycler = super::Recycler::new();
+    let start = ToolCallStart {
+        parent_message_id: Some("parent".to_owned()),
+        subagent_run_id: Some("sub".to_owned()),
+        timestamp: Some(1),
+        ..ToolCallStart::new("call", "search")
+    };
+    recycler.recycle(start.into());
+    // The id, the name, the parent and the subagent run's id, cleared.
+    assert_eq!(recycler.count, 4);
+    assert!(recycler.classes.iter().flatten().all(String::is_empty));
+    // An event with no string field gives nothing back.
+    recycler.recycle(crate::event::StateDelta::new(Default::default()).into());
+    assert_eq!(recycler.count, 4);
+}
 
 #[test]
 fn a_recycler_hands_out_a_kept_string_with_room_for_the_value() {

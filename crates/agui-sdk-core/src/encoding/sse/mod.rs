@@ -223,6 +223,9 @@ pub struct SseDecoder {
     skipped: u64,
     eof: bool,
     done: bool,
+    /// Tests only: the common frame goes the long way too (the fast path's oracle).
+    #[cfg(test)]
+    long_way: bool,
 }
 
 impl Default for SseDecoder {
@@ -260,7 +263,18 @@ impl SseDecoder {
             skipped: 0,
             eof: false,
             done: false,
+            #[cfg(test)]
+            long_way: false,
         }
+    }
+
+    /// Whether the common frame's fast path is off (in tests, to compare the two).
+    #[inline(always)]
+    fn long_way(&self) -> bool {
+        #[cfg(test)]
+        return self.long_way;
+        #[cfg(not(test))]
+        false
     }
 
     /// Whether events of a type protocol 1.0 does not define are skipped (the default,
@@ -460,6 +474,39 @@ impl SseDecoder {
                 self.scanned = self.scanned.max(self.pos);
             }
             let from = self.scanned.max(self.pos);
+            // The common frame, `data: <one line>\n\n` with nothing open: dispatched at
+            // once, as the lines below would dispatch it (anything else, or a frame
+            // over the limit, goes the long way).
+            if !self.has_data
+                && self.frame_start.is_none()
+                && !self.long_way()
+                && self.buf[self.pos..].starts_with(b"data: ")
+            {
+                let value = self.pos + 6;
+                let scan = from.max(value);
+                if let Some(rel) = memchr::memchr2(b'\n', b'\r', &self.buf[scan..]) {
+                    let end = scan + rel;
+                    if self.buf[end] == b'\n'
+                        && self.buf.get(end + 1) == Some(&b'\n')
+                        && end - value <= self.limits.max_event_size
+                        && end - self.pos <= max_line
+                    {
+                        let offset = self.base + self.pos as u64;
+                        self.frame_start = Some(offset);
+                        self.data_in_buf = Some((value, end));
+                        self.has_data = true;
+                        self.pos = end + 2;
+                        self.scanned = end + 2;
+                        let d = Dispatched {
+                            index: self.index,
+                            offset,
+                        };
+                        self.index += 1;
+                        self.reset_pending = true;
+                        return Some(Ok(d));
+                    }
+                }
+            }
             let Some(rel) = memchr::memchr2(b'\n', b'\r', &self.buf[from..]) else {
                 self.scanned = self.buf.len();
                 if self.buf.len() - self.pos > max_line {

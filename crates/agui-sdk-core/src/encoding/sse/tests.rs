@@ -229,6 +229,78 @@ proptest::proptest! {
     }
 }
 
+/// Everything a decoder gives for `stream` pushed in chunks of the given sizes, read
+/// after every push: each frame's index, offset, `event` name, data and last event id,
+/// or the error.
+fn read_chunked(
+    stream: &[u8],
+    windows: &[usize],
+    limits: DecoderLimits,
+    long_way: bool,
+) -> Vec<String> {
+    let mut dec = SseDecoder::with_limits(limits);
+    dec.long_way = long_way;
+    let mut got = Vec::new();
+    let mut read = |dec: &mut SseDecoder| {
+        while let Some(r) = dec.next_frame() {
+            got.push(match r {
+                Ok(f) => format!(
+                    "{} {} {:?} {:?} {:?}",
+                    f.index, f.offset, f.event, f.data, f.last_event_id
+                ),
+                Err(e) => format!("error {} {} {}", e.index, e.offset, e.kind),
+            });
+        }
+    };
+    let mut at = 0;
+    for w in windows.iter().cycle() {
+        if at >= stream.len() {
+            break;
+        }
+        let end = (at + w).min(stream.len());
+        dec.push(&stream[at..end]);
+        read(&mut dec);
+        at = end;
+    }
+    dec.finish();
+    read(&mut dec);
+    got
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// The fast path for `data: <line>\n\n` frames gives what the line-by-line reading
+    /// gives, on any stream pushed in any chunks: the same frames, offsets, indexes,
+    /// event names, ids, and the same error at the same place.
+    #[test]
+    fn the_common_frame_reads_as_the_long_way(
+        parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                3 => proptest::strategy::Just(b"data: {\"type\":\"RUN_STARTED\"}\n\n".to_vec()),
+                1 => proptest::strategy::Just(b"data: x\n\r\n".to_vec()),
+                1 => proptest::strategy::Just(b"data: x\ndata: y\n\n".to_vec()),
+                1 => proptest::strategy::Just(b"data: ".to_vec()),
+                4 => sse_piece(),
+            ],
+            0..40,
+        ),
+        windows in proptest::collection::vec(1usize..60, 1..6),
+        small in proptest::bool::ANY,
+    ) {
+        let stream = parts.concat();
+        let limits = if small {
+            DecoderLimits { max_event_size: 24, ..DecoderLimits::default() }
+        } else {
+            DecoderLimits::default()
+        };
+        proptest::prop_assert_eq!(
+            read_chunked(&stream, &windows, limits, false),
+            read_chunked(&stream, &windows, limits, true)
+        );
+    }
+}
+
 #[test]
 fn boundaries_are_after_blank_lines_ending_in_a_line_feed() {
     assert_eq!(last_boundary(b"data: x\n\ndata: y\n"), Some(9));

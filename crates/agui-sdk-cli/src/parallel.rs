@@ -107,8 +107,10 @@ impl Batch {
             }
             return (self.events.len() as u64, self.error.take());
         }
-        dec.restart_at(self.offset);
-        dec.push(&self.buf[..self.len]);
+        // The decoder takes the piece's buffer, and the batch the decoder's.
+        self.buf.truncate(self.len);
+        dec.restart_with(self.offset, &mut self.buf);
+        self.len = 0;
         dec.finish();
         while let Some(frame) = dec.next_frame() {
             match frame {

@@ -299,6 +299,19 @@ impl SseDecoder {
     /// the caller adds up ([`events_seen`](Self::events_seen)).
     pub fn restart_at(&mut self, offset: u64) {
         self.buf.clear();
+        self.restart(offset);
+    }
+
+    /// [`restart_at`](Self::restart_at) then [`push`](Self::push) of `piece`, taking
+    /// `piece`'s buffer instead of copying it: `piece` gets the decoder's buffer, whose
+    /// contents are unspecified (its capacity is kept for the next piece).
+    pub fn restart_with(&mut self, offset: u64, piece: &mut Vec<u8>) {
+        std::mem::swap(&mut self.buf, piece);
+        self.restart(offset);
+    }
+
+    /// The state of a stream starting at `offset`, the buffer aside.
+    fn restart(&mut self, offset: u64) {
         self.pos = 0;
         self.scanned = 0;
         self.base = offset;

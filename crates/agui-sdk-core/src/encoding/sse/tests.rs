@@ -174,7 +174,7 @@ fn read_in_pieces(stream: &[u8], windows: &[usize], limits: DecoderLimits) -> Re
             }
         };
         // Every other piece handed over rather than copied in.
-        if pieces % 2 == 0 {
+        if pieces.is_multiple_of(2) {
             dec.restart_at(start as u64);
             dec.push(&stream[start..cut]);
         } else {

@@ -131,6 +131,12 @@ impl Queue {
             if q.events.capacity() == 0 {
                 let room = q.last_burst;
                 q.events.reserve_exact(room);
+            } else if q.events.len() == q.events.capacity() {
+                // A burst larger than the last: room for the whole bound at once, rather
+                // than doubling through every size on the way (each a copy of the
+                // events queued).
+                let room = q.bound - q.events.len();
+                q.events.reserve_exact(room);
             }
             q.events.push_back(event);
             q.burst = q.burst.max(q.events.len());
@@ -302,6 +308,31 @@ mod tests {
             q.poll_send(&mut cx, &mut slot),
             Poll::Ready(Err(Closed))
         ));
+    }
+
+    #[test]
+    fn a_burst_past_the_first_reservation_grows_once_to_the_bound() {
+        let q = Queue::new(16);
+        let mut cx = cx();
+        for i in 0..FIRST_BURST {
+            let mut slot = Some(ev(i));
+            assert!(q.poll_send(&mut cx, &mut slot).is_ready());
+        }
+        let first = q.lock().events.capacity();
+        assert!((FIRST_BURST..16).contains(&first), "{first}");
+        let mut slot = Some(ev(FIRST_BURST));
+        assert!(q.poll_send(&mut cx, &mut slot).is_ready());
+        assert!(q.lock().events.capacity() >= 16);
+        // Up to the bound with no other growth, and in order.
+        for i in FIRST_BURST + 1..16 {
+            let mut slot = Some(ev(i));
+            assert!(q.poll_send(&mut cx, &mut slot).is_ready());
+        }
+        let mut slot = Some(ev(16));
+        assert!(q.poll_send(&mut cx, &mut slot).is_pending());
+        let got: Vec<String> = std::iter::from_fn(|| q.take().map(|e| delta(&e))).collect();
+        let want: Vec<String> = (0..16).map(|i| format!("d{i}")).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -229,7 +229,10 @@ fn trailing_tool_result(input: &RunAgentInput) -> Option<&Content> {
 
 /// Splits a reply into word pieces (each keeps its trailing space).
 fn words(text: &str) -> Vec<String> {
-    text.split_inclusive(' ').map(str::to_owned).collect()
+    // Sized at once: a word per space, and the last.
+    let mut words = Vec::with_capacity(text.bytes().filter(|&b| b == b' ').count() + 1);
+    words.extend(text.split_inclusive(' ').map(str::to_owned));
+    words
 }
 
 /// Splits JSON text into small pieces, so that partial arguments stream.

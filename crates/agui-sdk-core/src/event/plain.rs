@@ -203,6 +203,20 @@ fn raw_string(text: &str, at: usize) -> Option<(&str, bool, usize)> {
     }
 }
 
+/// `raw`, a string's text between its quotes (`escaped`: it holds an escape), with its
+/// escapes read, in a string from `blank` sized once; `None` at a bad escape or a lone
+/// surrogate.
+#[inline]
+fn unescaped(raw: &str, escaped: bool, blank: &mut impl FnMut(usize) -> String) -> Option<String> {
+    // The text with its escapes is at least as long as what they stand for.
+    let mut out = blank(raw.len());
+    if !escaped {
+        out.push_str(raw);
+        return Some(out);
+    }
+    unescape(raw, out)
+}
+
 /// `raw` (a string's text between its quotes) with its escapes read, appended to `out`;
 /// `None` at a bad escape or a lone surrogate.
 fn unescape(raw: &str, mut out: String) -> Option<String> {
@@ -237,13 +251,7 @@ impl Member<'_> {
     /// The value, its escapes read, in a string from `blank`.
     #[inline]
     pub(crate) fn string(&self, blank: &mut impl FnMut(usize) -> String) -> Option<String> {
-        // The text with its escapes is at least as long as what they stand for.
-        let mut out = blank(self.raw.len());
-        if self.escaped {
-            return unescape(self.raw, out);
-        }
-        out.push_str(self.raw);
-        Some(out)
+        unescaped(self.raw, self.escaped, blank)
     }
 
     /// The value, when it holds no escape.
@@ -253,9 +261,10 @@ impl Member<'_> {
     }
 }
 
-/// A field's type, for choosing (where the protocol macros expand, by autoref as in
-/// `wire::direct`) how the field is read from a string member: [`ReadPlain`] for the
-/// types read here, [`NotPlain`] (never) for every other type.
+/// A field's type, for choosing where the protocol macros expand (by autoref, as in
+/// `wire::direct`) how the field is read from a string member ([`ReadPlain`] for the
+/// types read here, [`NotPlain`], never, for every other type) and what a recycler
+/// takes back of it ([`GiveString`] for a string, [`NoString`], dropped, for the rest).
 pub(crate) struct Plain<T>(PhantomData<T>);
 
 impl<T> Plain<T> {
@@ -303,22 +312,13 @@ impl ReadPlain<Content> for &Plain<Content> {
     }
 }
 
-/// A field's type, for choosing (by autoref, as [`Plain`]) what a recycler takes back
-/// of the field: [`GiveString`] for a string, [`NoString`] (dropped) for the rest.
-pub(crate) struct Give<T>(PhantomData<T>);
-
-impl<T> Give<T> {
-    /// The chooser for `T`.
-    pub(crate) const NEW: Self = Give(PhantomData);
-}
-
-/// A string field: handed over.
+/// A string field: handed to the recycler.
 pub(crate) trait GiveString {
     /// Hands `value` to `keep`.
     fn give(&self, value: String, keep: &mut impl FnMut(String));
 }
 
-impl GiveString for &Give<String> {
+impl GiveString for &Plain<String> {
     #[inline]
     fn give(&self, value: String, keep: &mut impl FnMut(String)) {
         keep(value)
@@ -334,7 +334,7 @@ pub(crate) trait NoString<T> {
     }
 }
 
-impl<T> NoString<T> for Give<T> {}
+impl<T> NoString<T> for Plain<T> {}
 
 /// The roles: unit variants named by plain strings, read by their own `Deserialize`.
 macro_rules! plain_unit {
@@ -390,28 +390,16 @@ fn string(
     if b.get(at) != Some(&b'"') {
         return None;
     }
-    let mut from = at + 1;
-    let mut stop = from + special(&b[from..])?;
-    // No escape: the value's length is known. With escapes, the rest of the text bounds
-    // it. Either way the string is sized once.
-    let mut out = blank(if b[stop] == b'"' {
-        stop - from
-    } else {
-        b.len() - from
-    });
-    loop {
+    let from = at + 1;
+    let stop = from + special(&b[from..])?;
+    if b[stop] == b'"' {
+        // No escape (nearly always): read in the one scan.
+        let mut out = blank(stop - from);
         out.push_str(text.get(from..stop)?);
-        match b[stop] {
-            b'"' => return Some((out, stop + 1)),
-            b'\\' => {
-                let (c, next) = escape(b, stop + 1)?;
-                out.push(c);
-                from = next;
-            }
-            _ => return None,
-        }
-        stop = from + special(&b[from..])?;
+        return Some((out, stop + 1));
     }
+    let (raw, escaped, next) = raw_string(text, at)?;
+    Some((unescaped(raw, escaped, blank)?, next))
 }
 
 /// The character an escape stands for (`at` is just after the backslash) and the

@@ -192,17 +192,17 @@ macro_rules! wire_plain_set {
     };
 }
 
-/// Hands a field's strings to `keep` (see `event::plain::Give`).
+/// Hands a field's strings to `keep` (see `event::plain::Plain`).
 macro_rules! wire_give {
     ($value:expr, $keep:ident, req, $ty:ty) => {
-        (&&$crate::event::plain::Give::<$ty>::NEW).give($value, $keep)
+        (&&$crate::event::plain::Plain::<$ty>::NEW).give($value, $keep)
     };
     ($value:expr, $keep:ident, dflt, $ty:ty) => {
-        (&&$crate::event::plain::Give::<$ty>::NEW).give($value, $keep)
+        (&&$crate::event::plain::Plain::<$ty>::NEW).give($value, $keep)
     };
     ($value:expr, $keep:ident, $kind:ident, $ty:ty) => {
         if let Some(v) = $value {
-            (&&$crate::event::plain::Give::<$ty>::NEW).give(v, $keep)
+            (&&$crate::event::plain::Plain::<$ty>::NEW).give(v, $keep)
         }
     };
 }
@@ -517,7 +517,7 @@ macro_rules! wire_union {
             }
 
             /// Hands the value's string fields to `keep` and drops the rest (see
-            /// `event::plain::Give`).
+            /// `event::plain::Plain`).
             #[allow(dead_code)]
             #[inline]
             pub(crate) fn give_strings(self, keep: &mut impl FnMut(::std::string::String)) {

@@ -193,6 +193,19 @@ fn read_in_pieces(stream: &[u8], windows: &[usize], limits: DecoderLimits) -> Re
     got
 }
 
+/// The default limits, or (`small`) an event size limit that streams of a few frames
+/// reach.
+fn limits(small: bool) -> DecoderLimits {
+    if small {
+        DecoderLimits {
+            max_event_size: 24,
+            ..DecoderLimits::default()
+        }
+    } else {
+        DecoderLimits::default()
+    }
+}
+
 fn sse_piece() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     use proptest::prelude::*;
     prop_oneof![
@@ -226,11 +239,7 @@ proptest::proptest! {
         small in proptest::bool::ANY,
     ) {
         let stream = parts.concat();
-        let limits = if small {
-            DecoderLimits { max_event_size: 24, ..DecoderLimits::default() }
-        } else {
-            DecoderLimits::default()
-        };
+        let limits = limits(small);
         proptest::prop_assert_eq!(
             read_in_pieces(&stream, &windows, limits),
             read_whole(&stream, limits)
@@ -298,11 +307,7 @@ proptest::proptest! {
         small in proptest::bool::ANY,
     ) {
         let stream = parts.concat();
-        let limits = if small {
-            DecoderLimits { max_event_size: 24, ..DecoderLimits::default() }
-        } else {
-            DecoderLimits::default()
-        };
+        let limits = limits(small);
         proptest::prop_assert_eq!(
             read_chunked(&stream, &windows, limits, false),
             read_chunked(&stream, &windows, limits, true)

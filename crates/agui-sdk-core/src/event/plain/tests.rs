@@ -80,6 +80,36 @@ fn everything_else_is_left_to_the_exact_decoder() {
     }
 }
 
+/// `Event::from_json_slice` (the direct readers first) and the exact decoder agree on
+/// `bytes`: the same event, or the same error (message, field path, line and column);
+/// and what `direct` reads, the exact decoder reads the same way.
+fn agrees_with_exact(
+    bytes: &[u8],
+    direct: impl FnOnce(&str) -> Option<Event>,
+) -> Result<(), TestCaseError> {
+    let fast = Event::from_json_slice(bytes);
+    let exact = exact(bytes);
+    match (&fast, &exact) {
+        (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+        (Err(a), Err(b)) => {
+            prop_assert_eq!(a.to_string(), b.to_string());
+            prop_assert_eq!(&a.path, &b.path);
+            prop_assert_eq!((a.line, a.column), (b.line, b.column));
+        }
+        _ => prop_assert!(
+            false,
+            "{:?} vs {:?} on {:?}",
+            fast,
+            exact,
+            String::from_utf8_lossy(bytes)
+        ),
+    }
+    if let Some(direct) = std::str::from_utf8(bytes).ok().and_then(direct) {
+        prop_assert_eq!(Some(&direct), exact.as_ref().ok());
+    }
+    Ok(())
+}
+
 /// Content events in plain shapes, written in many ways: every key order, whitespace,
 /// escapes of every kind (and unescaped text), non-ASCII and astral characters.
 fn seed() -> impl Strategy<Value = String> {
@@ -132,29 +162,14 @@ fn edit() -> impl Strategy<Value = crate::wire::mutate::Edit> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 4000, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// `Event::from_json_slice` (the direct reader first) and the exact decoder agree on
-    /// every input: the same event, or the same error (message, field path, line and
-    /// column). And what the direct reader takes, the exact decoder takes the same way.
+    /// The content reader and the exact decoder agree on every input (see
+    /// [`agrees_with_exact`]).
     #[test]
     fn the_direct_reader_reads_as_the_exact_decoder(
         seed in seed(),
         edits in prop::collection::vec(edit(), 0..3),
     ) {
-        let bytes = apply(seed.into_bytes(), &edits);
-        let fast = Event::from_json_slice(&bytes);
-        let exact = exact(&bytes);
-        match (&fast, &exact) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
-            (Err(a), Err(b)) => {
-                prop_assert_eq!(a.to_string(), b.to_string());
-                prop_assert_eq!(&a.path, &b.path);
-                prop_assert_eq!((a.line, a.column), (b.line, b.column));
-            }
-            _ => prop_assert!(false, "{:?} vs {:?} on {:?}", fast, exact, String::from_utf8_lossy(&bytes)),
-        }
-        if let Some(direct) = std::str::from_utf8(&bytes).ok().and_then(read) {
-            prop_assert_eq!(Some(&direct), exact.as_ref().ok());
-        }
+        agrees_with_exact(&apply(seed.into_bytes(), &edits), read)?;
     }
 
     /// Unmutated, every content event of a known shape is read directly (the reader is
@@ -538,27 +553,15 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 6000, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// The same as the content reader's property, for the reader of events of string
-    /// members: `Event::from_json_slice` and the exact decoder agree on every input, and
-    /// what the reader takes, the exact decoder takes the same way.
+    /// members (see [`agrees_with_exact`]).
     #[test]
     fn the_tagged_reader_reads_as_the_exact_decoder(
         seed in tagged_seed(),
         edits in prop::collection::vec(edit(), 0..3),
     ) {
-        let bytes = apply(seed.into_bytes(), &edits);
-        let fast = Event::from_json_slice(&bytes);
-        let exact = exact(&bytes);
-        match (&fast, &exact) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
-            (Err(a), Err(b)) => {
-                prop_assert_eq!(a.to_string(), b.to_string());
-                prop_assert_eq!(&a.path, &b.path);
-            }
-            _ => prop_assert!(false, "{:?} vs {:?} on {:?}", fast, exact, String::from_utf8_lossy(&bytes)),
-        }
-        if let Some(direct) = std::str::from_utf8(&bytes).ok().and_then(|t| super::read_tagged(t, &mut String::with_capacity)) {
-            prop_assert_eq!(Some(&direct), exact.as_ref().ok());
-        }
+        agrees_with_exact(&apply(seed.into_bytes(), &edits), |t| {
+            super::read_tagged(t, &mut String::with_capacity)
+        })?;
     }
 
     /// Unmutated, an event the exact decoder takes with no unknown key, no repeated key,

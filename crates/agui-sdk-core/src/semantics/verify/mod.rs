@@ -11,7 +11,10 @@ use crate::types::Message;
 use rule::Owner;
 pub use rule::{VerifyError, VerifyRule};
 
+mod repeat;
 mod rule;
+
+use repeat::Repeat;
 
 // The verifier looks ids up on every event: a seeded fast hasher (foldhash, the one
 // hashbrown uses) rather than SipHash. Its per-process random seed keeps an id
@@ -46,56 +49,8 @@ pub struct Verifier {
     run_ids: Option<(String, String)>,
     /// The stream's thread: the input's when known, else the first run's.
     stream_thread: Option<String>,
-    /// The last event accepted, when it streamed content (see [`Repeat`]).
+    /// The last event accepted, when it streamed content (see `Repeat`).
     repeat: Repeat,
-}
-
-/// The last streamed-content event accepted (text, reasoning or tool-call arguments):
-/// its type, id and subagent tag, while no other event has come since. Such an event
-/// changes nothing the checks read, so the same type, id and tag again would pass the
-/// same checks: it is accepted without looking its id up again.
-#[derive(Debug, Default, Clone)]
-struct Repeat {
-    event_type: Option<EventType>,
-    id: String,
-    tag: Option<String>,
-    /// Tests only: never take this way (its oracle is the full check).
-    #[cfg(test)]
-    off: bool,
-}
-
-impl Repeat {
-    /// The id of a streamed-content event.
-    #[inline]
-    fn content_id(event: &Event) -> Option<&str> {
-        match event {
-            Event::TextMessageContent(e) => Some(&e.message_id),
-            Event::ReasoningMessageContent(e) => Some(&e.message_id),
-            Event::ToolCallArgs(e) => Some(&e.tool_call_id),
-            _ => None,
-        }
-    }
-
-    /// Whether this content event repeats the last one accepted.
-    #[inline]
-    fn matches(&self, event_type: EventType, id: &str, tag: Option<&str>) -> bool {
-        #[cfg(test)]
-        if self.off {
-            return false;
-        }
-        self.event_type == Some(event_type) && self.id == id && self.tag.as_deref() == tag
-    }
-
-    /// Remembers an accepted content event.
-    #[inline]
-    fn set(&mut self, event_type: EventType, id: &str, tag: Option<&str>) {
-        self.event_type = Some(event_type);
-        self.id.clear();
-        self.id.push_str(id);
-        if self.tag.as_deref() != tag {
-            self.tag = tag.map(str::to_owned);
-        }
-    }
 }
 
 impl Verifier {
@@ -183,20 +138,20 @@ impl Verifier {
     pub fn push(&mut self, event: &Event) -> Result<(), VerifyError> {
         let index = self.index;
         let event_type = event.event_type();
-        let content = Repeat::content_id(event);
+        let content = Repeat::content_id(event).map(|id| (id, event.subagent_run_id()));
         match content {
-            Some(id) => {
-                if self.repeat.matches(event_type, id, event.subagent_run_id()) {
+            Some((id, tag)) => {
+                if self.repeat.matches(event_type, id, tag) {
                     self.index += 1;
                     return Ok(());
                 }
             }
-            None => self.repeat.event_type = None,
+            None => self.repeat.forget(),
         }
         match self.check(event, event_type) {
             Ok(()) => {
-                if let Some(id) = content {
-                    self.repeat.set(event_type, id, event.subagent_run_id());
+                if let Some((id, tag)) = content {
+                    self.repeat.set(event_type, id, tag);
                 }
                 self.index += 1;
                 Ok(())
@@ -794,79 +749,4 @@ impl<I: Iterator<Item = Event>> Iterator for Verified<I> {
 }
 
 #[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::Verifier;
-    use crate::event::*;
-
-    /// One event of a small alphabet: lifecycle, message, reasoning and tool-call
-    /// starts, contents and ends on a few ids, some with a subagent tag.
-    fn event() -> impl Strategy<Value = Event> {
-        let id = prop::sample::select(vec!["m1", "m2", "t1"]);
-        let tag = prop::option::weighted(0.3, prop::sample::select(vec!["s1", "s2"]));
-        (0u8..14, id, tag).prop_map(|(kind, id, tag)| {
-            let tag = tag.map(str::to_owned);
-            match kind {
-                0 => RunStarted::new("th", "r").into(),
-                1 => RunFinished::new("th", "r").into(),
-                2 => RunError::new("boom").into(),
-                3 => TextMessageStart {
-                    subagent_run_id: tag,
-                    ..TextMessageStart::new(id)
-                }
-                .into(),
-                4 | 5 => TextMessageContent {
-                    subagent_run_id: tag,
-                    ..TextMessageContent::new(id, "x")
-                }
-                .into(),
-                6 => TextMessageEnd {
-                    subagent_run_id: tag,
-                    ..TextMessageEnd::new(id)
-                }
-                .into(),
-                7 => ToolCallStart {
-                    subagent_run_id: tag,
-                    ..ToolCallStart::new(id, "f")
-                }
-                .into(),
-                8 | 9 => ToolCallArgs {
-                    subagent_run_id: tag,
-                    ..ToolCallArgs::new(id, "{")
-                }
-                .into(),
-                10 => ToolCallEnd::new(id).into(),
-                11 => ReasoningMessageStart::new(id).into(),
-                12 => ReasoningMessageContent {
-                    subagent_run_id: tag,
-                    ..ReasoningMessageContent::new(id, "r")
-                }
-                .into(),
-                _ => ReasoningMessageEnd::new(id).into(),
-            }
-        })
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() })]
-
-        /// Accepting a repeated content event without looking it up gives, event by
-        /// event, the verdicts of the full checks (valid runs and broken ones alike).
-        #[test]
-        fn a_repeated_content_event_is_judged_as_the_full_checks_judge_it(
-            events in prop::collection::vec(event(), 0..60),
-        ) {
-            let mut fast = Verifier::new();
-            let mut full = Verifier::new();
-            full.repeat.off = true;
-            for e in &events {
-                let a = fast.push(e).map_err(|e| e.to_string());
-                let b = full.push(e).map_err(|e| e.to_string());
-                prop_assert_eq!(a, b);
-                prop_assert_eq!(fast.events_seen(), full.events_seen());
-            }
-            prop_assert_eq!(fast.finish().map_err(|e| e.to_string()), full.finish().map_err(|e| e.to_string()));
-        }
-    }
-}
+mod tests;

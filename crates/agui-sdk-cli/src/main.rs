@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod io;
+mod log;
 mod memory;
 mod parallel;
 mod render;
@@ -70,19 +71,7 @@ fn main() -> ExitCode {
         (false, 2) => "info",
         (false, _) => "debug",
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AGUI_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
-        )
-        .with_writer(std::io::stderr)
-        // Colours only for a person at a terminal: a log file or a pipe gets plain
-        // text (and a server logging runs spends less on each line).
-        .with_ansi(
-            std::io::IsTerminal::is_terminal(&std::io::stderr())
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        )
-        .init();
+    log::init(default_level);
     let result = match cli.command {
         Command::Decode(args) => cmd::codec::decode(args),
         Command::Encode(args) => cmd::codec::encode(args),

@@ -1,0 +1,388 @@
+//! The command line's log: plain text on stderr, filtered by `AGUI_LOG`.
+//!
+//! `AGUI_LOG` takes `tracing-subscriber`'s `EnvFilter` directives. The common ones
+//! (a level, or targets with levels: `info`, `agui_sdk_server=debug,hyper=warn`) are
+//! served by a [`Targets`] filter instead: it decides each span and event from its
+//! target and level alone, where `EnvFilter` also tracks every span it sees (a lock
+//! per span created, entered, left and closed) in case a directive names span fields.
+//! `agui serve` logs two lines and enters its run's span for each run, so this is on
+//! every run's path. Directives that name spans or fields (`[run{run_id=r1}]=debug`)
+//! still get `EnvFilter`.
+//!
+//! Each line is `tracing-subscriber`'s default format, byte for byte. Without colours
+//! it is written by [`Line`], which spends a tenth of what the default formatter does on
+//! the line's own parts (the time, the level, the spans' names, the target): that
+//! formatter paints each part with an empty style and formats the time through
+//! `core::fmt`, about 12,000 instructions of the 25,000 that the two lines of a run
+//! cost. The fields are formatted as before, by `tracing-subscriber`.
+
+use std::fmt;
+
+use std::str::FromStr;
+
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::{EnvFilter, Targets};
+use tracing_subscriber::fmt::format::{Format, FormatEvent, FormatFields, Writer};
+use tracing_subscriber::fmt::time::FormatTime;
+use tracing_subscriber::fmt::{FmtContext, FormattedFields};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// The filter for the directives in `AGUI_LOG`, or for `default_level` when it is unset
+/// or not valid.
+#[derive(Debug)]
+// Built once, as the program starts.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Filter {
+    /// Targets and levels only.
+    Targets(Targets),
+    /// Directives that name spans or fields.
+    Env(EnvFilter),
+}
+
+impl Filter {
+    /// The filter for `directives` (`None`: unset), falling back to `default_level`.
+    pub(crate) fn parse(directives: Option<&str>, default_level: &str) -> Filter {
+        let plain = |d: &str| {
+            // `Targets` would read `[run]` as a target's name: span and field
+            // directives are `EnvFilter`'s. A bare word that is not a level is a
+            // target for both ("everything in it").
+            if d.contains(['[', ']', '{', '}']) {
+                return None;
+            }
+            Targets::from_str(d).ok().map(Filter::Targets)
+        };
+        if let Some(d) = directives {
+            if let Some(f) = plain(d) {
+                return f;
+            }
+            if let Ok(f) = EnvFilter::try_new(d) {
+                return Filter::Env(f);
+            }
+        }
+        plain(default_level).unwrap_or_else(|| Filter::Env(EnvFilter::new(default_level)))
+    }
+}
+
+/// Installs the log: `AGUI_LOG`'s filter (else `default_level`), plain text on stderr,
+/// colours only for a person at a terminal.
+pub(crate) fn init(default_level: &str) {
+    let directives = std::env::var("AGUI_LOG").ok();
+    let filter = Filter::parse(directives.as_deref(), default_level);
+    // A log file or a pipe gets plain text (and a server logging runs spends less on
+    // each line).
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let text = tracing_subscriber::fmt::layer()
+        .event_format(Line::default())
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
+    let (targets, env) = match filter {
+        Filter::Targets(t) => (Some(t), None),
+        Filter::Env(e) => (None, Some(e)),
+    };
+    tracing_subscriber::registry()
+        .with(targets)
+        .with(env)
+        .with(text)
+        .init();
+}
+
+/// The default format's line (time, level, spans, target, fields), written part by
+/// part. With colours, or for a record of the `log` crate (whose metadata the default
+/// formatter rewrites), the default formatter writes it.
+#[derive(Debug, Default)]
+pub(crate) struct Line {
+    full: Format,
+}
+
+impl<S, N> FormatEvent<S, N> for Line
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut w: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let meta = event.metadata();
+        if w.has_ansi_escapes() || meta.target() == "log" {
+            return self.full.format_event(ctx, w, event);
+        }
+        match timestamp(std::time::SystemTime::now()) {
+            Some(t) => w.write_str(as_str(&t))?,
+            None => {
+                if tracing_subscriber::fmt::time::SystemTime
+                    .format_time(&mut w)
+                    .is_err()
+                {
+                    w.write_str("<unknown time>")?;
+                }
+            }
+        }
+        w.write_char(' ')?;
+        w.write_str(level(meta.level()))?;
+        w.write_char(' ')?;
+        if let Some(scope) = ctx.event_scope() {
+            let mut seen = false;
+            for span in scope.from_root() {
+                w.write_str(span.metadata().name())?;
+                seen = true;
+                let ext = span.extensions();
+                if let Some(fields) = ext.get::<FormattedFields<N>>() {
+                    if !fields.is_empty() {
+                        w.write_char('{')?;
+                        w.write_str(fields)?;
+                        w.write_char('}')?;
+                    }
+                }
+                w.write_char(':')?;
+            }
+            if seen {
+                w.write_char(' ')?;
+            }
+        }
+        w.write_str(meta.target())?;
+        w.write_str(": ")?;
+        ctx.format_fields(w.by_ref(), event)?;
+        w.write_char('\n')
+    }
+}
+
+/// The level as the default format writes it, five characters wide.
+fn level(level: &Level) -> &'static str {
+    match *level {
+        Level::TRACE => "TRACE",
+        Level::DEBUG => "DEBUG",
+        Level::INFO => " INFO",
+        Level::WARN => " WARN",
+        Level::ERROR => "ERROR",
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.ffffffZ`, UTC, as the default format writes it; `None` before
+/// 1970 or after 9999.
+fn timestamp(t: std::time::SystemTime) -> Option<[u8; 27]> {
+    let since = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+    let secs = since.as_secs();
+    let (year, month, day) = civil_date(secs / 86_400);
+    if year > 9999 {
+        return None;
+    }
+    let of_day = secs % 86_400;
+    let mut out = *b"0000-00-00T00:00:00.000000Z";
+    let mut put = |at: usize, width: usize, mut n: u64| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, month);
+    put(8, 2, day);
+    put(11, 2, of_day / 3600);
+    put(14, 2, of_day / 60 % 60);
+    put(17, 2, of_day % 60);
+    put(20, 6, u64::from(since.subsec_micros()));
+    Some(out)
+}
+
+/// The text of an ASCII buffer.
+fn as_str(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap_or("<unknown time>")
+}
+
+/// The proleptic Gregorian date (year, month, day) of a day counted from 1970-01-01
+/// (the days-from-civil inverse: 400-year eras of 146,097 days, years from March).
+fn civil_date(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracing::Level;
+
+    /// What `filter` lets through, for a few targets and levels.
+    fn verdicts(filter: Filter) -> Vec<bool> {
+        let (targets, env) = match filter {
+            Filter::Targets(t) => (Some(t), None),
+            Filter::Env(e) => (None, Some(e)),
+        };
+        let subscriber = tracing_subscriber::registry().with(targets).with(env);
+        tracing::subscriber::with_default(subscriber, || {
+            vec![
+                tracing::event_enabled!(target: "agui_sdk_server::router", Level::INFO),
+                tracing::event_enabled!(target: "agui_sdk_server::router", Level::DEBUG),
+                tracing::event_enabled!(target: "agui_sdk_server", Level::TRACE),
+                tracing::event_enabled!(target: "hyper::proto::h1", Level::INFO),
+                tracing::event_enabled!(target: "hyper::proto::h1", Level::WARN),
+                tracing::event_enabled!(target: "agui", Level::ERROR),
+                tracing::span_enabled!(target: "agui_sdk_server::router", Level::INFO),
+                tracing::span_enabled!(target: "tower_http", Level::DEBUG),
+            ]
+        })
+    }
+
+    #[test]
+    fn plain_directives_are_read_as_env_filter_reads_them() {
+        for d in [
+            "info",
+            "warn",
+            "off",
+            "trace",
+            "agui_sdk_server=debug",
+            "info,hyper=warn",
+            "debug,agui_sdk_server::router=info,hyper=off",
+            "agui_sdk_server",
+            "ERROR,tower_http=DEBUG",
+        ] {
+            let ours = Filter::parse(Some(d), "error");
+            assert!(matches!(ours, Filter::Targets(_)), "{d}: {ours:?}");
+            let env = Filter::Env(EnvFilter::try_new(d).unwrap());
+            assert_eq!(verdicts(ours), verdicts(env), "directives {d:?}");
+        }
+    }
+
+    #[test]
+    fn directives_naming_spans_or_fields_keep_env_filter() {
+        for d in [
+            "[run]=debug",
+            "info,[run{run_id=r1}]=trace",
+            "agui_sdk_server[run]=debug",
+        ] {
+            assert!(
+                matches!(Filter::parse(Some(d), "info"), Filter::Env(_)),
+                "{d}"
+            );
+        }
+    }
+
+    #[test]
+    fn unset_or_invalid_directives_fall_back_to_the_default_level() {
+        let expected = verdicts(Filter::Env(EnvFilter::new("info")));
+        for d in [None, Some("=="), Some("agui=notalevel")] {
+            let f = Filter::parse(d, "info");
+            assert!(matches!(f, Filter::Targets(_)), "{d:?}: {f:?}");
+            assert_eq!(verdicts(f), expected, "{d:?}");
+        }
+    }
+
+    /// A writer the test reads back.
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Captured {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    /// Events of every level, with and without fields, spans and targets.
+    fn emit() {
+        tracing::info!("plain message");
+        tracing::warn!(count = 3, name = "quoted \"x\"", flag = true, "with fields");
+        tracing::error!(target: "custom::target", value = ?vec![1, 2], shown = %"display", "targeted");
+        let outer = tracing::info_span!("run", agent = %"agentic_chat", thread_id = %"t1");
+        let _o = outer.enter();
+        tracing::debug!(events = 13u64, "run ended");
+        let inner = tracing::trace_span!("step");
+        let _i = inner.enter();
+        tracing::trace!(x = 1.5, "nested");
+        tracing::info!(message = "message as a field", other = -4i64);
+        let fields_later = tracing::info_span!("late", n = tracing::field::Empty);
+        fields_later.record("n", 7);
+        let _l = fields_later.enter();
+        tracing::warn!("in three spans");
+    }
+
+    /// The lines `emit` gives through the fmt layer with `line` as its formatter (else
+    /// the default one), without colours.
+    fn lines(line: bool) -> String {
+        let out = Captured::default();
+        let writer = {
+            let out = out.clone();
+            move || out.clone()
+        };
+        let layer = tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(writer);
+        let all = tracing_subscriber::filter::LevelFilter::TRACE;
+        if line {
+            let layer = layer.event_format(Line::default());
+            let subscriber = tracing_subscriber::registry().with(all).with(layer);
+            tracing::subscriber::with_default(subscriber, emit);
+        } else {
+            let subscriber = tracing_subscriber::registry().with(all).with(layer);
+            tracing::subscriber::with_default(subscriber, emit);
+        }
+        out.text()
+    }
+
+    #[test]
+    fn a_line_is_the_default_format_byte_for_byte() {
+        let before = timestamp(std::time::SystemTime::now()).unwrap();
+        let (ours, theirs) = (lines(true), lines(false));
+        let after = timestamp(std::time::SystemTime::now()).unwrap();
+        let (ours, theirs): (Vec<&str>, Vec<&str>) =
+            (ours.lines().collect(), theirs.lines().collect());
+        assert_eq!(ours.len(), 7, "{ours:#?}");
+        assert_eq!(ours.len(), theirs.len());
+        for (a, b) in ours.iter().zip(&theirs) {
+            // Both begin with the time (27 bytes) then a space; the rest is the same.
+            assert_eq!(a.as_bytes()[27], b' ', "{a}");
+            assert_eq!(a[28..], b[28..]);
+            if before[..19] == after[..19] {
+                assert_eq!(a[..19], b[..19], "the time to the second");
+                assert_eq!(a.as_bytes()[..19], before[..19]);
+            }
+        }
+        assert!(ours[3].ends_with(
+            "DEBUG run{agent=agentic_chat thread_id=t1}: agui::log::tests: run ended events=13"
+        ));
+    }
+
+    #[test]
+    fn times_are_written_as_the_default_format_writes_them() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let at = |secs: u64, micros: u32| {
+            timestamp(UNIX_EPOCH + Duration::new(secs, micros * 1000 + 999))
+                .map(|t| as_str(&t).to_owned())
+        };
+        for (secs, micros, text) in [
+            (0, 0, "1970-01-01T00:00:00.000000Z"),
+            (951_782_400, 1, "2000-02-29T00:00:00.000001Z"),
+            (4_107_542_399, 999_999, "2100-02-28T23:59:59.999999Z"),
+            (4_107_542_400, 0, "2100-03-01T00:00:00.000000Z"),
+            (1_000_000_000, 123_456, "2001-09-09T01:46:40.123456Z"),
+            (1_709_164_800, 42, "2024-02-29T00:00:00.000042Z"),
+            (253_402_300_799, 0, "9999-12-31T23:59:59.000000Z"),
+        ] {
+            assert_eq!(at(secs, micros).as_deref(), Some(text), "{secs}");
+        }
+        assert_eq!(at(253_402_300_800, 0), None, "year 10000");
+        assert_eq!(timestamp(UNIX_EPOCH - Duration::from_secs(1)), None);
+    }
+}

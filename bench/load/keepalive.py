@@ -43,8 +43,8 @@ def cpu_times(pid):
     return int(fields[11]) / TICK, int(fields[12]) / TICK
 
 
-def wait_port(port, proc):
-    for _ in range(200):
+def wait_port(port, proc, tries=200):
+    for _ in range(tries):
         if proc.poll() is not None:
             sys.exit(f"server on {port} exited: {proc.returncode}")
         try:

@@ -42,6 +42,13 @@
 //! `max_steps`) whose message says what happened without the
 //! endpoint's internals, after what was received. A client that goes away drops the
 //! upstream request at once.
+//!
+//! # Redirects
+//!
+//! No redirect is followed: the API key is sent to the configured endpoint and nowhere
+//! else. An endpoint answering `3xx` ends the run with `RUN_ERROR` code
+//! `upstream_error`, whose message names the URL called and where it redirected
+//! (without userinfo or query). Configure the URL the endpoint redirects to instead.
 
 mod request;
 mod translate;
@@ -155,6 +162,7 @@ struct Config {
     backoff: Duration,
     max_backoff: Duration,
     read_timeout: Duration,
+    error_body_timeout: Duration,
     max_event: usize,
     max_answer_bytes: usize,
     answer_deadline: Duration,
@@ -217,6 +225,7 @@ impl OpenAiAgent {
                 backoff: Duration::from_millis(500),
                 max_backoff: Duration::from_secs(20),
                 read_timeout: Duration::from_secs(120),
+                error_body_timeout: Duration::from_secs(10),
                 max_event: 4 << 20,
                 max_answer_bytes: 32 << 20,
                 answer_deadline: Duration::from_secs(600),
@@ -332,10 +341,23 @@ impl OpenAiAgentBuilder {
         self
     }
 
-    /// Longest wait for the answer's head, then between two reads of its body (default
-    /// 120 s).
+    /// Longest wait for the answer's head, then for its first piece of content and
+    /// between two pieces (default 120 s). A piece of content is an SSE data event:
+    /// comments (`: keep-alive`), blank lines and a part of an event do not count, so
+    /// an endpoint sending only those ends the run with `RUN_ERROR` code
+    /// `upstream_timeout` after this long.
     pub fn read_timeout(mut self, t: Duration) -> Self {
         self.config.read_timeout = t;
+        self
+    }
+
+    /// The longest the body of an error answer (a `4xx`/`5xx`) may take to read, in all
+    /// (default 10 s): however slowly it trickles, the request is then given up (and
+    /// retried, when its status is retried). At most
+    /// [`MAX_ERROR_BODY`](agui_sdk_client::endpoint::MAX_ERROR_BODY) bytes of it are
+    /// read.
+    pub fn error_body_timeout(mut self, t: Duration) -> Self {
+        self.config.error_body_timeout = t;
         self
     }
 
@@ -376,8 +398,11 @@ impl OpenAiAgentBuilder {
         if self.config.base_url.is_empty() || self.config.model.is_empty() {
             return Err(ConfigError("an endpoint URL and a model are needed".into()));
         }
+        // No redirect is followed: the key goes to the configured endpoint's origin and
+        // nowhere else (a `3xx` answer fails the run, naming where it pointed).
         self.config.client = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
         let config = Arc::new(self.config);

@@ -31,8 +31,9 @@ pub(crate) async fn model_turn(
     let mut out = Vec::new();
     let mut bytes = response.bytes_stream();
     let mut done = false;
-    // One timer for the whole answer, pushed back at each read (cheaper than a timer
-    // per read).
+    // One timer for the whole answer, pushed back at each piece of content, an SSE data
+    // event (cheaper than a timer per read). Comments and partial events do not push it
+    // back: an endpoint sending only keep-alive comments times out.
     let idle = tokio::time::sleep(config.read_timeout);
     tokio::pin!(idle);
     let failure: Option<AgentError> = loop {
@@ -43,15 +44,13 @@ pub(crate) async fn model_turn(
             () = &mut idle => {
                 break Some(fail(
                     format!(
-                        "the model sent nothing for {} ms",
+                        "the model sent nothing for {} ms (comments do not count)",
                         config.read_timeout.as_millis()
                     ),
                     "upstream_timeout",
                 ));
             }
         };
-        idle.as_mut()
-            .reset(tokio::time::Instant::now() + config.read_timeout);
         match next {
             Some(Ok(chunk)) => {
                 received += chunk.len();
@@ -69,6 +68,10 @@ pub(crate) async fn model_turn(
                         format!("the model's stream is malformed: {e}"),
                         "upstream_error",
                     ));
+                }
+                if !items.is_empty() {
+                    idle.as_mut()
+                        .reset(tokio::time::Instant::now() + config.read_timeout);
                 }
             }
             Some(Err(e)) => {
@@ -202,13 +205,20 @@ async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentE
                 format!("cannot reach the model endpoint: {}", e.without_url()),
             ),
             Ok(Ok(res)) if res.status().is_success() => return Ok(res),
+            Ok(Ok(res)) if res.status().is_redirection() => {
+                return Err(redirected(&url, &res));
+            }
             Ok(Ok(res)) => {
                 let status = res.status().as_u16();
                 let retry_after = endpoint::retry_after(res.headers());
-                // Read as the client reads an error answer: bounded in size and time.
-                let text =
-                    endpoint::error_body(res, endpoint::MAX_ERROR_BODY, Some(config.read_timeout))
-                        .await;
+                // Read as the client reads an error answer: bounded in size, and in time
+                // as a whole (a body trickling a byte at a time cannot hold the run).
+                let text = endpoint::error_body(
+                    res,
+                    endpoint::MAX_ERROR_BODY,
+                    Some(config.error_body_timeout),
+                )
+                .await;
                 let shown: String = text.text.chars().take(500).collect();
                 tracing::warn!(status, body = %shown, "the model endpoint refused the request");
                 let retryable = status == 429 || (500..=599).contains(&status);
@@ -234,6 +244,45 @@ async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentE
         tracing::info!(attempt, ?pause, reason = %why, "retrying the model request");
         tokio::time::sleep(pause).await;
     }
+}
+
+/// The run's failure for a `3xx` answer, which is never followed (the key would go
+/// along): it names the URL called and where it pointed.
+fn redirected(url: &str, res: &reqwest::Response) -> AgentError {
+    let status = res.status().as_u16();
+    let to = match res
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+    {
+        Some(location) => match reqwest::Url::parse(url).and_then(|base| base.join(location)) {
+            Ok(target) => shown_url(target.as_str()),
+            Err(_) => format!("{:?}", location.chars().take(200).collect::<String>()),
+        },
+        None => "nowhere (no Location)".to_owned(),
+    };
+    let called = shown_url(url);
+    tracing::warn!(status, url = %called, to = %to, "the model endpoint redirected");
+    fail(
+        format!(
+            "the model endpoint {called} redirected (HTTP {status}) to {to}: redirects are not followed, so that the key goes to the configured endpoint only; configure the URL it redirects to"
+        ),
+        "upstream_error",
+    )
+}
+
+/// `url` fit to show in a run's error: its userinfo redacted, its query and fragment
+/// left out (they may hold a key), at most 200 characters.
+fn shown_url(url: &str) -> String {
+    let redacted = endpoint::redact_url(url);
+    let end = redacted.find(['?', '#']).unwrap_or(redacted.len());
+    let mut shown: String = redacted[..end].chars().take(200).collect();
+    if end < redacted.len() {
+        shown.push_str("?…");
+    } else if shown.len() < end {
+        shown.push('…');
+    }
+    shown
 }
 
 fn too_slow(config: &Config) -> AgentError {

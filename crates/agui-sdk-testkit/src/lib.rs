@@ -10,7 +10,9 @@
 //! - [`interop`]: the reference-package gate (`AGUI_REQUIRE_INTEROP`), and
 //!   [`reference`](mod@reference): the servers and the client built on the reference SDKs, run as
 //!   child processes;
-//! - [`rng`] and [`events`]: a seeded generator and the event stream it draws.
+//! - [`rng`] and [`events`]: a seeded generator and the event stream it draws;
+//! - [`redirect`]: listeners that answer with redirects (one on `127.0.0.2`, a foreign
+//!   host) and record the headers of every request they get.
 //!
 //! Every gate has the same shape: without what it needs, a test prints one line saying
 //! it is skipped and how to run it, and returns, so that `cargo test` on a fresh clone
@@ -27,6 +29,7 @@
 pub mod events;
 pub mod http;
 pub mod interop;
+pub mod redirect;
 pub mod redis;
 pub mod reference;
 pub mod rng;

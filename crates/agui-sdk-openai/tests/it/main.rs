@@ -4,3 +4,4 @@ mod fake;
 
 mod openai_agent;
 mod openai_interop;
+mod openai_upstream;

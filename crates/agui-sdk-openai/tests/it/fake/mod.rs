@@ -114,6 +114,11 @@ pub enum Answer {
         retry_after: Option<&'static str>,
         body: &'static str,
     },
+    /// A `500` whose body never ends: one byte every `every`.
+    DripError { every: Duration },
+    /// A `200` event stream of only comments (`: keep-alive`), one every `every`,
+    /// never a data event.
+    Comments { every: Duration },
 }
 
 fn text_stream(pieces: &[&str]) -> Vec<Value> {
@@ -286,6 +291,12 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
             c.push(finish("stop"));
             stream(c)
         }
+        "drip-500" => Answer::DripError {
+            every: Duration::from_millis(100),
+        },
+        "comments" => Answer::Comments {
+            every: Duration::from_millis(50),
+        },
         other => Answer::Status {
             status: 404,
             retry_after: None,
@@ -360,6 +371,33 @@ async fn serve(mut sock: TcpStream, f: Fake) -> std::io::Result<()> {
             head.push_str("\r\n");
             sock.write_all(head.as_bytes()).await?;
             sock.write_all(body.as_bytes()).await?;
+        }
+        Answer::DripError { every } => {
+            sock.write_all(
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n",
+            )
+            .await?;
+            // No length, no end: the body is whatever comes until the peer goes away.
+            loop {
+                tokio::time::sleep(every).await;
+                if sock.write_all(b"x").await.is_err() {
+                    f.peer_closed.store(true, Ordering::SeqCst);
+                    return Ok(());
+                }
+            }
+        }
+        Answer::Comments { every } => {
+            sock.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+            )
+            .await?;
+            loop {
+                if sock.write_all(b": keep-alive\n\n").await.is_err() {
+                    f.peer_closed.store(true, Ordering::SeqCst);
+                    return Ok(());
+                }
+                tokio::time::sleep(every).await;
+            }
         }
         Answer::Stream {
             chunks,

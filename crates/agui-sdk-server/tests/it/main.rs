@@ -3,6 +3,7 @@
 
 mod common;
 
+mod copilotkit_thread_reads;
 mod copilotkit_threads;
 mod resumable;
 mod route_kinds;

@@ -425,19 +425,34 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-async fn list_agents(State(s): State<Arc<Shared>>) -> Json<Value> {
+/// `GET /agents`. Each agent's `path` is the one a client calls: under a
+/// [`Router::nest`](axum::Router::nest) prefix, the prefix is part of it.
+async fn list_agents(
+    State(s): State<Arc<Shared>>,
+    axum::extract::OriginalUri(original): axum::extract::OriginalUri,
+    uri: axum::http::Uri,
+) -> Json<Value> {
+    let prefix = mount_prefix(original.path(), uri.path());
     let agents: Vec<Value> = s
         .agents
         .iter()
         .map(|(name, agent)| {
             json!({
                 "name": name,
-                "path": format!("/{name}"),
+                "path": format!("{prefix}/{name}"),
                 "capabilities": s.capabilities_of(name, agent.as_ref()),
             })
         })
         .collect();
     Json(json!({ "agents": agents }))
+}
+
+/// The prefix the router is nested under: what the request's original path has before
+/// the path the router saw (`/agents/agents` seen as `/agents` gives `/agents`).
+fn mount_prefix<'a>(original: &'a str, seen: &str) -> &'a str {
+    original
+        .strip_suffix(seen)
+        .map_or("", |p| p.trim_end_matches('/'))
 }
 
 async fn capabilities(

@@ -372,3 +372,30 @@ async fn the_verifier_flags_a_delta_against_a_state_the_client_does_not_have() {
         ["RUN_STARTED", "STATE_DELTA", "RUN_FINISHED"]
     );
 }
+
+#[tokio::test]
+async fn the_listing_names_the_path_a_client_calls_under_a_nest() {
+    let shutdown = Shutdown::new();
+    let agents = AgentRouter::new()
+        .agent("booking", Scripted(vec![]))
+        .shutdown(shutdown.clone())
+        .into_router();
+    let router = axum::Router::new()
+        .nest("/agents", agents.clone())
+        .nest("/v1/deep/", agents.clone())
+        .merge(agents);
+    let srv = start(router, shutdown).await;
+    for (listing, path) in [
+        ("/agents/agents", "/agents/booking"),
+        ("/v1/deep/agents", "/v1/deep/booking"),
+        ("/agents", "/booking"),
+    ] {
+        let mut c = Client::request(srv.addr, "GET", listing, &[], b"").await;
+        assert_eq!(c.status, 200, "{listing}");
+        let list = c.json().await;
+        assert_eq!(list["agents"][0]["path"], path, "{listing}");
+        // The path listed is one the server answers.
+        let c = Client::request(srv.addr, "GET", path, &[], b"").await;
+        assert_eq!(c.status, 200, "{path}");
+    }
+}

@@ -55,7 +55,9 @@ fn run_finished_must_carry_the_thread_id_of_its_run_started() {
     )
     .unwrap_err();
     assert_eq!((err.0, err.1.id()), (1, "lifecycle/run-finished-thread-id"));
-    assert!(err.1.to_string().contains("must agree on their threadId"));
+    assert!(err.1.to_string().contains(
+        "both boundary events of a run, RUN_STARTED and RUN_FINISHED, carry the input's threadId"
+    ));
 }
 
 #[test]

@@ -182,8 +182,9 @@ pub enum VerifyRule {
         /// The `runId` the `RUN_FINISHED` carries.
         finished: String,
     },
-    /// `RUN_FINISHED` names another thread than the `RUN_STARTED` it closes.
-    #[error("Cannot send 'RUN_FINISHED' with threadId '{finished}' for a run started on '{started}': a run's RUN_STARTED and RUN_FINISHED must agree on their threadId.")]
+    /// `RUN_FINISHED` names another thread than the `RUN_STARTED` it closes: both
+    /// boundary events carry the input's `threadId`.
+    #[error("Cannot send 'RUN_FINISHED' with threadId '{finished}' for a run started on '{started}': both boundary events of a run, RUN_STARTED and RUN_FINISHED, carry the input's threadId.")]
     ThreadIdMismatch {
         /// The `threadId` of the open run's `RUN_STARTED`.
         started: String,

@@ -197,7 +197,7 @@ impl LifecycleGuard {
             }
             Event::RunFinished(e) if e.thread_id != self.thread_id || e.run_id != self.run_id => {
                 let msg = format!(
-                    "RUN_FINISHED names thread '{}' run '{}', but the run is thread '{}' run '{}'",
+                    "RUN_FINISHED names thread '{}' run '{}', but both boundary events carry the input's threadId and runId (thread '{}' run '{}')",
                     e.thread_id, e.run_id, self.thread_id, self.run_id
                 );
                 return self.violation(index, ty, msg, out);
@@ -221,6 +221,10 @@ impl LifecycleGuard {
             }
         }
         let terminal = matches!(ty, EventType::RunFinished | EventType::RunError);
+        if let Event::RunError(e) = &event {
+            // A run the agent fails itself is logged as one the runtime fails.
+            tracing::warn!(error = %e.message, code = ?e.code, "agent ended the run with RUN_ERROR");
+        }
         self.open.observe(&event);
         out.push(event);
         if terminal {

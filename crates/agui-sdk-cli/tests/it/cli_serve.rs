@@ -225,3 +225,35 @@ fn max_runs_refuses_the_run_beyond_it() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A run that fails on the server is logged at `warn` at the default level, with the
+/// error the client was sent.
+#[test]
+fn a_failed_run_is_logged_at_warn_by_default() {
+    let srv = common::spawn_serve(&[], &["--store", "off"], &[]);
+    let big = "x".repeat(70 * 1024);
+    let body = format!(
+        r#"{{"threadId":"t-fail","runId":"r-fail","messages":[],"state":{{"big":"{big}"}}}}"#
+    );
+    let mut s = post(&srv.addr, "/shared_state", &body);
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(
+        out.contains("state_too_large"),
+        "the client got the error: {out}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let line = loop {
+        let log = srv.log.lock().unwrap().clone();
+        if let Some(l) = log.lines().find(|l| l.contains("agent failed")) {
+            break l.to_owned();
+        }
+        assert!(Instant::now() < deadline, "no failure logged: {log}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(line.contains(" WARN "), "logged at warn: {line}");
+    assert!(
+        line.contains("at most 65536 bytes"),
+        "with its message: {line}"
+    );
+}

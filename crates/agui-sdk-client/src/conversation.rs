@@ -165,6 +165,8 @@ pub struct Conversation {
     tools: Vec<(Tool, Arc<dyn ToolHandler>)>,
     inbound: InboundConfig,
     max_tool_rounds: usize,
+    max_message_bytes: u64,
+    max_tool_args_bytes: u64,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -304,6 +306,24 @@ impl ConversationBuilder {
         self
     }
 
+    /// The most text one message may accumulate in a run, in bytes: the sum of its
+    /// `TEXT_MESSAGE_CONTENT` (or `REASONING_MESSAGE_CONTENT`) deltas
+    /// ([`DEFAULT_MAX_MESSAGE_BYTES`] by default; zero: no limit). The delta that would
+    /// pass it ends the run with [`ClientError::LimitExceeded`], before it is applied.
+    pub fn max_message_bytes(mut self, max: u64) -> Self {
+        self.conversation.max_message_bytes = max;
+        self
+    }
+
+    /// The most arguments one tool call may accumulate in a run, in bytes: the sum of
+    /// its `TOOL_CALL_ARGS` deltas ([`DEFAULT_MAX_TOOL_ARGS_BYTES`] by default; zero: no
+    /// limit). The delta that would pass it ends the run with
+    /// [`ClientError::LimitExceeded`], before it is applied.
+    pub fn max_tool_args_bytes(mut self, max: u64) -> Self {
+        self.conversation.max_tool_args_bytes = max;
+        self
+    }
+
     /// The conversation.
     pub fn build(self) -> Conversation {
         self.conversation
@@ -313,6 +333,41 @@ impl ConversationBuilder {
 /// How many follow-up runs a conversation starts by default to answer its registered
 /// tools' calls, before it hands the calls that remain back to the caller.
 pub const DEFAULT_TOOL_ROUNDS: usize = 8;
+
+/// Default [`ConversationBuilder::max_message_bytes`]: 16 MiB of text in one message.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 16 << 20;
+
+/// Default [`ConversationBuilder::max_tool_args_bytes`]: 16 MiB of arguments in one tool
+/// call.
+pub const DEFAULT_MAX_TOOL_ARGS_BYTES: u64 = 16 << 20;
+
+/// The bytes of streamed text per message or tool call in one run, held against the
+/// conversation's ceilings. Consecutive deltas of the same id (the common case) take no
+/// lookup.
+#[derive(Default)]
+struct Tally {
+    last: Option<(String, u64)>,
+    others: std::collections::HashMap<String, u64>,
+}
+
+impl Tally {
+    /// Adds `len` bytes to `id`'s count and returns the new count.
+    fn add(&mut self, id: &str, len: usize) -> u64 {
+        let len = len as u64;
+        if let Some((last, n)) = &mut self.last {
+            if last == id {
+                *n = n.saturating_add(len);
+                return *n;
+            }
+        }
+        let n = self.others.remove(id).unwrap_or(0).saturating_add(len);
+        if let Some((last, m)) = self.last.take() {
+            self.others.insert(last, m);
+        }
+        self.last = Some((id.to_owned(), n));
+        n
+    }
+}
 
 impl Conversation {
     /// A conversation on a new thread (random id, state `{}`) with an HTTP agent.
@@ -333,6 +388,8 @@ impl Conversation {
             tools: Vec::new(),
             inbound: InboundConfig::default(),
             max_tool_rounds: DEFAULT_TOOL_ROUNDS,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_tool_args_bytes: DEFAULT_MAX_TOOL_ARGS_BYTES,
         }
     }
 
@@ -583,6 +640,34 @@ impl Conversation {
         }
     }
 
+    /// Counts `len` more bytes of streamed text for `id` and says which ceiling they
+    /// pass, if any: the limit's name, its value and what passed it.
+    fn over(
+        &self,
+        tally: &mut Tally,
+        id: &str,
+        len: usize,
+        tool: bool,
+    ) -> Option<(&'static str, u64, String)> {
+        let (name, max) = if tool {
+            ("max_tool_args_bytes", self.max_tool_args_bytes)
+        } else {
+            ("max_message_bytes", self.max_message_bytes)
+        };
+        if max == 0 {
+            return None;
+        }
+        let n = tally.add(id, len);
+        (n > max).then(|| {
+            let what = if tool {
+                format!("tool call {id:?}'s arguments ({n} bytes)")
+            } else {
+                format!("message {id:?}'s text ({n} bytes)")
+            };
+            (name, max, what)
+        })
+    }
+
     async fn drive(
         &mut self,
         stream: &mut EventStream,
@@ -597,10 +682,33 @@ impl Conversation {
                 sink.drain_into(warnings);
             }
         };
+        let mut texts = Tally::default();
+        let mut args = Tally::default();
         while let Some(item) = stream.next().await {
             take(&mut warnings);
             self.warn(&mut warnings);
             let event = item?;
+            let over = match &event {
+                Event::TextMessageContent(e) => {
+                    self.over(&mut texts, &e.message_id, e.delta.len(), false)
+                }
+                Event::ReasoningMessageContent(e) => {
+                    self.over(&mut texts, &e.message_id, e.delta.len(), false)
+                }
+                Event::ToolCallArgs(e) => {
+                    self.over(&mut args, &e.tool_call_id, e.delta.len(), true)
+                }
+                _ => None,
+            };
+            if let Some((limit, max, what)) = over {
+                stream.abort();
+                return Err(ClientError::LimitExceeded {
+                    limit,
+                    max,
+                    event_index: settle.events_seen(),
+                    what,
+                });
+            }
             let applied = settle
                 .push(&event, &mut warnings)
                 .map_err(|source| ClientError::Inbound {

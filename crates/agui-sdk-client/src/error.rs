@@ -24,7 +24,13 @@ pub enum ClientError {
     /// The request could not be sent, or the connection failed while streaming. The
     /// message includes the causes (`connection refused`, a TLS failure, …).
     #[error("transport error: {}", crate::endpoint::error_chain(.0))]
-    Transport(#[from] reqwest::Error),
+    Transport(#[source] reqwest::Error),
+    /// The agent's URL redirected to another origin (scheme, host or port): the
+    /// redirect was not followed, so the request's headers and token went nowhere else.
+    /// Same-origin redirects are followed
+    /// ([`HttpAgentBuilder::max_redirects`](crate::HttpAgentBuilder::max_redirects)).
+    #[error("{0}")]
+    CrossOriginRedirect(crate::endpoint::CrossOriginRedirect),
     /// No response, or no bytes of the stream, arrived within the configured time.
     #[error("timed out after {after:?} waiting for {waiting_for}")]
     Timeout {
@@ -90,6 +96,24 @@ pub enum ClientError {
         /// Why, for a human.
         reason: String,
     },
+    /// A ceiling on what one run may send was reached: one message's text
+    /// ([`Conversation`](crate::Conversation)'s `max_message_bytes`), one tool call's
+    /// arguments (`max_tool_args_bytes`), or the run's bytes in all
+    /// ([`HttpAgentBuilder::max_run_bytes`](crate::HttpAgentBuilder::max_run_bytes)). The
+    /// run is cancelled; what was applied before the event that crossed it is kept.
+    #[error("{what} passed the limit {limit} of {max} bytes at event {event_index}")]
+    LimitExceeded {
+        /// The ceiling's name: `max_message_bytes`, `max_tool_args_bytes` or
+        /// `max_run_bytes`.
+        limit: &'static str,
+        /// The ceiling, in bytes.
+        max: u64,
+        /// The index (from 0) of the event that crossed it, among the run's events.
+        event_index: u64,
+        /// What crossed it (`message "m1"`, `tool call "c1"'s arguments`, `the run's
+        /// stream`), with its size.
+        what: String,
+    },
     /// A subscriber or the caller stopped the run.
     #[error("the run was stopped")]
     Stopped,
@@ -101,6 +125,17 @@ pub enum ClientError {
         /// Its error.
         message: String,
     },
+}
+
+impl From<reqwest::Error> for ClientError {
+    /// A failed request, or [`ClientError::CrossOriginRedirect`] when a redirect to
+    /// another origin stopped it.
+    fn from(e: reqwest::Error) -> Self {
+        match crate::endpoint::cross_origin_redirect(&e) {
+            Some(r) => ClientError::CrossOriginRedirect(r.clone()),
+            None => ClientError::Transport(e),
+        }
+    }
 }
 
 impl ClientError {

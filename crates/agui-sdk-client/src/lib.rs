@@ -22,13 +22,14 @@ mod subscriber;
 mod tools;
 
 pub use conversation::{
-    Conversation, ConversationBuilder, RunParams, RunResult, Transport, DEFAULT_TOOL_ROUNDS,
+    Conversation, ConversationBuilder, RunParams, RunResult, Transport, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_TOOL_ARGS_BYTES, DEFAULT_TOOL_ROUNDS,
 };
 pub use error::{ClientError, SHOWN_BODY};
 pub use http::endpoint;
 pub use http::{
     EventStream, HttpAgent, HttpAgentBuilder, Reconnect, ResumeOptions, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, MAX_ERROR_BODY,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_RUN_BYTES, DEFAULT_RESPONSE_TIMEOUT, MAX_ERROR_BODY,
 };
 pub use middleware::{FilterToolCalls, Middleware};
 pub use subscriber::{Flow, Subscriber};

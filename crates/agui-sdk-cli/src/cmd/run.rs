@@ -67,6 +67,16 @@ pub struct RunArgs {
     /// not count).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub idle_timeout: u64,
+    /// The most text one message may stream in a run, in bytes (0: no limit); past it
+    /// the run ends with an error naming the limit and the event.
+    #[arg(long, value_name = "BYTES", default_value_t = agui_sdk_client::DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: u64,
+    /// The most arguments one tool call may stream in a run, in bytes (0: no limit).
+    #[arg(long, value_name = "BYTES", default_value_t = agui_sdk_client::DEFAULT_MAX_TOOL_ARGS_BYTES)]
+    pub max_tool_args_bytes: u64,
+    /// The most bytes one run's response may bring in all, in bytes (0: no limit).
+    #[arg(long, value_name = "BYTES", default_value_t = agui_sdk_client::DEFAULT_MAX_RUN_BYTES)]
+    pub max_run_bytes: u64,
 }
 
 /// Prints the inbound pipeline's warnings to standard error as `warning: …` lines.
@@ -182,7 +192,8 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     }
     builder = builder
         .response_timeout(Duration::from_secs(args.timeout))
-        .idle_timeout(Duration::from_secs(args.idle_timeout));
+        .idle_timeout(Duration::from_secs(args.idle_timeout))
+        .max_run_bytes(args.max_run_bytes);
     if args.resumable {
         builder = builder.resumable(agui_sdk_client::ResumeOptions::default().on_reconnect(|r| {
             eprintln!(
@@ -194,7 +205,10 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
     let http = builder
         .build()
         .map_err(|e| CliError::Malformed(e.to_string()))?;
-    let mut builder = Conversation::builder(http).subscribe(WarningPrinter);
+    let mut builder = Conversation::builder(http)
+        .subscribe(WarningPrinter)
+        .max_message_bytes(args.max_message_bytes)
+        .max_tool_args_bytes(args.max_tool_args_bytes);
     if let Some(v) = args.max_protocol_version {
         builder = builder.max_protocol_version(v);
     }
@@ -281,6 +295,10 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
                     ClientError::Decode(_)
                     | ClientError::Inbound { .. }
                     | ClientError::ContentType { .. } => CliError::Malformed(e.to_string()),
+                    ClientError::LimitExceeded { limit, .. } => CliError::Rejected(format!(
+                        "{e} (--{} raises it; 0: no limit)",
+                        limit.replace('_', "-")
+                    )),
                     other => CliError::Rejected(other.to_string()),
                 });
             }

@@ -6,6 +6,7 @@ mod fake;
 
 mod cli_check;
 mod cli_codec;
+mod cli_hostile;
 mod cli_inspect;
 mod cli_jsonl;
 mod cli_openai;

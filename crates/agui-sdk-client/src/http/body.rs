@@ -42,6 +42,10 @@ pub(super) struct BodyStream {
     done: bool,
     /// Set when the run is resumable.
     pub(super) resume: Option<Box<Resumer>>,
+    /// The most bytes the run's bodies may bring in all (`None`: no limit).
+    pub(super) max_run_bytes: Option<u64>,
+    /// The bytes received so far, over every body of the run (re-attaches included).
+    received: u64,
 }
 
 impl BodyStream {
@@ -209,6 +213,16 @@ impl Stream for BodyStream {
             }
             match this.body.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(bytes))) => {
+                    this.received = this.received.saturating_add(bytes.len() as u64);
+                    if let Some(max) = this.max_run_bytes.filter(|&m| this.received > m) {
+                        this.done = true;
+                        return Poll::Ready(Some(Err(ClientError::LimitExceeded {
+                            limit: "max_run_bytes",
+                            max,
+                            event_index: this.events,
+                            what: format!("the run's stream ({} bytes received)", this.received),
+                        })));
+                    }
                     this.decoder.push(&bytes);
                 }
                 Poll::Ready(Some(Err(e))) => {
@@ -293,6 +307,8 @@ impl BodyStream {
             finished: false,
             done: false,
             resume: None,
+            max_run_bytes: Some(super::DEFAULT_MAX_RUN_BYTES),
+            received: 0,
         }
     }
 }

@@ -34,6 +34,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default [`HttpAgentBuilder::idle_timeout`].
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default [`HttpAgentBuilder::max_run_bytes`]: 256 MiB received for one run.
+pub const DEFAULT_MAX_RUN_BYTES: u64 = 256 << 20;
 pub use endpoint::MAX_ERROR_BODY;
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of `response`'s body, within `timeout`.
@@ -219,9 +221,20 @@ pub struct HttpAgentBuilder {
     client: Option<reqwest::Client>,
     error: Option<String>,
     resume: Option<ResumeOptions>,
+    max_redirects: usize,
+    max_run_bytes: Option<u64>,
 }
 
 impl HttpAgentBuilder {
+    /// The most bytes one run's response may bring, re-attaches included
+    /// ([`DEFAULT_MAX_RUN_BYTES`] by default; zero: no limit). Past it the stream ends
+    /// with [`ClientError::LimitExceeded`] and the request is dropped. A stream of
+    /// your own transport ([`EventStream::from_body`]) has the default.
+    pub fn max_run_bytes(mut self, max: u64) -> Self {
+        self.max_run_bytes = (max != 0).then_some(max);
+        self
+    }
+
     /// Makes runs resumable: each request asks for it (`AGUI-Resumable: 1`, with the
     /// owner token), and when a server answers with a resumable stream whose
     /// connection drops, fails or stalls, the stream re-attaches
@@ -290,7 +303,26 @@ impl HttpAgentBuilder {
         self
     }
 
+    /// How many redirects a request follows (default
+    /// [`MAX_REDIRECTS`](endpoint::MAX_REDIRECTS); zero: none, a `3xx` answer is then an
+    /// error). Only redirects within the URL's origin (scheme, host and port) are
+    /// followed, with the headers and token: a redirect to another origin fails the
+    /// run with [`ClientError::CrossOriginRedirect`] before anything is sent there.
+    pub fn max_redirects(mut self, n: usize) -> Self {
+        self.max_redirects = n;
+        self
+    }
+
     /// Uses this `reqwest` client (connection pool, proxies, TLS settings).
+    ///
+    /// Its redirect policy is used as it is, and is what keeps the headers and token
+    /// of this builder from following a redirect to another origin: build it with
+    /// `.redirect(agui_sdk_client::endpoint::same_origin_redirects(10))` (what the
+    /// agent's own client does) or `reqwest::redirect::Policy::none()`. `reqwest`'s
+    /// default policy follows redirects anywhere and sends `Authorization` again from
+    /// the second hop on a foreign host; a run's response that came from another
+    /// origin is still refused ([`ClientError::CrossOriginRedirect`]), but only after
+    /// the credentials went there. [`max_redirects`](Self::max_redirects) does not apply.
     pub fn client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
         self
@@ -301,10 +333,12 @@ impl HttpAgentBuilder {
         if let Some(e) = self.error {
             return Err(ClientError::InvalidInput(e));
         }
+        let own_client = self.client.is_none();
         let client = match self.client {
             Some(c) => c,
             None => {
-                let mut b = reqwest::Client::builder();
+                let mut b = reqwest::Client::builder()
+                    .redirect(endpoint::same_origin_redirects(self.max_redirects));
                 if let Some(t) = self.connect_timeout {
                     b = b.connect_timeout(t);
                 }
@@ -320,6 +354,8 @@ impl HttpAgentBuilder {
             idle_timeout: self.idle_timeout,
             limits: self.limits,
             resume: self.resume.map(Arc::new),
+            own_client,
+            max_run_bytes: self.max_run_bytes,
         })
     }
 }
@@ -350,6 +386,10 @@ pub struct HttpAgent {
     idle_timeout: Option<Duration>,
     limits: DecoderLimits,
     resume: Option<Arc<ResumeOptions>>,
+    /// Whether the client is the one the builder made (whose redirect policy keeps
+    /// every request within the URL's origin).
+    own_client: bool,
+    max_run_bytes: Option<u64>,
 }
 
 impl HttpAgent {
@@ -366,6 +406,8 @@ impl HttpAgent {
             client: None,
             error: None,
             resume: None,
+            max_redirects: endpoint::MAX_REDIRECTS,
+            max_run_bytes: Some(DEFAULT_MAX_RUN_BYTES),
         }
     }
 
@@ -457,6 +499,9 @@ impl HttpAgent {
             }
             None => request.await?,
         };
+        if !self.own_client {
+            self.same_origin(&response)?;
+        }
         let status = response.status();
         let content_type = response
             .headers()
@@ -505,6 +550,7 @@ impl HttpAgent {
             self.idle_timeout,
         );
         stream.limits = self.limits;
+        stream.max_run_bytes = self.max_run_bytes;
         if let (Some(opts), Some(first)) = (&self.resume, first_seq) {
             tracing::debug!(first, "the run is resumable");
             stream.resume = Some(Box::new(Resumer {
@@ -519,6 +565,29 @@ impl HttpAgent {
             }));
         }
         Ok(stream)
+    }
+}
+
+impl HttpAgent {
+    /// Refuses a response that came from another origin than the agent's URL: a
+    /// client given to the builder may have followed a redirect there.
+    fn same_origin(&self, response: &reqwest::Response) -> Result<(), ClientError> {
+        let Ok(url) = reqwest::Url::parse(&self.url) else {
+            return Ok(());
+        };
+        let home = endpoint::origin(&url);
+        if endpoint::origin(response.url()) == home {
+            return Ok(());
+        }
+        Err(ClientError::CrossOriginRedirect(
+            endpoint::CrossOriginRedirect {
+                origin: home,
+                from: endpoint::redact_url(&self.url),
+                to: endpoint::redact_url(response.url().as_str()),
+                status: None,
+                followed: true,
+            },
+        ))
     }
 }
 

@@ -1,0 +1,307 @@
+//! `agui run` against agents written as the attack: a real HTTP server on loopback
+//! streaming a valid run that never ends. The client must stop at its ceilings with an
+//! error naming the ceiling, the event and the limit, its memory flat however long the
+//! stream.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::status_kib;
+
+const MIB: u64 = 1 << 20;
+
+/// Reads a request's head and its `Content-Length` bytes of body.
+fn read_request(sock: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut reader = BufReader::new(sock.try_clone()?);
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(Vec::new());
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body)?;
+    Ok(body)
+}
+
+/// A server on loopback answering every request with `text/event-stream` whose body
+/// `write` produces (until it returns an error: the client went away), the connection
+/// closed after it. Returns the URL and the bytes of body written so far, in all.
+pub fn hostile<F>(write: F) -> (String, Arc<AtomicU64>)
+where
+    F: Fn(&mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()>
+        + Send
+        + Sync
+        + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/agent", listener.local_addr().unwrap());
+    let sent = Arc::new(AtomicU64::new(0));
+    let counter = sent.clone();
+    let write = Arc::new(write);
+    std::thread::spawn(move || {
+        for sock in listener.incoming() {
+            let Ok(mut sock) = sock else { continue };
+            let write = write.clone();
+            let counter = counter.clone();
+            std::thread::spawn(move || {
+                if read_request(&mut sock).is_err() {
+                    return;
+                }
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                if sock.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                let mut out = |bytes: &[u8]| {
+                    sock.write_all(bytes)?;
+                    counter.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    Ok(())
+                };
+                let _ = write(&mut out);
+            });
+        }
+    });
+    (url, sent)
+}
+
+/// An SSE frame of `json`.
+pub fn frame(json: &str) -> Vec<u8> {
+    format!("data: {json}\n\n").into_bytes()
+}
+
+/// `RUN_STARTED` for thread `t`, run `r`.
+fn started() -> Vec<u8> {
+    frame(r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#)
+}
+
+/// What `agui ARGS` did: its exit code, standard error, and its peak resident memory in
+/// KiB (read from `/proc` while it ran, every 10 ms).
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stderr: String,
+    pub peak_kib: u64,
+    pub elapsed: Duration,
+}
+
+/// Runs `agui ARGS` with standard output into `stdout`, within `limit` (killed past it).
+pub fn agui_watched(args: &[&str], stdout: Stdio, limit: Duration) -> Ran {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agui runs");
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let pid = child.id();
+    let mut peak = 0;
+    let status = loop {
+        peak = peak.max(status_kib(pid, "VmHWM:"));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "agui {args:?} still running after {limit:?} (peak {} KiB)",
+                peak
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Ran {
+        code: status.code(),
+        stderr: reader.join().unwrap(),
+        peak_kib: peak,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// A never-ending `TEXT_MESSAGE_CONTENT` stream, in 64 KiB deltas.
+fn endless_message(out: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+    out(&started())?;
+    out(&frame(
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+    ))?;
+    let delta = frame(&format!(
+        r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"{}"}}"#,
+        "a".repeat(64 << 10)
+    ));
+    loop {
+        out(&delta)?;
+    }
+}
+
+/// The bound on the client's peak memory for a ceiling of `ceiling` bytes.
+fn memory_bound_kib(ceiling: u64) -> u64 {
+    (ceiling * 3 + 64 * MIB) / 1024
+}
+
+#[test]
+fn run_stops_an_endless_message_at_its_ceiling_with_flat_memory() {
+    let (url, sent) = hostile(endless_message);
+    let ran = agui_watched(
+        &["run", &url, "--message", "hi"],
+        Stdio::null(),
+        Duration::from_secs(60),
+    );
+    let ceiling = 16 * MIB;
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("max_message_bytes")
+            && ran.stderr.contains("--max-message-bytes")
+            && ran.stderr.contains(&ceiling.to_string())
+            && ran.stderr.contains("message \"m1\"")
+            && ran.stderr.contains("at event "),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.peak_kib > 0 && ran.peak_kib < memory_bound_kib(ceiling),
+        "peak {} KiB, bound {} KiB",
+        ran.peak_kib,
+        memory_bound_kib(ceiling)
+    );
+    // It stopped reading near the ceiling (the rest is what the socket buffers held).
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = sent.load(Ordering::Relaxed);
+    assert!(
+        sent > ceiling && sent < 2 * ceiling,
+        "{sent} bytes sent for a ceiling of {ceiling}"
+    );
+    eprintln!(
+        "endless message: stopped after {sent} bytes sent, {:?}, peak RSS {} KiB",
+        ran.elapsed, ran.peak_kib
+    );
+}
+
+#[test]
+fn run_json_into_a_file_stops_at_a_lower_message_ceiling() {
+    let (url, _) = hostile(endless_message);
+    let path = std::env::temp_dir().join(format!("agui-hostile-json-{}.jsonl", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    let ceiling = 4 * MIB;
+    let ran = agui_watched(
+        &[
+            "run",
+            &url,
+            "--json",
+            "--message",
+            "hi",
+            "--max-message-bytes",
+            &ceiling.to_string(),
+        ],
+        Stdio::from(file),
+        Duration::from_secs(60),
+    );
+    let written = std::fs::metadata(&path).unwrap().len();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("max_message_bytes of 4194304 bytes"),
+        "{}",
+        ran.stderr
+    );
+    // The events printed, then the final line with the message as applied: about
+    // twice the ceiling, not the stream.
+    assert!(written < 3 * ceiling, "{written} bytes written");
+    assert!(
+        ran.peak_kib < memory_bound_kib(ceiling),
+        "peak {} KiB",
+        ran.peak_kib
+    );
+}
+
+#[test]
+fn run_stops_endless_tool_arguments_at_their_ceiling() {
+    let (url, _) = hostile(|out| {
+        out(&started())?;
+        out(&frame(
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"f"}"#,
+        ))?;
+        let delta = frame(&format!(
+            r#"{{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}}"#,
+            "1".repeat(16 << 10)
+        ));
+        loop {
+            out(&delta)?;
+        }
+    });
+    let ran = agui_watched(
+        &["run", &url, "--max-tool-args-bytes", "1048576"],
+        Stdio::null(),
+        Duration::from_secs(60),
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("tool call \"c1\"'s arguments")
+            && ran.stderr.contains("max_tool_args_bytes of 1048576 bytes")
+            && ran.stderr.contains("--max-tool-args-bytes"),
+        "{}",
+        ran.stderr
+    );
+    // 64 deltas of 16 KiB make the ceiling; the 65th passes it, after RUN_STARTED and
+    // TOOL_CALL_START: event index 66.
+    assert!(ran.stderr.contains("at event 66"), "{}", ran.stderr);
+}
+
+#[test]
+fn run_stops_an_endless_run_of_small_messages_at_the_run_ceiling() {
+    let (url, sent) = hostile(|out| {
+        out(&started())?;
+        let text = "b".repeat(4 << 10);
+        for i in 0u64.. {
+            let mut batch = frame(&format!(
+                r#"{{"type":"TEXT_MESSAGE_START","messageId":"m{i}","role":"assistant"}}"#
+            ));
+            batch.extend(frame(&format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m{i}","delta":"{text}"}}"#
+            )));
+            batch.extend(frame(&format!(
+                r#"{{"type":"TEXT_MESSAGE_END","messageId":"m{i}"}}"#
+            )));
+            out(&batch)?;
+        }
+        Ok(())
+    });
+    let ceiling = 32 * MIB;
+    let ran = agui_watched(
+        &["run", &url, "--max-run-bytes", &ceiling.to_string()],
+        Stdio::null(),
+        Duration::from_secs(60),
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("the run's stream")
+            && ran.stderr.contains("max_run_bytes of 33554432 bytes")
+            && ran.stderr.contains("--max-run-bytes"),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.peak_kib < memory_bound_kib(ceiling),
+        "peak {} KiB",
+        ran.peak_kib
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = sent.load(Ordering::Relaxed);
+    assert!(sent < 2 * ceiling, "{sent} bytes sent");
+}

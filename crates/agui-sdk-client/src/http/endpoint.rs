@@ -52,6 +52,103 @@ fn userinfo(url: &str) -> Option<(usize, usize)> {
     Some((scheme_end, scheme_end + at))
 }
 
+/// How many redirects [`same_origin_redirects`] follows by default, as browsers and
+/// `reqwest` do.
+pub const MAX_REDIRECTS: usize = 10;
+
+/// The origin of `url`: its scheme, host and port (the scheme's default when it names
+/// none), as `scheme://host:port`.
+pub fn origin(url: &reqwest::Url) -> String {
+    format!(
+        "{}://{}:{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    )
+}
+
+/// A redirect to another origin than the request's, not followed: the request's headers
+/// (its credentials) stay with the origin they were given for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{from} redirected{} to {to}, another origin than {origin}: {}", .status.map(|s| format!(" (HTTP {s})")).unwrap_or_default(), if *.followed { "refused" } else { "not followed, so that the request's headers and credentials went nowhere else" })]
+pub struct CrossOriginRedirect {
+    /// The origin of the first request of the chain (`scheme://host:port`).
+    pub origin: String,
+    /// The URL that answered with the redirect (its userinfo redacted).
+    pub from: String,
+    /// Where it pointed (its userinfo redacted).
+    pub to: String,
+    /// The redirect's status, when known.
+    pub status: Option<u16>,
+    /// Whether the redirect had been followed by the time it was found (by a client
+    /// given from outside, with a redirect policy of its own): what the request carried
+    /// may have gone there.
+    pub followed: bool,
+}
+
+/// A redirect chain longer than its bound.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("more than {max} redirects from {origin}")]
+pub struct TooManyRedirects {
+    /// The origin of the first request.
+    pub origin: String,
+    /// The bound.
+    pub max: usize,
+}
+
+/// A redirect policy for a `reqwest` client that sends credentials: it follows at most
+/// `max` redirects (zero: none, the `3xx` answer is the response), and only within the
+/// origin of the chain's first request (scheme, host and port equal). A redirect to
+/// another origin fails the request with a [`CrossOriginRedirect`] (found with
+/// [`cross_origin_redirect`]) before anything is sent there.
+///
+/// `reqwest`'s default policy follows 10 redirects anywhere and removes `Authorization`
+/// and `Cookie` only on a hop that changes host: a chain that leaves the host and then
+/// redirects within the foreign host sends them again there (0.12.28). Headers of your
+/// own carrying a secret are never removed. This policy never leaves the origin.
+pub fn same_origin_redirects(max: usize) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        let Some(first) = attempt.previous().first() else {
+            return attempt.stop();
+        };
+        let home = origin(first);
+        if origin(attempt.url()) != home {
+            let error = CrossOriginRedirect {
+                origin: home,
+                from: attempt
+                    .previous()
+                    .last()
+                    .map(|u| redact_url(u.as_str()))
+                    .unwrap_or_default(),
+                to: redact_url(attempt.url().as_str()),
+                status: Some(attempt.status().as_u16()),
+                followed: false,
+            };
+            return attempt.error(error);
+        }
+        if attempt.previous().len() > max {
+            if max == 0 {
+                return attempt.stop();
+            }
+            let error = TooManyRedirects { origin: home, max };
+            return attempt.error(error);
+        }
+        attempt.follow()
+    })
+}
+
+/// The [`CrossOriginRedirect`] that failed a request, when that is why it failed.
+pub fn cross_origin_redirect(e: &reqwest::Error) -> Option<&CrossOriginRedirect> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(r) = c.downcast_ref::<CrossOriginRedirect>() {
+            return Some(r);
+        }
+        cause = c.source();
+    }
+    None
+}
+
 /// The start of an error answer's body: see [`error_body`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorBody {

@@ -4,5 +4,6 @@ mod client_agent;
 mod client_demo;
 mod client_failures;
 mod client_interop;
+mod client_redirects;
 mod client_resume;
 mod conformance;

@@ -126,7 +126,15 @@ impl<'a> Ctx<'a> {
         for (n, v) in extra {
             headers.insert(n.clone(), v.clone());
         }
-        let mut req = self.checker.client.request(method, url).headers(headers);
+        let client = match &self.checker.client {
+            Ok(c) => c,
+            Err(e) => {
+                let message = format!("cannot build the HTTP client: {e}");
+                self.find("check/internal", Level::Error, None, message);
+                return None;
+            }
+        };
+        let mut req = client.request(method, url).headers(headers);
         if let Some(body) = body {
             req = req.header(CONTENT_TYPE, "application/json").body(body);
         }
@@ -142,6 +150,10 @@ impl<'a> Ctx<'a> {
                 None
             }
             Ok(Err(e)) => {
+                if let Some(r) = agui_sdk_client::endpoint::cross_origin_redirect(&e) {
+                    self.find("transport/redirect", Level::Error, None, r.to_string());
+                    return None;
+                }
                 let msg = agui_sdk_client::endpoint::redact_url_in(
                     &agui_sdk_client::endpoint::error_chain(&e),
                     &self.checker.url,

@@ -26,6 +26,10 @@
 //! silent response is an error finding, never a hang); a response is read up to
 //! [`MAX_RESPONSE_BYTES`] and [`MAX_RESPONSE_EVENTS`], one event up to 10 MiB, and an
 //! error answer's body is quoted up to 4 KiB.
+//!
+//! Redirects: the headers given to the checker (a token) go to the URL's origin only.
+//! A redirect within it is followed (at most 10); a redirect to another origin is not,
+//! and is an error finding (`transport/redirect`) naming both.
 
 use std::time::Duration;
 
@@ -73,6 +77,8 @@ pub enum CheckError {
 pub(crate) struct Discovery {
     /// The capabilities, when the server offers them.
     pub capabilities: Option<AgentCapabilities>,
+    /// `GET URL` redirected to another origin (not followed): what to report.
+    pub redirect: Option<String>,
     /// What `GET URL` answered, for the capabilities scenario.
     pub answer: Option<(u16, String, String)>,
 }
@@ -81,7 +87,8 @@ pub(crate) struct Discovery {
 #[derive(Debug, Clone)]
 pub struct Checker {
     pub(crate) url: String,
-    pub(crate) client: reqwest::Client,
+    /// The HTTP client, or why it could not be built.
+    pub(crate) client: Result<reqwest::Client, String>,
     pub(crate) headers: HeaderMap,
     pub(crate) timeout: Duration,
     scenarios: Vec<Scenario>,
@@ -94,7 +101,12 @@ impl Checker {
     pub fn new(url: impl Into<String>) -> Self {
         Checker {
             url: url.into(),
-            client: reqwest::Client::new(),
+            client: reqwest::Client::builder()
+                .redirect(agui_sdk_client::endpoint::same_origin_redirects(
+                    agui_sdk_client::endpoint::MAX_REDIRECTS,
+                ))
+                .build()
+                .map_err(|e| agui_sdk_client::endpoint::error_chain(&e)),
             headers: HeaderMap::new(),
             timeout: DEFAULT_TIMEOUT,
             scenarios: Scenario::ALL.to_vec(),
@@ -138,8 +150,15 @@ impl Checker {
     }
 
     /// Uses this HTTP client (a proxy, custom TLS roots).
+    ///
+    /// Its redirect policy is used as it is, and is what keeps the checker's headers
+    /// from following a redirect to another origin: build it with
+    /// `.redirect(agui_sdk_client::endpoint::same_origin_redirects(10))`, as the
+    /// checker's own client is, or `reqwest::redirect::Policy::none()`. With
+    /// `reqwest`'s default policy, redirects are followed anywhere, and a foreign host
+    /// gets `Authorization` from its second request on.
     pub fn client(mut self, client: reqwest::Client) -> Self {
-        self.client = client;
+        self.client = Ok(client);
         self
     }
 
@@ -155,12 +174,16 @@ impl Checker {
         if let Some(h) = &self.header_error {
             return Err(CheckError::InvalidHeader(h.clone()));
         }
+        let client = self
+            .client
+            .as_ref()
+            .map_err(|e| CheckError::Client(e.clone()))?;
         let target = agui_sdk_client::endpoint::redact_url(&self.url);
         match reqwest::Url::parse(&self.url) {
             Ok(u) if matches!(u.scheme(), "http" | "https") => {}
             _ => return Err(CheckError::InvalidUrl(target)),
         }
-        let discovery = self.discover(&target).await?;
+        let discovery = self.discover(client, &target).await?;
         let mut scenarios = Vec::with_capacity(self.scenarios.len());
         for s in &self.scenarios {
             scenarios.push(s.run(self, &discovery).await);
@@ -170,13 +193,16 @@ impl Checker {
 
     /// `GET URL`: proves the server answers at all, and reads its capabilities when it
     /// offers them.
-    async fn discover(&self, target: &str) -> Result<Discovery, CheckError> {
+    async fn discover(
+        &self,
+        client: &reqwest::Client,
+        target: &str,
+    ) -> Result<Discovery, CheckError> {
         let unreachable = |reason: String| CheckError::Unreachable {
             url: target.to_owned(),
             reason,
         };
-        let req = self
-            .client
+        let req = client
             .get(&self.url)
             .headers(self.headers.clone())
             .header(reqwest::header::ACCEPT, "application/json")
@@ -189,10 +215,18 @@ impl Checker {
                 )))
             }
             Ok(Err(e)) => {
+                // A redirect to another origin is a finding of the scenarios, not a
+                // server that cannot be reached.
+                if let Some(r) = agui_sdk_client::endpoint::cross_origin_redirect(&e) {
+                    return Ok(Discovery {
+                        redirect: Some(format!("GET {target}: {r}")),
+                        ..Discovery::default()
+                    });
+                }
                 return Err(unreachable(agui_sdk_client::endpoint::redact_url_in(
                     &agui_sdk_client::endpoint::error_chain(&e),
                     &self.url,
-                )))
+                )));
             }
             Ok(Ok(r)) => r,
         };
@@ -209,6 +243,7 @@ impl Checker {
         Ok(Discovery {
             capabilities,
             answer: Some((status, content_type, body)),
+            redirect: None,
         })
     }
 }

@@ -41,6 +41,11 @@ pub(crate) fn parse(body: &str) -> Result<(AgentCapabilities, Vec<String>), Stri
 
 /// `capabilities`.
 pub(super) fn check(cx: &mut Ctx<'_>, discovery: &Discovery) -> Option<String> {
+    if let Some(redirect) = &discovery.redirect {
+        cx.requests = 1;
+        cx.find("transport/redirect", Level::Error, None, redirect.clone());
+        return None;
+    }
     let Some((status, content_type, body)) = &discovery.answer else {
         return Some("the server was not asked".to_owned());
     };

@@ -3,5 +3,6 @@
 mod check_broken;
 mod check_demo;
 mod check_interop;
+mod check_redirect;
 mod check_report;
 mod check_rules_doc;

@@ -14,15 +14,19 @@
 //! time, the level, the spans' names, the target) with an empty style and formats the
 //! time field by field through `core::fmt`. The two lines of a served run cost about
 //! 17,000 instructions this way, against 25,000 (`bench/load/instructions.py`). The
-//! fields are formatted as before, by `tracing-subscriber`.
+//! fields are formatted as before, by `tracing-subscriber`, through [`EscapedFields`]:
+//! every field's value and every message is written with the characters a terminal or
+//! a line-based reader acts on spelled out ([`agui_sdk_core::Escaped`]), since many
+//! carry what a client sent (a thread id, an agent's name, an upstream's error).
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::field::RecordFields;
 use tracing_subscriber::filter::{EnvFilter, Targets};
-use tracing_subscriber::fmt::format::{Format, FormatEvent, FormatFields, Writer};
+use tracing_subscriber::fmt::format::{DefaultFields, Format, FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::time::FormatTime;
 use tracing_subscriber::fmt::{FmtContext, FormattedFields};
 use tracing_subscriber::layer::SubscriberExt;
@@ -83,6 +87,7 @@ pub(crate) fn init(default_level: &str) {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let text = tracing_subscriber::fmt::layer()
+        .fmt_fields(EscapedFields::default())
         .event_format(Line::default())
         .with_writer(std::io::stderr)
         .with_ansi(ansi);
@@ -92,6 +97,24 @@ pub(crate) fn init(default_level: &str) {
         .with(env)
         .with(text)
         .init();
+}
+
+/// The default fields' format (`message name=value …`), with each control character,
+/// newline and bidirectional override spelled out as [`agui_sdk_core::Escaped`] writes
+/// it: no field can move the cursor, retitle or clear a terminal, or begin a line of
+/// its own. Field names are not set in italics at a terminal (the escapes that would
+/// do it are written by the same formatter whose output is escaped).
+#[derive(Debug, Default)]
+pub(crate) struct EscapedFields {
+    fields: DefaultFields,
+}
+
+impl<'writer> FormatFields<'writer> for EscapedFields {
+    fn format_fields<R: RecordFields>(&self, mut w: Writer<'writer>, fields: R) -> fmt::Result {
+        let mut escaping = agui_sdk_core::EscapingWriter(&mut w);
+        self.fields
+            .format_fields(Writer::new(&mut escaping), fields)
+    }
 }
 
 /// The default format's line (time, level, spans, target, fields), written part by
@@ -293,7 +316,9 @@ mod tests {
             .with_writer(writer);
         let all = tracing_subscriber::filter::LevelFilter::TRACE;
         if line {
-            let layer = layer.event_format(Line::default());
+            let layer = layer
+                .fmt_fields(EscapedFields::default())
+                .event_format(Line::default());
             let subscriber = tracing_subscriber::registry().with(all).with(layer);
             tracing::subscriber::with_default(subscriber, emit);
         } else {
@@ -324,6 +349,52 @@ mod tests {
         assert!(ours[3].ends_with(
             "DEBUG run{agent=agentic_chat thread_id=t1}: agui::log::tests: run ended events=13"
         ));
+    }
+
+    /// Events whose message, field values and span fields hold what a hostile client
+    /// could send.
+    fn emit_hostile() {
+        let thread = "t\u{1b}]0;pwned\u{7}\u{1b}[2J\nFORGED 2026-01-01 INFO fake line";
+        let span = tracing::info_span!("run", thread_id = %thread, agent = %"a\u{9b}31m");
+        let _s = span.enter();
+        tracing::info!(run_id = %"r\r\u{202e}x", "started {thread}");
+        tracing::warn!(thread_id = ?thread, "debug-formatted");
+    }
+
+    #[test]
+    fn client_strings_in_fields_and_messages_are_escaped() {
+        let out = Captured::default();
+        let writer = {
+            let out = out.clone();
+            move || out.clone()
+        };
+        for ansi in [false, true] {
+            let layer = tracing_subscriber::fmt::layer()
+                .with_ansi(ansi)
+                .with_writer(writer.clone())
+                .fmt_fields(EscapedFields::default())
+                .event_format(Line::default());
+            let subscriber = tracing_subscriber::registry().with(layer);
+            tracing::subscriber::with_default(subscriber, emit_hostile);
+        }
+        let text = out.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        for l in &lines {
+            assert!(!l.starts_with("FORGED"), "{l}");
+            assert!(l.contains(r"\u{1b}]0;pwned\u{7}\u{1b}[2J\nFORGED"), "{l}");
+        }
+        // The plain lines hold no control nor override at all; the coloured ones only
+        // the formatter's own colour escapes.
+        for l in &lines[..2] {
+            assert!(!l.chars().any(agui_sdk_core::needs_escape), "{l:?}");
+        }
+        for l in &lines {
+            assert!(!l.contains(['\u{7}', '\u{9b}', '\u{202e}', '\r']), "{l:?}");
+            assert!(!l.contains("\u{1b}]") && !l.contains("\u{1b}[2J"), "{l:?}");
+        }
+        assert!(lines[0].contains(r"agent=a\u{9b}31m"), "{}", lines[0]);
+        assert!(lines[0].contains(r"run_id=r\r\u{202e}x"), "{}", lines[0]);
     }
 
     /// What [`time`] writes for `t`.

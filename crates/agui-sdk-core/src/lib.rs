@@ -25,12 +25,14 @@ extern crate self as agui_sdk_core;
 pub mod wire;
 pub mod compat;
 pub mod encoding;
+mod escape;
 pub mod event;
 mod extra;
 pub(crate) mod json_text;
 pub mod semantics;
 pub mod types;
 
+pub use escape::{escape_into, needs_escape, Escaped, EscapedLines, EscapingWriter};
 pub use event::{Event, EventType};
 pub use extra::Extra;
 pub use json_text::{JsonText, NotNullText, ObjectText};

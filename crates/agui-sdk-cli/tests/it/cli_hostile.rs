@@ -305,3 +305,96 @@ fn run_stops_an_endless_run_of_small_messages_at_the_run_ceiling() {
     let sent = sent.load(Ordering::Relaxed);
     assert!(sent < 2 * ceiling, "{sent} bytes sent");
 }
+
+/// `agui serve ARGS…` on a free port, its standard error read as raw bytes. Returns the
+/// child, its address and the bytes logged so far.
+fn serve_raw(args: &[&str]) -> (std::process::Child, String, Arc<std::sync::Mutex<Vec<u8>>>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agui serve runs");
+    let mut err = child.stderr.take().unwrap();
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    let start = Instant::now();
+    let addr = loop {
+        let text = String::from_utf8_lossy(&log.lock().unwrap()).into_owned();
+        if let Some(rest) = text.split("agui: listening on http://").nth(1) {
+            if let Some(addr) = rest.split('\n').next().filter(|_| rest.contains('\n')) {
+                break addr.trim().to_owned();
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "agui serve did not start: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (child, addr, log)
+}
+
+#[test]
+fn serve_logs_a_hostile_thread_id_escaped_on_one_line() {
+    let (mut child, addr, log) = serve_raw(&[]);
+    let thread = "t\u{1b}]0;pwned\u{7}\u{1b}[2J\nFORGED 2026-01-01 INFO fake line\u{202e}";
+    let run = "r\u{9b}31m\r\nFORGED run";
+    let body = serde_json::json!({
+        "threadId": thread,
+        "runId": run,
+        "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+        "state": {}, "tools": [], "context": [], "forwardedProps": {}
+    })
+    .to_string();
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "POST /agentic_chat HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.contains("RUN_FINISHED"), "{answer}");
+    // The run's two lines (started, ended) are logged by then or soon after.
+    let start = Instant::now();
+    let text = loop {
+        let bytes = log.lock().unwrap().clone();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if text.matches("run_id=").count() >= 2 || start.elapsed() > Duration::from_secs(10) {
+            break (bytes, text);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let (bytes, text) = text;
+    assert!(text.matches("run_id=").count() >= 2, "{text}");
+    for b in [0x1b, 0x07, 0x9b, b'\r'] {
+        assert!(!bytes.contains(&b), "byte {b:#x} logged raw: {text:?}");
+    }
+    assert!(
+        !text.contains('\u{202e}') && !text.contains('\u{9b}'),
+        "{text:?}"
+    );
+    for line in text.lines() {
+        assert!(!line.starts_with("FORGED"), "a forged line: {line:?}");
+    }
+    let escaped =
+        r"thread_id=t\u{1b}]0;pwned\u{7}\u{1b}[2J\nFORGED 2026-01-01 INFO fake line\u{202e}";
+    assert!(text.contains(escaped), "{text}");
+    assert!(text.contains(r"run_id=r\u{9b}31m\r\nFORGED run"), "{text}");
+}

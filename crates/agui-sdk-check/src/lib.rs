@@ -219,7 +219,7 @@ impl Checker {
                 // server that cannot be reached.
                 if let Some(r) = agui_sdk_client::endpoint::cross_origin_redirect(&e) {
                     return Ok(Discovery {
-                        redirect: Some(format!("GET {target}: {r}")),
+                        redirect: Some(format!("GET {r}")),
                         ..Discovery::default()
                     });
                 }

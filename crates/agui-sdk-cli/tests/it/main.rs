@@ -10,6 +10,7 @@ mod cli_hostile;
 mod cli_inspect;
 mod cli_jsonl;
 mod cli_openai;
+mod cli_redirect;
 mod cli_replicas;
 mod cli_run;
 mod cli_semantics;

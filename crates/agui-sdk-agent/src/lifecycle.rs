@@ -223,7 +223,7 @@ impl LifecycleGuard {
         let terminal = matches!(ty, EventType::RunFinished | EventType::RunError);
         if let Event::RunError(e) = &event {
             // A run the agent fails itself is logged as one the runtime fails.
-            tracing::warn!(error = %e.message, code = ?e.code, "agent ended the run with RUN_ERROR");
+            tracing::warn!(error = %agui_sdk_core::Escaped(&e.message), code = ?e.code, "agent ended the run with RUN_ERROR");
         }
         self.open.observe(&event);
         out.push(event);

@@ -402,7 +402,6 @@ impl OpenAiAgentBuilder {
         // nowhere else (a `3xx` answer fails the run, naming where it pointed).
         self.config.client = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
-            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
         let config = Arc::new(self.config);
@@ -500,7 +499,7 @@ async fn run(
             let output = run_tool(&config, call, &state, &input, &ctx).await;
             if let Some(patch) = &output.state_patch {
                 if let Err(e) = patcher.apply(&mut state, patch.clone()) {
-                    tracing::warn!(tool = %call.name, error = %e, "a tool's state patch does not apply");
+                    tracing::warn!(tool = %agui_sdk_core::Escaped(&call.name), error = %e, "a tool's state patch does not apply");
                 } else {
                     tx.emit(Event::state_delta(patch.clone())).await?;
                 }
@@ -566,7 +565,7 @@ async fn run_tool(
     ctx: &RunContext,
 ) -> ToolResult {
     let Some(tool) = config.tools.iter().find(|t| t.name == call.name) else {
-        tracing::warn!(tool = %call.name, "the model called a tool that does not exist");
+        tracing::warn!(tool = %agui_sdk_core::Escaped(&call.name), "the model called a tool that does not exist");
         return ToolResult::text(format!("error: there is no tool named {:?}", call.name));
     };
     let args: Value = if call.arguments.trim().is_empty() {
@@ -585,7 +584,7 @@ async fn run_tool(
     match (tool.run)(args, tctx).await {
         Ok(out) => out,
         Err(e) => {
-            tracing::info!(tool = %call.name, error = %e, "a server-side tool failed");
+            tracing::info!(tool = %agui_sdk_core::Escaped(&call.name), error = %e, "a server-side tool failed");
             ToolResult::text(format!("error: {e}"))
         }
     }

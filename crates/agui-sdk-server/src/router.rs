@@ -472,7 +472,7 @@ async fn run(
     match start_run(&s, &name, &parts, body).await {
         Ok(r) => r,
         Err(e) => {
-            tracing::debug!(agent = %name, code = e.code, message = %e.message, "request refused");
+            tracing::debug!(agent = %agui_sdk_core::Escaped(&name), code = e.code, message = %agui_sdk_core::Escaped(&e.message), "request refused");
             e.into_response()
         }
     }
@@ -498,8 +498,9 @@ async fn start_run(
     let span = tracing::info_span!(
         "run",
         agent = %name,
-        thread_id = %input.thread_id,
-        run_id = %input.run_id,
+        // Client-supplied: escaped for whatever subscriber writes the line.
+        thread_id = %agui_sdk_core::Escaped(&input.thread_id),
+        run_id = %agui_sdk_core::Escaped(&input.run_id),
     );
     let _entered = span.enter();
     tracing::info!(?encoding, messages = input.messages.len(), "run started");

@@ -249,7 +249,7 @@ impl Runtime {
             }
             Created::Existing(record) => {
                 // The running run posted again: its response follows it from its start.
-                tracing::info!(%run_id, "a run posted again follows the run");
+                tracing::info!(run_id = %agui_sdk_core::Escaped(&run_id), "a run posted again follows the run");
                 let guard = ViewerGuard::new(self.registry.get(&key));
                 let settings = self.viewer_settings(downgrade);
                 return Ok(stream::run_response(
@@ -275,8 +275,8 @@ impl Runtime {
         let span = tracing::info_span!(
             "copilotkit_run",
             agent = %name,
-            thread_id = %thread_id,
-            run_id = %run_id,
+            thread_id = %agui_sdk_core::Escaped(&thread_id),
+            run_id = %agui_sdk_core::Escaped(&run_id),
         );
         let local = self.registry.insert(&key);
         // The response is the run's first viewer from the start.
@@ -336,8 +336,8 @@ impl Runtime {
         let span = tracing::info_span!(
             "copilotkit_suggest",
             agent = %name,
-            thread_id = %input.thread_id,
-            run_id = %input.run_id,
+            thread_id = %agui_sdk_core::Escaped(&input.thread_id),
+            run_id = %agui_sdk_core::Escaped(&input.run_id),
         );
         let settings = crate::response::StreamSettings {
             encoding: agui_sdk_core::encoding::Encoding::Sse,
@@ -369,7 +369,7 @@ impl Runtime {
             .thread(owner, &input.thread_id, "Failed to connect")
             .await?;
         tracing::debug!(
-            thread_id = %input.thread_id,
+            thread_id = %agui_sdk_core::Escaped(&input.thread_id),
             runs = thread.history.len(),
             live = thread.live.is_some(),
             "connect"
@@ -430,7 +430,7 @@ impl Runtime {
                 Ok(CancelOutcome::Requested) => true,
                 Ok(_) => false,
                 Err(e) => {
-                    tracing::warn!(%thread_id, error = %e, "could not ask the store to stop the run");
+                    tracing::warn!(thread_id = %agui_sdk_core::Escaped(thread_id), error = %e, "could not ask the store to stop the run");
                     false
                 }
             },
@@ -438,7 +438,7 @@ impl Runtime {
         if !stopped {
             return Ok(no_run());
         }
-        tracing::info!(%thread_id, run_id = %live.run_id, "stop requested");
+        tracing::info!(thread_id = %agui_sdk_core::Escaped(thread_id), run_id = %agui_sdk_core::Escaped(&live.run_id), "stop requested");
         Ok(Json(json!({
             "stopped": true,
             "interrupt": {

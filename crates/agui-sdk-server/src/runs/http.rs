@@ -549,7 +549,7 @@ pub(crate) async fn start(s: Start<'_>) -> Result<Started, ApiError> {
             if cursor > record.head {
                 return Err(cursor_ahead(cursor, record.head));
             }
-            tracing::info!(run_id = %run_id, cursor, "a retried start attaches to its run");
+            tracing::info!(run_id = %agui_sdk_core::Escaped(run_id), cursor, "a retried start attaches to its run");
             Ok(Started::Attached(viewer::response(
                 store.clone(),
                 key.clone(),

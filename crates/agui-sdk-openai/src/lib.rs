@@ -402,6 +402,7 @@ impl OpenAiAgentBuilder {
         // nowhere else (a `3xx` answer fails the run, naming where it pointed).
         self.config.client = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
         let config = Arc::new(self.config);

@@ -169,6 +169,13 @@ impl Admission {
         crate::budget::request_permit(self.memory.as_ref(), body, cost)
     }
 
+    /// `cost` bytes of the memory budget, held by a response while it is alive (a
+    /// CopilotKit thread read); `what` names it in the refusal.
+    #[cfg(feature = "copilotkit")]
+    pub(crate) fn hold_bytes(&self, cost: usize, what: &str) -> Result<RunPermit, ApiError> {
+        crate::budget::held_permit(self.memory.as_ref(), cost, what)
+    }
+
     /// What a request holds of the memory budget while it is handled, when it keeps
     /// `body` as text and one copy of a part of it (the single-route envelope, whose
     /// inner body is handed on): twice its length.

@@ -55,6 +55,35 @@ pub(crate) fn request_permit(
     })
 }
 
+/// Takes `cost` bytes of the memory budget for what a response holds while it is
+/// alive (`what` names it in the refusal); nothing is taken for a cost of 0.
+#[cfg(feature = "copilotkit")]
+pub(crate) fn held_permit(
+    memory: Option<&Arc<tokio::sync::Semaphore>>,
+    cost: usize,
+    what: &str,
+) -> Result<RunPermit, ApiError> {
+    let memory = match memory {
+        Some(sem) if cost > 0 => {
+            let kib = u32::try_from(cost / 1024 + 1).unwrap_or(u32::MAX);
+            Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "memory_budget",
+                    format!(
+                        "the server's memory budget has no room for {what} ({cost} bytes held while it is sent) now; retry later"
+                    ),
+                )
+            })?)
+        }
+        _ => None,
+    };
+    Ok(RunPermit {
+        _runs: None,
+        _memory: memory,
+    })
+}
+
 /// Takes a run's permits: one of `runs` (when counted), and its cost in `memory` for a
 /// request of this `body` (see [`ServerConfig::memory_budget`]).
 pub(crate) fn run_permit(

@@ -2,7 +2,9 @@
 //! as bytes: a fixed thread (text, a tool call and its result, a state snapshot and
 //! delta, a run that fails) answers exactly the bodies it answered when each was built
 //! as one buffer, on the in-memory store and on a real Redis, through the REST routes
-//! and the single route; a body larger than one chunk arrives whole and in order.
+//! and the single route; a body larger than one chunk arrives whole and in order; a
+//! client that does not read holds of the memory budget what its answer copied (a Redis
+//! history, reduced messages), so that the next ones are refused with `503`.
 
 use crate::common;
 
@@ -13,7 +15,7 @@ use agui_sdk_core::{Event, RunAgentInput};
 use agui_sdk_redis::{RedisLimits, RedisRunStore};
 use agui_sdk_server::copilotkit::CopilotRuntime;
 use agui_sdk_server::runs::RunStore;
-use agui_sdk_server::{agent_fn, AgentError, Emitter, RunContext, Shutdown};
+use agui_sdk_server::{agent_fn, AgentError, Emitter, RunContext, ServerConfig, Shutdown};
 use common::{start, types, Client, TestServer};
 use serde_json::{json, Value};
 
@@ -25,7 +27,12 @@ async fn redis(test: &str) -> Option<Arc<dyn RunStore>> {
     let prefix = agui_sdk_testkit::redis::prefix("ckr");
     let store = tokio::time::timeout(
         Duration::from_secs(10),
-        RedisRunStore::connect(&url, &prefix, RedisLimits::default()),
+        RedisRunStore::connect(&url, &prefix, {
+            let mut limits = RedisLimits::default();
+            // Room for the large thread below.
+            limits.max_history_bytes = 64 << 20;
+            limits
+        }),
     )
     .await
     .unwrap_or_else(|_| panic!("{test}: Redis at {url} answers but connecting timed out"))
@@ -55,11 +62,16 @@ macro_rules! on_each_store {
 on_each_store!(
     a_threads_reads_answer_the_bytes_they_always_answered,
     a_history_larger_than_a_chunk_is_read_whole_and_in_order,
+    reads_nobody_reads_hold_the_memory_budget_for_what_they_copied,
 );
 
 async fn serve(store: Store) -> TestServer {
+    serve_with(store, ServerConfig::default()).await
+}
+
+async fn serve_with(store: Store, config: ServerConfig) -> TestServer {
     let shutdown = Shutdown::new();
-    let runtime = CopilotRuntime::new().agent("fixed", fixed());
+    let runtime = CopilotRuntime::new().agent("fixed", fixed()).config(config);
     let runtime = match store {
         Some(store) => runtime.store(store),
         None => runtime,
@@ -256,4 +268,79 @@ async fn a_history_larger_than_a_chunk_is_read_whole_and_in_order(store: Store) 
         assert_eq!(pair[1]["id"], format!("b{i}-a"));
         assert_eq!(pair[1]["content"].as_str().unwrap().len(), 300_000);
     }
+}
+
+/// Sends `GET /copilotkit{path}` and reads only the answer's head.
+async fn unread(s: &TestServer, path: &str) -> Client {
+    Client::request(s.addr, "GET", &format!("/copilotkit{path}"), &[], &[]).await
+}
+
+async fn reads_nobody_reads_hold_the_memory_budget_for_what_they_copied(store: Store) {
+    let in_memory = store.is_none();
+    const BUDGET: usize = 40 << 20;
+    let mut config = ServerConfig::default();
+    config.memory_budget = Some(BUDGET);
+    let s = serve_with(store, config).await;
+    // Six runs of 2.5 MB of text: a history of 15 MB, more than the sockets between
+    // server and client take, so an answer nobody reads stays unsent.
+    for i in 0..6 {
+        run(&s, "wide", &format!("w{i}"), "big 2500000").await;
+    }
+    let history = {
+        let (status, _, events) = get(&s, "/threads/wide/events").await;
+        assert_eq!(status, 200);
+        events.len()
+    };
+    assert!(history > 15_000_000, "{history}");
+
+    // `/events`: the in-memory store's history is shared, nothing is copied and every
+    // client is answered; a Redis history is this read's own copy, counted while the
+    // answer is sent: two fit in 40 MiB, the third is refused.
+    let mut held = Vec::new();
+    for i in 0..3 {
+        let c = unread(&s, "/threads/wide/events").await;
+        let want = if in_memory || i < 2 { 200 } else { 503 };
+        assert_eq!(c.status, want, "/events reader {i}");
+        held.push(c);
+    }
+    let mut refused = held.pop().unwrap();
+    if !in_memory {
+        let e = refused.json().await;
+        assert_eq!(e["code"], "memory_budget", "{e}");
+    }
+    drop(held);
+
+    // `/messages`: the reduced messages are counted (1.5 times the history's text, and
+    // a Redis history's copy on top): one fits, the next is refused.
+    let first = unread(&s, "/threads/wide/messages").await;
+    assert_eq!(first.status, 200);
+    let mut second = unread(&s, "/threads/wide/messages").await;
+    assert_eq!(second.status, 503);
+    let e = second.json().await;
+    assert_eq!(e["code"], "memory_budget", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("a thread's messages"),
+        "{e}"
+    );
+    drop(first);
+
+    // Gone, the clients let their part of the budget go: a whole read is answered.
+    let mut answered = false;
+    for _ in 0..50 {
+        let (status, _, body) = get(&s, "/threads/wide/messages").await;
+        if status == 200 {
+            let m: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(m["messages"].as_array().unwrap().len(), 12);
+            answered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        answered,
+        "the budget is free again once the readers are gone"
+    );
 }

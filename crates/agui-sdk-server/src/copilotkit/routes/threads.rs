@@ -4,17 +4,21 @@
 //! hosted mode's: it answers `422`, as CopilotKit's own runtime does without it.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use agui_sdk_core::semantics::Reducer;
+use agui_sdk_core::types::Message;
 use agui_sdk_core::Event;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
+use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use super::{Failure, Runtime};
+use crate::budget::RunPermit;
 use crate::runs::{
     owner_scope, Owner, ThreadEntry, ThreadKey, ThreadQuery, ThreadSummary, ThreadUpdate,
 };
@@ -64,6 +68,194 @@ fn reduced(history: &[ThreadEntry]) -> Reducer {
     reducer
 }
 
+/// Most bytes one chunk of a thread read's answer gathers: an answer is sent chunk by
+/// chunk, so that a client that reads slowly (or not at all) holds the server to the
+/// chunks in flight, not to a copy of the whole answer. An event or a message longer
+/// than this is one chunk of its own.
+pub(super) const READ_CHUNK: usize = 64 * 1024;
+
+/// The bytes of `history`'s text.
+fn history_bytes(history: &[ThreadEntry]) -> usize {
+    history.iter().map(|e| e.events.len()).sum()
+}
+
+/// The bytes of `history`'s text that only this read holds (a copy the store made for
+/// it), not shared with the store.
+fn unshared_bytes(history: &[ThreadEntry]) -> usize {
+    history
+        .iter()
+        .filter(|e| e.events.is_unique())
+        .map(|e| e.events.len())
+        .sum()
+}
+
+/// A JSON answer whose body `chunks` yields, one chunk each time the connection takes
+/// one (what `chunks` holds of the memory budget is let go with it).
+fn json_stream(chunks: impl Iterator<Item = Bytes> + Send + 'static) -> Response {
+    let body =
+        axum::body::Body::from_stream(futures_util::stream::iter(chunks.map(Ok::<_, Infallible>)));
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+/// The chunks of `{"events":[…]}`: the stored lines as they are, joined by `,`, in
+/// chunks of about [`READ_CHUNK`] bytes; a longer event is sent as the store's own
+/// bytes, uncopied. Entries are let go as they are passed.
+struct EventChunks {
+    entries: std::vec::IntoIter<ThreadEntry>,
+    /// What is left of the entry being read.
+    rest: Bytes,
+    /// A long event to send after the chunk before it.
+    pending: Option<Bytes>,
+    started: bool,
+    any: bool,
+    done: bool,
+    _held: RunPermit,
+}
+
+impl EventChunks {
+    fn new(history: Vec<ThreadEntry>, held: RunPermit) -> Self {
+        EventChunks {
+            entries: history.into_iter(),
+            rest: Bytes::new(),
+            pending: None,
+            started: false,
+            any: false,
+            done: false,
+            _held: held,
+        }
+    }
+
+    /// The next stored event's JSON (a slice of the stored bytes).
+    fn next_line(&mut self) -> Option<Bytes> {
+        loop {
+            if self.rest.is_empty() {
+                self.rest = self.entries.next()?.events;
+                continue;
+            }
+            let end = self
+                .rest
+                .iter()
+                .position(|b| *b == b'\n')
+                .unwrap_or(self.rest.len());
+            let line = self.rest.split_to(end);
+            if !self.rest.is_empty() {
+                // The `\n` after it.
+                let _ = self.rest.split_to(1);
+            }
+            if !line.is_empty() {
+                return Some(line);
+            }
+        }
+    }
+}
+
+impl Iterator for EventChunks {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if let Some(line) = self.pending.take() {
+            return Some(line);
+        }
+        if self.done {
+            return None;
+        }
+        let mut out = Vec::with_capacity(READ_CHUNK.min(16 * 1024));
+        if !self.started {
+            self.started = true;
+            out.extend_from_slice(b"{\"events\":[");
+        }
+        loop {
+            let Some(line) = self.next_line() else {
+                out.extend_from_slice(b"]}");
+                self.done = true;
+                return Some(Bytes::from(out));
+            };
+            if self.any {
+                out.push(b',');
+            }
+            self.any = true;
+            if line.len() >= READ_CHUNK {
+                // Sent as it is, after what is gathered (at least its `,` or the head).
+                self.pending = Some(line);
+                return Some(Bytes::from(out));
+            }
+            out.extend_from_slice(&line);
+            if out.len() >= READ_CHUNK {
+                return Some(Bytes::from(out));
+            }
+        }
+    }
+}
+
+/// The chunks of `{"messages":[…]}`: each message written as it is reached (and let
+/// go), in chunks of about [`READ_CHUNK`] bytes.
+struct MessageChunks {
+    messages: std::vec::IntoIter<Message>,
+    started: bool,
+    any: bool,
+    done: bool,
+    _held: RunPermit,
+}
+
+impl Iterator for MessageChunks {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if self.done {
+            return None;
+        }
+        let mut out = Vec::new();
+        if !self.started {
+            self.started = true;
+            out.extend_from_slice(b"{\"messages\":[");
+        }
+        for m in self.messages.by_ref() {
+            let Some(summary) = serde_json::to_value(m).ok().and_then(message_summary) else {
+                continue;
+            };
+            if self.any {
+                out.push(b',');
+            }
+            self.any = true;
+            if let Err(err) = serde_json::to_writer(&mut out, &summary) {
+                // A `Value` writes to a `Vec` without failing; were it to, the answer
+                // would not be JSON: end it here.
+                tracing::error!(error = %err, "a thread message does not serialize");
+                self.done = true;
+                return Some(Bytes::from(out));
+            }
+            if out.len() >= READ_CHUNK {
+                return Some(Bytes::from(out));
+            }
+        }
+        out.extend_from_slice(b"]}");
+        self.done = true;
+        Some(Bytes::from(out))
+    }
+}
+
+/// One body sent in slices of [`READ_CHUNK`] bytes, holding its part of the memory
+/// budget until it is sent or dropped.
+struct SliceChunks {
+    rest: Bytes,
+    _held: RunPermit,
+}
+
+impl Iterator for SliceChunks {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        (!self.rest.is_empty()).then(|| {
+            let n = self.rest.len().min(READ_CHUNK);
+            self.rest.split_to(n)
+        })
+    }
+}
+
 impl Runtime {
     /// The history of the owner's thread `thread_id` (empty for an unknown thread).
     async fn history(&self, owner: &str, thread_id: &str) -> Result<Vec<ThreadEntry>, Failure> {
@@ -74,6 +266,19 @@ impl Runtime {
             .await
             .map_err(|e| Self::store_failure("Failed to read thread", &e))?;
         Ok(thread.map(|t| t.history).unwrap_or_default())
+    }
+
+    /// Takes from the memory budget what a thread read holds while its answer is sent:
+    /// the history's bytes the store does not share (a Redis store's copy; the
+    /// in-memory store's history is shared, `Bytes` of its own) and `extra`.
+    fn hold_read(
+        &self,
+        history: &[ThreadEntry],
+        extra: usize,
+        what: &str,
+    ) -> Result<RunPermit, Failure> {
+        let cost = unshared_bytes(history).saturating_add(extra);
+        Ok(self.admission.hold_bytes(cost, what)?)
     }
 
     /// The agents whose threads a list for `agentId` shows: that one, and for
@@ -329,13 +534,9 @@ pub(super) async fn resource(
         }
         ("POST", ["threads", "clear"]) => clear(state(), owner).await?.into_response(),
         ("POST", ["threads", "subscribe"]) => hosted_only().await.into_response(),
-        ("GET", ["threads", _, "messages"]) => {
-            messages(state(), owner, id()).await?.into_response()
-        }
+        ("GET", ["threads", _, "messages"]) => messages(state(), owner, id()).await?,
         ("GET", ["threads", _, "events"]) => events(state(), owner, id()).await?,
-        ("GET", ["threads", _, "state"]) => {
-            self::state(state(), owner, id()).await?.into_response()
-        }
+        ("GET", ["threads", _, "state"]) => self::state(state(), owner, id()).await?,
         ("POST", ["threads", _, "archive"]) => {
             let (h, b) = json_body();
             archive(state(), owner, id(), h, b).await?.into_response()
@@ -357,19 +558,28 @@ pub(super) const MAX_NAME: usize = 256;
 
 /// `GET /threads/{id}/messages`: the thread's messages as its history builds them,
 /// each `{id, role, content?}`, an assistant's with `toolCalls: [{id, name, args}]`, a
-/// tool message's with `toolCallId`.
+/// tool message's with `toolCallId`. The whole history is reduced first (a later event
+/// may change an earlier message); the messages are then written one by one as the
+/// client reads. What the reduced messages hold (counted at 1.5 times the history's
+/// text, with the history's bytes the store does not share) is taken from the memory
+/// budget until the answer is sent: `503` `memory_budget` when it does not fit.
 pub(super) async fn messages(
     State(rt): State<Arc<Runtime>>,
     owner: Option<Extension<Owner>>,
     Path(thread_id): Path<String>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Response, Failure> {
     let history = rt.history(owner_of(&owner), &thread_id).await?;
-    let messages: Vec<Value> = reduced(&history)
-        .messages()
-        .iter()
-        .filter_map(|m| message_summary(serde_json::to_value(m).ok()?))
-        .collect();
-    Ok(Json(json!({ "messages": messages })))
+    let reduced_cost = history_bytes(&history).saturating_mul(3) / 2;
+    let held = rt.hold_read(&history, reduced_cost, "a thread's messages")?;
+    let (messages, _) = reduced(&history).into_parts();
+    drop(history);
+    Ok(json_stream(MessageChunks {
+        messages: messages.into_iter(),
+        started: false,
+        any: false,
+        done: false,
+        _held: held,
+    }))
 }
 
 /// A message as the thread routes show it; `None` for an activity message.
@@ -404,37 +614,47 @@ fn message_summary(m: Value) -> Option<Value> {
     Some(Value::Object(out))
 }
 
-/// `GET /threads/{id}/events`: the thread's history, compacted, as `connect` replays it.
+/// `GET /threads/{id}/events`: the thread's history, compacted, as `connect` replays it:
+/// the stored text as it is, in one array, sent in chunks of about [`READ_CHUNK`] bytes
+/// as the client reads. The history's bytes the store does not share (a Redis store's
+/// copy) are taken from the memory budget until the answer is sent.
 pub(super) async fn events(
     State(rt): State<Arc<Runtime>>,
     owner: Option<Extension<Owner>>,
     Path(thread_id): Path<String>,
 ) -> Result<Response, Failure> {
     let history = rt.history(owner_of(&owner), &thread_id).await?;
-    // The stored text as it is, in one array.
-    let mut body = Vec::from(&b"{\"events\":["[..]);
-    for (i, line) in history.iter().flat_map(ThreadEntry::lines).enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(line);
-    }
-    body.extend_from_slice(b"]}");
-    Ok((
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response())
+    let held = rt.hold_read(&history, 0, "a thread's events")?;
+    Ok(json_stream(EventChunks::new(history, held)))
 }
 
-/// `GET /threads/{id}/state`: the state the thread's history leaves, or `null`.
+/// `GET /threads/{id}/state`: the state the thread's history leaves, or `null`. The
+/// reduction is counted in the memory budget as a `messages` read is; the answer, while
+/// it is sent, at its length.
 pub(super) async fn state(
     State(rt): State<Arc<Runtime>>,
     owner: Option<Extension<Owner>>,
     Path(thread_id): Path<String>,
-) -> Result<Json<Value>, Failure> {
+) -> Result<Response, Failure> {
     let history = rt.history(owner_of(&owner), &thread_id).await?;
-    Ok(Json(json!({ "state": reduced(&history).state() })))
+    let reduced_cost = history_bytes(&history).saturating_mul(3) / 2;
+    let folding = rt.hold_read(&history, reduced_cost, "a thread's state")?;
+    let (_, state) = reduced(&history).into_parts();
+    drop(history);
+    let body = serde_json::to_vec(&json!({ "state": state })).map_err(|e| {
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Failed to read thread",
+            "store_error",
+            format!("the thread's state does not serialize: {e}"),
+        )
+    })?;
+    drop((state, folding));
+    let held = rt.admission.hold_bytes(body.len(), "a thread's state")?;
+    Ok(json_stream(SliceChunks {
+        rest: Bytes::from(body),
+        _held: held,
+    }))
 }
 
 /// `POST /threads/clear`: forgets the owner's threads (a running run goes on). `204`.

@@ -110,35 +110,112 @@ impl RunLimits {
     }
 }
 
-/// The owners' thread lists: see [`Inner::lists`].
-type Lists = HashMap<String, BTreeSet<(u64, ThreadKey)>>;
+/// A thread's place in its owner's list, read backwards: `(last_run_ms, key)`.
+type Place = (u64, ThreadKey);
 
-/// Takes a thread out of its owner's list, if it is listed.
-fn unlist(lists: &mut Lists, key: &ThreadKey, t: &Thread) {
-    if t.created_ms.is_none() {
-        return;
+/// Threads in the list's order read backwards: all of them, and those not archived.
+#[derive(Debug, Default)]
+struct Sets {
+    all: BTreeSet<Place>,
+    open: BTreeSet<Place>,
+}
+
+impl Sets {
+    fn is_empty(&self) -> bool {
+        self.all.is_empty()
     }
-    if let Some(set) = lists.get_mut(key.scope()) {
-        set.remove(&(t.last_run_ms, key.clone()));
-        if set.is_empty() {
-            lists.remove(key.scope());
+
+    fn remove(&mut self, place: &Place) {
+        self.all.remove(place);
+        self.open.remove(place);
+    }
+
+    fn insert(&mut self, place: Place, archived: bool) {
+        if !archived {
+            self.open.insert(place.clone());
+        }
+        self.all.insert(place);
+    }
+
+    fn of(&self, include_archived: bool) -> &BTreeSet<Place> {
+        if include_archived {
+            &self.all
+        } else {
+            &self.open
         }
     }
 }
 
-/// Puts a thread in its owner's list at its last run's time.
+/// One owner's listed threads: all of them, and those of each agent (the agent of
+/// their latest run), each split by the archived flag, so that every filter of a
+/// [`ThreadQuery`] reads an index of its own.
+#[derive(Debug, Default)]
+struct OwnerIndex {
+    owner: Sets,
+    agents: HashMap<String, Sets>,
+}
+
+/// The owners' thread lists, by scope: see [`Inner::lists`].
+type Lists = HashMap<String, OwnerIndex>;
+
+/// The threads with no running run, by the time they were last used: the first is the
+/// one idle the longest.
+type Idle = BTreeSet<(Instant, ThreadKey)>;
+
+/// Takes a thread out of its owner's lists, if it is listed. Before any change of what
+/// places it there: its last run's time, agent, archived flag, or first ended run.
+fn unlist(lists: &mut Lists, key: &ThreadKey, t: &Thread) {
+    if t.created_ms.is_none() {
+        return;
+    }
+    let Some(ix) = lists.get_mut(key.scope()) else {
+        return;
+    };
+    let place = (t.last_run_ms, key.clone());
+    ix.owner.remove(&place);
+    if let Some(sets) = ix.agents.get_mut(&t.agent) {
+        sets.remove(&place);
+        if sets.is_empty() {
+            ix.agents.remove(&t.agent);
+        }
+    }
+    if ix.owner.is_empty() {
+        lists.remove(key.scope());
+    }
+}
+
+/// Puts a thread in its owner's lists at its last run's time (once a run of it ended).
 fn list(lists: &mut Lists, key: &ThreadKey, t: &Thread) {
     if t.created_ms.is_none() {
         return;
     }
-    let entry = (t.last_run_ms, key.clone());
-    match lists.get_mut(key.scope()) {
-        Some(set) => {
-            set.insert(entry);
-        }
-        None => {
-            lists.insert(key.scope().to_owned(), BTreeSet::from([entry]));
-        }
+    let place = (t.last_run_ms, key.clone());
+    let ix = match lists.get_mut(key.scope()) {
+        Some(ix) => ix,
+        None => lists.entry(key.scope().to_owned()).or_default(),
+    };
+    ix.owner.insert(place.clone(), t.archived);
+    match ix.agents.get_mut(&t.agent) {
+        Some(sets) => sets.insert(place, t.archived),
+        None => ix
+            .agents
+            .entry(t.agent.clone())
+            .or_default()
+            .insert(place, t.archived),
+    }
+}
+
+/// Takes a thread out of the idle index. Before any change of its last use or live run.
+fn unidle(idle: &mut Idle, key: &ThreadKey, t: &Thread) {
+    if t.idle() {
+        idle.remove(&(t.used, key.clone()));
+    }
+}
+
+/// Puts a thread in the idle index when no run of it is running.
+fn enidle(idle: &mut Idle, key: &ThreadKey, t: &Thread) {
+    if t.idle() {
+        idle.insert((t.used, key.clone()));
     }
 }
 
@@ -154,6 +231,61 @@ fn summary(key: &ThreadKey, t: &Thread) -> Option<ThreadSummary> {
         name: t.name.clone(),
         archived: t.archived,
     })
+}
+
+/// A page of `scope`'s list: the heads of the indexes `query`'s filters name, merged
+/// from its cursor on (a thread is in one agent's index only), summaries built for the
+/// page alone; and how many index entries were read.
+fn page(inner: &Inner, scope: &str, query: &ThreadQuery) -> (Vec<ThreadSummary>, usize) {
+    let mut out = Vec::new();
+    let Some(ix) = inner.lists.get(scope) else {
+        return (out, 0);
+    };
+    let mut sets = Vec::new();
+    if query.agents.is_empty() {
+        sets.push(ix.owner.of(query.include_archived));
+    } else {
+        for (i, a) in query.agents.iter().enumerate() {
+            if query.agents[..i].contains(a) {
+                continue;
+            }
+            if let Some(s) = ix.agents.get(a) {
+                sets.push(s.of(query.include_archived));
+            }
+        }
+    }
+    // Each set in its order is the list read backwards: the newest last.
+    let mut iters: Vec<Box<dyn Iterator<Item = &Place>>> = sets
+        .into_iter()
+        .map(|s| -> Box<dyn Iterator<Item = &Place>> {
+            match &query.after {
+                Some((ms, key)) => Box::new(s.range(..(*ms, key.clone())).rev()),
+                None => Box::new(s.iter().rev()),
+            }
+        })
+        .collect();
+    let mut heads: Vec<Option<&Place>> = iters.iter_mut().map(|it| it.next()).collect();
+    let mut touched = heads.iter().flatten().count();
+    while out.len() < query.limit {
+        let Some(best) = (0..heads.len())
+            .filter(|i| heads[*i].is_some())
+            .max_by_key(|i| heads[*i])
+        else {
+            break;
+        };
+        let Some((_, key)) = heads[best] else { break };
+        heads[best] = iters[best].next();
+        touched += usize::from(heads[best].is_some());
+        let Some(t) = inner.threads.get(key) else {
+            continue;
+        };
+        let admitted = (query.include_archived || !t.archived)
+            && (query.agents.is_empty() || query.agents.contains(&t.agent));
+        if let Some(s) = admitted.then(|| summary(key, t)).flatten() {
+            out.push(s);
+        }
+    }
+    (out, touched)
 }
 
 /// What a history entry costs kept: its text, its message ids and their bookkeeping.
@@ -175,9 +307,17 @@ struct Inner {
     runs: HashMap<RunKey, Log>,
     threads: HashMap<ThreadKey, Thread>,
     /// Each owner's listed threads (those with an ended run), by scope, in the list's
-    /// order read backwards: `(last_run_ms, key)`.
+    /// order read backwards: `(last_run_ms, key)`, with an index per filter.
     lists: Lists,
+    /// The threads no run of which is running, the longest idle first: what eviction
+    /// and expiry take.
+    idle: Idle,
+    /// Ended runs, the first ended first: what retention and the byte cap take.
+    ended: BTreeSet<(Instant, RunKey)>,
     total_bytes: usize,
+    /// Index entries the thread lists and thread evictions have read (tests only).
+    #[cfg(test)]
+    touched: usize,
     /// When finished runs past their retention were last dropped.
     last_sweep: Option<Instant>,
 }
@@ -253,13 +393,15 @@ impl InMemoryRunStore {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Drops finished runs past their retention; then, while over the byte cap,
-    /// finished runs, oldest first.
+    /// Drops finished runs past their retention and threads past their idle time;
+    /// then, while over the byte cap, finished runs, the first ended first, and then
+    /// the threads idle the longest. Each from its ordered index: what it drops, not
+    /// what it keeps.
     fn sweep(&self, inner: &mut Inner, incoming: usize) {
         let now = Instant::now();
         let retention = self.limits.retention;
-        // The walk over every run happens at most once a second (or a tenth of the
-        // retention), unless the byte cap needs room.
+        // Retention is applied at most once a second (or a tenth of the retention),
+        // unless the byte cap needs room.
         let due = inner
             .last_sweep
             .is_none_or(|t| now.duration_since(t) >= (retention / 10).min(Duration::from_secs(1)));
@@ -268,36 +410,16 @@ impl InMemoryRunStore {
             return;
         }
         inner.last_sweep = Some(now);
-        let mut freed = 0;
-        inner.runs.retain(|_, log| {
-            let keep = log
-                .ended_at
-                .is_none_or(|t| now.duration_since(t) < retention);
-            if !keep {
-                freed += log.bytes;
+        while let Some((at, _)) = inner.ended.first() {
+            if now.duration_since(*at) < retention {
+                break;
             }
-            keep
-        });
-        let idle_ttl = self.limits.thread_idle_ttl;
-        let Inner { threads, lists, .. } = inner;
-        threads.retain(|k, t| {
-            let keep = !t.idle() || now.duration_since(t.used) < idle_ttl;
-            if !keep {
-                freed += t.bytes;
-                unlist(lists, k, t);
-            }
-            keep
-        });
-        inner.total_bytes -= freed;
+            Self::drop_oldest_ended(inner);
+        }
+        Self::expire_threads(inner, now, self.limits.thread_idle_ttl);
         while inner.total_bytes + incoming > self.limits.max_total_bytes {
-            let oldest = inner
-                .runs
-                .iter()
-                .filter_map(|(k, l)| l.ended_at.map(|t| (t, k.clone())))
-                .min();
-            let Some((_, key)) = oldest else { break };
-            if let Some(log) = inner.runs.remove(&key) {
-                inner.total_bytes -= log.bytes;
+            if !Self::drop_oldest_ended(inner) {
+                break;
             }
         }
         while inner.total_bytes + incoming > self.limits.max_total_bytes {
@@ -307,17 +429,36 @@ impl InMemoryRunStore {
         }
     }
 
-    /// Forgets the thread idle the longest; `false` when every thread is running.
-    fn evict_idle_thread(inner: &mut Inner) -> bool {
-        let oldest = inner
-            .threads
-            .iter()
-            .filter(|(_, t)| t.idle())
-            .map(|(k, t)| (t.used, k.clone()))
-            .min();
-        let Some((_, key)) = oldest else {
+    /// Drops the finished run that ended first; `false` when none is held.
+    fn drop_oldest_ended(inner: &mut Inner) -> bool {
+        let Some((_, key)) = inner.ended.pop_first() else {
             return false;
         };
+        if let Some(log) = inner.runs.remove(&key) {
+            inner.total_bytes -= log.bytes;
+        }
+        true
+    }
+
+    /// Forgets the threads idle for `ttl` or longer.
+    fn expire_threads(inner: &mut Inner, now: Instant, ttl: Duration) {
+        while let Some((used, _)) = inner.idle.first() {
+            if now.duration_since(*used) < ttl {
+                break;
+            }
+            Self::evict_idle_thread(inner);
+        }
+    }
+
+    /// Forgets the thread idle the longest; `false` when every thread is running.
+    fn evict_idle_thread(inner: &mut Inner) -> bool {
+        let Some((_, key)) = inner.idle.pop_first() else {
+            return false;
+        };
+        #[cfg(test)]
+        {
+            inner.touched += 1;
+        }
         if let Some(t) = inner.threads.remove(&key) {
             inner.total_bytes -= t.bytes;
             unlist(&mut inner.lists, &key, &t);
@@ -341,12 +482,16 @@ impl InMemoryRunStore {
                     run_id: live.run_id.clone(),
                 });
             }
+            unidle(&mut inner.idle, thread, t);
+            // A listed thread is listed under the agent of its latest run.
+            unlist(&mut inner.lists, thread, t);
             t.live = Some(LiveRun {
                 key: key.clone(),
                 run_id: run_id.to_owned(),
             });
             t.agent.clone_from(&run.agent);
             t.used = now;
+            list(&mut inner.lists, thread, t);
             // The previous run is in the history: its log is no longer read.
             if let Some(prev) = t.last.replace(key.clone()) {
                 if inner
@@ -356,6 +501,9 @@ impl InMemoryRunStore {
                 {
                     if let Some(log) = inner.runs.remove(&prev) {
                         inner.total_bytes -= log.bytes;
+                        if let Some(at) = log.ended_at {
+                            inner.ended.remove(&(at, prev));
+                        }
                     }
                 }
             }
@@ -404,10 +552,12 @@ impl InMemoryRunStore {
         let Some(t) = inner.threads.get_mut(thread) else {
             return;
         };
+        unidle(&mut inner.idle, thread, t);
         if t.live.as_ref().is_some_and(|l| &l.key == key) {
             t.live = None;
         }
         t.used = Instant::now();
+        enidle(&mut inner.idle, thread, t);
         let Some(mut entry) = entry else { return };
         unlist(&mut inner.lists, thread, t);
         let now = now_ms();
@@ -518,9 +668,11 @@ impl InMemoryRunStore {
             }
         }
         if let Some(status) = terminal {
+            let now = Instant::now();
             log.record.status = status;
             log.record.finished_at_ms = Some(now_ms());
-            log.ended_at = Some(Instant::now());
+            log.ended_at = Some(now);
+            inner.ended.insert((now, key.clone()));
         }
         log.head.send_replace(log.record.head);
         if terminal.is_some() {
@@ -603,19 +755,13 @@ impl RunStore for InMemoryRunStore {
         scope: &'a str,
         query: &'a ThreadQuery,
     ) -> RunStoreFuture<'a, Vec<ThreadSummary>> {
-        let inner = self.lock();
-        let mut out = Vec::new();
-        if let Some(set) = inner.lists.get(scope) {
-            // The set in its order is the list read backwards: the newest last.
-            let from: Box<dyn Iterator<Item = &(u64, ThreadKey)>> = match &query.after {
-                Some((ms, key)) => Box::new(set.range(..(*ms, key.clone())).rev()),
-                None => Box::new(set.iter().rev()),
-            };
-            out = from
-                .filter_map(|(_, k)| summary(k, inner.threads.get(k)?))
-                .filter(|t| query.admits(t))
-                .take(query.limit)
-                .collect();
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        Self::expire_threads(inner, Instant::now(), self.limits.thread_idle_ttl);
+        let (out, _touched) = page(inner, scope, query);
+        #[cfg(test)]
+        {
+            inner.touched += _touched;
         }
         Box::pin(std::future::ready(Ok(out)))
     }
@@ -625,9 +771,17 @@ impl RunStore for InMemoryRunStore {
         key: &'a ThreadKey,
         update: ThreadUpdate,
     ) -> RunStoreFuture<'a, Option<ThreadSummary>> {
-        let mut inner = self.lock();
-        let r = inner.threads.get_mut(key).and_then(|t| {
+        let mut guard = self.lock();
+        let Inner {
+            threads,
+            lists,
+            idle,
+            ..
+        } = &mut *guard;
+        let r = threads.get_mut(key).and_then(|t| {
             t.created_ms?;
+            unidle(idle, key, t);
+            unlist(lists, key, t);
             if let Some(name) = update.name {
                 t.name = Some(name);
             }
@@ -636,6 +790,8 @@ impl RunStore for InMemoryRunStore {
             }
             t.updated_ms = now_ms();
             t.used = Instant::now();
+            list(lists, key, t);
+            enidle(idle, key, t);
             summary(key, t)
         });
         Box::pin(std::future::ready(Ok(r)))
@@ -661,6 +817,7 @@ impl RunStore for InMemoryRunStore {
                 if let Some(t) = inner.threads.remove(key) {
                     inner.total_bytes -= t.bytes;
                     unlist(&mut inner.lists, key, &t);
+                    unidle(&mut inner.idle, key, &t);
                 }
                 true
             }
@@ -669,9 +826,12 @@ impl RunStore for InMemoryRunStore {
     }
 
     fn thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, Option<ThreadRecord>> {
-        let mut inner = self.lock();
-        let r = inner.threads.get_mut(key).map(|t| {
+        let mut guard = self.lock();
+        let Inner { threads, idle, .. } = &mut *guard;
+        let r = threads.get_mut(key).map(|t| {
+            unidle(idle, key, t);
             t.used = Instant::now();
+            enidle(idle, key, t);
             ThreadRecord {
                 history: t.history.iter().cloned().collect(),
                 live: t.live.clone(),
@@ -743,9 +903,181 @@ impl RunStore for InMemoryRunStore {
 }
 
 #[cfg(test)]
+impl InMemoryRunStore {
+    /// Index entries the thread lists and evictions have read so far.
+    fn touched(&self) -> usize {
+        self.lock().touched
+    }
+}
+
+#[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
-    use crate::runs::{Created, NewRun, RunStore};
+    use crate::runs::contract::{check, check_thread_expiry, ContractSetup};
+    use crate::runs::{owner_scope, Created, NewRun, RunStore};
+
+    #[tokio::test]
+    async fn the_store_keeps_the_contract_and_forgets_idle_threads_in_its_lists() {
+        let setup = ContractSetup {
+            namespace: "memory".into(),
+            max_events_per_run: 8,
+            leases: false,
+        };
+        let store = InMemoryRunStore::new(RunLimits::default().max_events_per_run(8));
+        check(Arc::new(store), setup.clone()).await;
+        let ttl = Duration::from_secs(2);
+        let store = InMemoryRunStore::new(RunLimits::default().thread_idle_ttl(ttl));
+        check_thread_expiry(Arc::new(store), setup, ttl).await;
+    }
+
+    /// A thread of `owner` with one ended run of `agent`.
+    async fn ended_thread(
+        store: &InMemoryRunStore,
+        owner: &str,
+        name: &str,
+        agent: &str,
+    ) -> ThreadKey {
+        let thread = ThreadKey::derive(owner, name);
+        let key = RunKey::derive(owner, agent, name);
+        let run = NewRun {
+            agent: agent.into(),
+            thread: Some(thread.clone()),
+            ..new_run(&key, name)
+        };
+        let Created::New(fence) = store.create(run).await.unwrap() else {
+            panic!("a new run")
+        };
+        let entry = ThreadEntry::from_parts(Bytes::from_static(b"{}\n"), Vec::new());
+        store
+            .end_thread_run(
+                &key,
+                fence,
+                1,
+                vec![Bytes::from_static(b"{}")],
+                RunStatus::Finished,
+                entry,
+            )
+            .await
+            .unwrap();
+        thread
+    }
+
+    #[tokio::test]
+    async fn a_list_reads_its_page_from_its_index_not_the_owners_threads() {
+        let n = 100_000;
+        let store = InMemoryRunStore::new(
+            RunLimits::default()
+                .max_threads(n + 10)
+                .max_total_bytes(usize::MAX),
+        );
+        let owner = "many";
+        let scope = owner_scope(owner);
+        // The oldest thread is the only one of its agent and the only one not archived.
+        let rare = ended_thread(&store, owner, "t-rare", "rare").await;
+        let mut keys = vec![rare.clone()];
+        for i in 1..n {
+            keys.push(ended_thread(&store, owner, &format!("t{i}"), "common").await);
+        }
+        for k in &keys[1..] {
+            let update = ThreadUpdate {
+                archived: Some(true),
+                ..Default::default()
+            };
+            store.update_thread(k, update).await.unwrap().unwrap();
+        }
+        let cost = |q: ThreadQuery| {
+            let store = &store;
+            let scope = &scope;
+            async move {
+                let before = store.touched();
+                let page = store.list_threads(scope, &q).await.unwrap();
+                (page, store.touched() - before)
+            }
+        };
+        let (page, touched) = cost(ThreadQuery {
+            agents: vec!["nope".into()],
+            ..ThreadQuery::first(1)
+        })
+        .await;
+        assert!(page.is_empty());
+        assert_eq!(touched, 0, "an agent with no thread reads nothing");
+        let (page, touched) = cost(ThreadQuery {
+            agents: vec!["nope".into(), "rare".into()],
+            ..ThreadQuery::first(2)
+        })
+        .await;
+        assert_eq!(page.iter().map(|t| &t.key).collect::<Vec<_>>(), vec![&rare]);
+        assert_eq!(touched, 1, "the oldest thread, of its agent's index, alone");
+        let (page, touched) = cost(ThreadQuery::first(2)).await;
+        assert_eq!(page.iter().map(|t| &t.key).collect::<Vec<_>>(), vec![&rare]);
+        assert_eq!(
+            touched, 1,
+            "the one thread not archived, of its own index, alone"
+        );
+
+        // Paging through everything: each thread once, in order; the reads are the page.
+        let before = store.touched();
+        let mut query = ThreadQuery {
+            include_archived: true,
+            ..ThreadQuery::first(100)
+        };
+        let mut seen = Vec::with_capacity(n);
+        let mut pages = 0;
+        loop {
+            let page = store.list_threads(&scope, &query).await.unwrap();
+            let Some(last) = page.last() else { break };
+            query.after = Some((last.last_run_at_ms, last.key.clone()));
+            seen.extend(page.into_iter().map(|t| (t.last_run_at_ms, t.key)));
+            pages += 1;
+        }
+        let touched = store.touched() - before;
+        assert_eq!(seen.len(), n, "every thread once");
+        assert!(seen.windows(2).all(|w| w[0] > w[1]), "in the list's order");
+        assert!(
+            seen.windows(2).any(|w| w[0].0 == w[1].0),
+            "with threads sharing a millisecond"
+        );
+        assert!(
+            touched <= n + pages,
+            "{touched} index entries read for {n} threads in {pages} pages"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_new_thread_at_the_cap_evicts_the_longest_idle_from_the_idle_index() {
+        let n = 50_000;
+        let store = InMemoryRunStore::new(
+            RunLimits::default()
+                .max_threads(n)
+                .max_total_bytes(usize::MAX),
+        );
+        let mut keys = Vec::new();
+        for i in 0..n {
+            keys.push(ended_thread(&store, "cap", &format!("t{i}"), "a").await);
+        }
+        // The oldest runs again: not idle, not evictable.
+        let again = RunKey::derive("cap", "a", "t0-again");
+        let run = NewRun {
+            thread: Some(keys[0].clone()),
+            ..new_run(&again, "t0-again")
+        };
+        assert!(matches!(store.create(run).await, Ok(Created::New(_))));
+        let before = store.touched();
+        let newest = ended_thread(&store, "cap", "t-new", "a").await;
+        assert_eq!(store.touched() - before, 1, "one eviction, one entry read");
+        assert!(
+            store.thread(&keys[1]).await.unwrap().is_none(),
+            "the longest idle went"
+        );
+        assert!(
+            store.thread(&keys[0]).await.unwrap().is_some(),
+            "a running thread stays"
+        );
+        assert!(store.thread(&newest).await.unwrap().is_some());
+        assert!(store.thread(&keys[2]).await.unwrap().is_some());
+    }
 
     fn new_run(key: &RunKey, id: &str) -> NewRun {
         NewRun {

@@ -366,9 +366,11 @@ pub trait RunStore: Send + Sync + 'static {
 
     /// The threads of the owner whose scope is `scope` ([`owner_scope`]) that have at
     /// least one ended run and pass `query`, in its order (the one whose last run ended
-    /// last first), from its place on, at most `query.limit`. A store answers from an
-    /// index ordered so: a page costs what it returns and the threads it filters out on
-    /// the way, not the owner's (or the store's) whole set.
+    /// last first), from its place on, at most `query.limit`. A store answers from
+    /// indexes ordered so, one per filter (the owner's threads, each agent's, each
+    /// archived or not): a page costs what it returns, O(limit + log n), however
+    /// little the filters match, and not the owner's (or the store's) whole set; the
+    /// threads the store forgot for idleness and finds on the way leave its indexes.
     fn list_threads<'a>(
         &'a self,
         scope: &'a str,

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use agui_sdk_core::Escaped;
 use serde_json::{json, Value};
 
 /// How serious a finding is.
@@ -201,7 +202,9 @@ impl Report {
 
     /// The report for a person: one line per scenario (`PASS`, `FAIL`, `SKIP`), its
     /// findings under it with the request, the event index and the rule; colours when
-    /// `color`.
+    /// `color`. What the server sent (a finding's message, a reason) is written as
+    /// [`Escaped`] writes it: no control character, newline or bidirectional override
+    /// reaches the terminal, and each finding is one line.
     pub fn to_text(&self, color: bool) -> String {
         let paint = |code: &str, s: &str| {
             if color {
@@ -210,7 +213,7 @@ impl Report {
                 s.to_owned()
             }
         };
-        let mut out = format!("agui check {}\n", self.target);
+        let mut out = format!("agui check {}\n", Escaped(&self.target));
         for s in &self.scenarios {
             let (tag, code) = match (&s.skipped, s.passed()) {
                 (Some(_), _) => ("SKIP", "33"),
@@ -219,7 +222,7 @@ impl Report {
             };
             let _ = write!(out, "{} {}", paint(code, tag), s.id);
             if let Some(r) = &s.skipped {
-                let _ = write!(out, " ({r})");
+                let _ = write!(out, " ({})", Escaped(r));
             }
             out.push('\n');
             for f in &s.findings {
@@ -232,7 +235,7 @@ impl Report {
                     "    {level} {} [{}]: {}",
                     where_(s, f),
                     f.rule,
-                    f.message
+                    Escaped(&f.message)
                 );
             }
         }

@@ -87,7 +87,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("agui: {e}");
+            // An error may quote what a peer sent: no control character of it reaches
+            // the terminal.
+            eprintln!("agui: {}", agui_sdk_core::EscapedLines(&e.to_string()));
             ExitCode::from(e.exit_code())
         }
     }

@@ -1,11 +1,15 @@
 //! Terminal rendering of a run: streamed text as it arrives, tool calls with their
 //! arguments, state changes, reasoning dimmed, activity, steps and subagents.
+//!
+//! Everything the agent sent is written escaped ([`Escaped`], or [`EscapedLines`] for
+//! streamed text, whose line breaks are its own): no escape sequence, control character
+//! or bidirectional override of the agent's reaches the terminal.
 
 use std::io::Write;
 
 use agui_sdk_client::{Flow, Subscriber};
 use agui_sdk_core::event::*;
-use agui_sdk_core::{Content, Message};
+use agui_sdk_core::{Content, Escaped, EscapedLines, Message};
 use serde_json::Value;
 
 /// Renders events for a person.
@@ -26,12 +30,18 @@ impl TerminalRenderer {
         }
     }
 
+    /// `text` on one line, escaped, in the colour `code` when colours are on.
     fn style(&self, code: &str, text: &str) -> String {
         if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
+            format!("\x1b[{code}m{}\x1b[0m", Escaped(text))
         } else {
-            text.to_owned()
+            Escaped(text).to_string()
         }
+    }
+
+    /// Streamed text, escaped but for its line breaks and tabs.
+    fn put_text(&mut self, text: &str) {
+        self.put(&EscapedLines(text).to_string());
     }
 
     fn put(&mut self, s: &str) {
@@ -77,7 +87,7 @@ impl Subscriber for TerminalRenderer {
         Flow::Continue
     }
     fn on_text_message_content(&mut self, e: &TextMessageContent) -> Flow {
-        self.put(&e.delta);
+        self.put_text(&e.delta);
         Flow::Continue
     }
     fn on_text_message_end(&mut self, _: &TextMessageEnd) -> Flow {
@@ -90,7 +100,12 @@ impl Subscriber for TerminalRenderer {
         Flow::Continue
     }
     fn on_reasoning_message_content(&mut self, e: &ReasoningMessageContent) -> Flow {
-        let s = self.style("2;3", &e.delta);
+        let text = EscapedLines(&e.delta).to_string();
+        let s = if self.color {
+            format!("\x1b[2;3m{text}\x1b[0m")
+        } else {
+            text
+        };
         self.put(&s);
         Flow::Continue
     }
@@ -116,7 +131,7 @@ impl Subscriber for TerminalRenderer {
         Flow::Continue
     }
     fn on_tool_call_args(&mut self, e: &ToolCallArgs) -> Flow {
-        self.put(&e.delta);
+        self.put_text(&e.delta);
         Flow::Continue
     }
     fn on_tool_call_end(&mut self, _: &ToolCallEnd) -> Flow {

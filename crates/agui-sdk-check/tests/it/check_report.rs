@@ -101,3 +101,45 @@ fn text_says_where_each_finding_is() {
     assert!(!text.contains('\x1b'));
     assert!(report().to_text(true).contains("\x1b[31mFAIL\x1b[0m chat"));
 }
+
+#[test]
+fn text_escapes_what_the_server_sent_and_keeps_a_finding_on_one_line() {
+    let forged =
+        "bad\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}\n0 errors, 0 warnings: passed".to_owned();
+    let r = Report {
+        target: "http://h/a".to_owned(),
+        scenarios: vec![ScenarioReport {
+            id: "chat",
+            skipped: Some(format!("server said {forged}")),
+            requests: 1,
+            findings: vec![Finding {
+                rule: "run/run-error",
+                level: Level::Error,
+                request: 0,
+                event: Some(3),
+                message: forged.clone(),
+            }],
+        }],
+    };
+    for color in [false, true] {
+        let text = r.to_text(color);
+        let lines: Vec<&str> = text.lines().collect();
+        // The target, the scenario, its finding, the summary.
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(!lines.iter().any(|l| l.starts_with("0 errors")), "{text}");
+        for c in ['\u{7}', '\u{9b}', '\u{202e}'] {
+            assert!(!text.contains(c), "{c:?} in {text:?}");
+        }
+        assert!(
+            !text.contains("\x1b]") && !text.contains("\x1b[2J"),
+            "{text:?}"
+        );
+        assert!(
+            lines[2].ends_with(
+                r"event 3 [run/run-error]: bad\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}\n0 errors, 0 warnings: passed"
+            ),
+            "{text}"
+        );
+    }
+    assert!(!r.to_text(false).contains('\x1b'));
+}

@@ -9,7 +9,7 @@ use agui_sdk_core::encoding::Encoding;
 use agui_sdk_core::semantics::{
     enforce_outgoing_input, upgrade_legacy_content, InboundWarning, ProtocolVersion, RunOutcome,
 };
-use agui_sdk_core::{Interrupt, Message, ResumeEntry, RunAgentInput};
+use agui_sdk_core::{Escaped, Interrupt, Message, ResumeEntry, RunAgentInput};
 use std::time::Duration;
 
 use clap::Args;
@@ -84,7 +84,7 @@ struct WarningPrinter;
 
 impl Subscriber for WarningPrinter {
     fn on_warning(&mut self, warning: &InboundWarning) {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", Escaped(&warning.to_string()));
     }
 }
 
@@ -147,7 +147,10 @@ fn ask(interrupt: &Interrupt) -> Result<ResumeEntry, CliError> {
         .message
         .clone()
         .unwrap_or_else(|| format!("The agent asks: {}", interrupt.reason));
-    eprint!("{prompt}\n  answer y (approve), n (cancel) or a JSON payload: ");
+    eprint!(
+        "{}\n  answer y (approve), n (cancel) or a JSON payload: ",
+        Escaped(&prompt)
+    );
     let mut line = String::new();
     std::io::stdin()
         .lock()
@@ -272,8 +275,8 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
                     for i in interrupts {
                         println!(
                             "interrupt {}: {}",
-                            i.id,
-                            i.message.as_deref().unwrap_or(&i.reason)
+                            Escaped(&i.id),
+                            Escaped(i.message.as_deref().unwrap_or(&i.reason))
                         );
                     }
                 }
@@ -294,12 +297,15 @@ async fn run_async(args: RunArgs) -> Result<(), CliError> {
                 return Err(match e {
                     ClientError::Decode(_)
                     | ClientError::Inbound { .. }
-                    | ClientError::ContentType { .. } => CliError::Malformed(e.to_string()),
+                    | ClientError::ContentType { .. } => {
+                        CliError::Malformed(Escaped(&e.to_string()).to_string())
+                    }
                     ClientError::LimitExceeded { limit, .. } => CliError::Rejected(format!(
                         "{e} (--{} raises it; 0: no limit)",
                         limit.replace('_', "-")
                     )),
-                    other => CliError::Rejected(other.to_string()),
+                    // What the agent wrote (a RUN_ERROR's message and code), on one line.
+                    other => CliError::Rejected(Escaped(&other.to_string()).to_string()),
                 });
             }
         }

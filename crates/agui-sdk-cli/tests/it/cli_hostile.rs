@@ -35,15 +35,16 @@ fn read_request(sock: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     Ok(body)
 }
 
+/// Where a hostile body goes: each call writes bytes to the client.
+pub type Out<'a> = &'a mut dyn FnMut(&[u8]) -> std::io::Result<()>;
+
 /// A server on loopback answering every request with `text/event-stream` whose body
-/// `write` produces (until it returns an error: the client went away), the connection
-/// closed after it. Returns the URL and the bytes of body written so far, in all.
+/// `write` produces from the request's JSON body (`null` when it is not JSON), until it
+/// returns an error (the client went away); the connection is closed after it. Returns
+/// the URL and the bytes of body written so far, in all.
 pub fn hostile<F>(write: F) -> (String, Arc<AtomicU64>)
 where
-    F: Fn(&mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()>
-        + Send
-        + Sync
-        + 'static,
+    F: Fn(&serde_json::Value, Out<'_>) -> std::io::Result<()> + Send + Sync + 'static,
 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/agent", listener.local_addr().unwrap());
@@ -56,9 +57,10 @@ where
             let write = write.clone();
             let counter = counter.clone();
             std::thread::spawn(move || {
-                if read_request(&mut sock).is_err() {
+                let Ok(request) = read_request(&mut sock) else {
                     return;
-                }
+                };
+                let input = serde_json::from_slice(&request).unwrap_or_default();
                 let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
                 if sock.write_all(head.as_bytes()).is_err() {
                     return;
@@ -68,7 +70,7 @@ where
                     counter.fetch_add(bytes.len() as u64, Ordering::Relaxed);
                     Ok(())
                 };
-                let _ = write(&mut out);
+                let _ = write(&input, &mut out);
             });
         }
     });
@@ -80,9 +82,16 @@ pub fn frame(json: &str) -> Vec<u8> {
     format!("data: {json}\n\n").into_bytes()
 }
 
-/// `RUN_STARTED` for thread `t`, run `r`.
-fn started() -> Vec<u8> {
-    frame(r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#)
+/// `RUN_STARTED` on the thread and run `input` names.
+fn started(input: &serde_json::Value) -> Vec<u8> {
+    frame(
+        &serde_json::json!({
+            "type": "RUN_STARTED",
+            "threadId": input["threadId"].as_str().unwrap_or("t"),
+            "runId": input["runId"].as_str().unwrap_or("r"),
+        })
+        .to_string(),
+    )
 }
 
 /// What `agui ARGS` did: its exit code, standard error, and its peak resident memory in
@@ -136,8 +145,8 @@ pub fn agui_watched(args: &[&str], stdout: Stdio, limit: Duration) -> Ran {
 }
 
 /// A never-ending `TEXT_MESSAGE_CONTENT` stream, in 64 KiB deltas.
-fn endless_message(out: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
-    out(&started())?;
+fn endless_message(input: &serde_json::Value, out: Out<'_>) -> std::io::Result<()> {
+    out(&started(input))?;
     out(&frame(
         r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
     ))?;
@@ -232,8 +241,8 @@ fn run_json_into_a_file_stops_at_a_lower_message_ceiling() {
 
 #[test]
 fn run_stops_endless_tool_arguments_at_their_ceiling() {
-    let (url, _) = hostile(|out| {
-        out(&started())?;
+    let (url, _) = hostile(|input, out| {
+        out(&started(input))?;
         out(&frame(
             r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"f"}"#,
         ))?;
@@ -265,8 +274,8 @@ fn run_stops_endless_tool_arguments_at_their_ceiling() {
 
 #[test]
 fn run_stops_an_endless_run_of_small_messages_at_the_run_ceiling() {
-    let (url, sent) = hostile(|out| {
-        out(&started())?;
+    let (url, sent) = hostile(|input, out| {
+        out(&started(input))?;
         let text = "b".repeat(4 << 10);
         for i in 0u64.. {
             let mut batch = frame(&format!(
@@ -397,4 +406,120 @@ fn serve_logs_a_hostile_thread_id_escaped_on_one_line() {
         r"thread_id=t\u{1b}]0;pwned\u{7}\u{1b}[2J\nFORGED 2026-01-01 INFO fake line\u{202e}";
     assert!(text.contains(escaped), "{text}");
     assert!(text.contains(r"run_id=r\u{9b}31m\r\nFORGED run"), "{text}");
+}
+
+/// What a hostile agent puts in every string a person reads: a terminal title, a
+/// screen clear, a bell, a C1 control sequence introducer, a bidirectional override,
+/// and a newline forging the check's summary line.
+const NASTY: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}\n0 errors, 0 warnings: passed";
+
+/// A JSON string literal of `s`.
+fn js(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+/// A run whose text, tool name, arguments and error all hold [`NASTY`].
+fn hostile_run(input: &serde_json::Value, out: Out<'_>) -> std::io::Result<()> {
+    let n = js(NASTY);
+    let mut body = started(input);
+    for e in [
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#.to_owned(),
+        format!(r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":{n}}}"#),
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#.to_owned(),
+        format!(r#"{{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":{n}}}"#),
+        format!(r#"{{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":{n}}}"#),
+        r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#.to_owned(),
+        format!(r#"{{"type":"STEP_STARTED","stepName":{n}}}"#),
+        format!(r#"{{"type":"RUN_ERROR","message":{n},"code":{n}}}"#),
+    ] {
+        body.extend(frame(&e));
+    }
+    out(&body)
+}
+
+/// Asserts `bytes` hold no byte a terminal acts on but a newline, no C1 control and no
+/// bidirectional override, and (when `one_line_each`: what the agent sent never spans
+/// lines) no line forged to begin with the check's summary.
+fn assert_inert(what: &str, bytes: &[u8], one_line_each: bool) {
+    let text = String::from_utf8_lossy(bytes);
+    for b in bytes {
+        assert!(
+            *b >= 0x20 && *b != 0x7f || *b == b'\n',
+            "{what}: byte {b:#x} written raw: {text:?}"
+        );
+    }
+    assert!(
+        !text.contains('\u{9b}') && !text.contains('\u{202e}'),
+        "{what}: {text:?}"
+    );
+    assert!(
+        !one_line_each || !text.lines().any(|l| l.starts_with("0 errors, 0 warnings")),
+        "{what}: a forged line: {text}"
+    );
+}
+
+#[test]
+fn run_prints_a_hostile_agent_escaped() {
+    let (url, _) = hostile(hostile_run);
+    let out = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["run", &url, "--message", "hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // A message's text keeps its own line breaks.
+    assert_inert("stdout", &out.stdout, false);
+    assert_inert("stderr", &out.stderr, true);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The text keeps its own line break; everything else is spelled out.
+    assert!(
+        stdout.contains("agent: \\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{9b}31m\\u{202e}\n0 errors"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("→ \\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{9b}31m\\u{202e}\\n0 errors"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("run error: \\u{1b}]0;pwned\\u{7}"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("the run failed: \\u{1b}]0;pwned\\u{7}"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn check_reports_a_hostile_agent_escaped_one_line_per_finding() {
+    let (url, _) = hostile(hostile_run);
+    let out = Command::new(env!("CARGO_BIN_EXE_agui"))
+        .args(["check", &url, "--scenario", "chat", "--timeout", "5"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // A run answered with RUN_ERROR is a warning: the check passes, and says so once.
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_inert("stdout", &out.stdout, true);
+    assert_inert("stderr", &out.stderr, true);
+    // Each finding is one line under its scenario: indented, with its rule.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("agui check "), "{stdout}");
+    assert_eq!(lines[1], "PASS chat", "{stdout}");
+    assert_eq!(
+        *lines.last().unwrap(),
+        "0 errors, 1 warnings: passed",
+        "{stdout}"
+    );
+    assert_eq!(lines.len(), 4, "{stdout}");
+    for l in &lines[2..lines.len() - 1] {
+        assert!(
+            l.starts_with("    error ") || l.starts_with("    warning "),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("\\u{1b}]0;pwned\\u{7}"), "{stdout}");
 }

@@ -1,6 +1,45 @@
-//! The thread index of [`RedisRunStore`]: the keys of a thread and the read of its
-//! record. The writes (a thread run joining and leaving its thread) are part of the
-//! create and append scripts, so each stays one atomic step.
+//! The thread index of [`RedisRunStore`]: the keys of a thread, the read of its
+//! record, and the owners' lists. The writes (a thread run joining and leaving its
+//! thread) are part of the create and append scripts, so each stays one atomic step.
+//!
+//! # The owners' lists
+//!
+//! A list of an owner's threads is ordered by the time each thread's last run ended,
+//! then by its key, both descending, and filtered by agent and by the archived flag.
+//! Each page must cost what it returns, not the owner's set: paging by offset, or
+//! filtering one set of all the owner's threads, walks the whole set when a filter
+//! matches little (at 50,000 threads, a list for an agent none ran read all 50,000).
+//!
+//! So every listed thread is a member of four sorted sets of its owner `S` (in
+//! Redis's slot `{S}`), all at score 0, ordered by the member's bytes alone:
+//!
+//! | set | holds |
+//! |---|---|
+//! | `P:owner:{S}:all` | every listed thread |
+//! | `P:owner:{S}:open` | those not archived |
+//! | `P:owner:{S}:all:agent:A` | those whose last run ran agent `A` |
+//! | `P:owner:{S}:open:agent:A` | those of them not archived |
+//!
+//! A member is `<last run, ms, 20 digits>:<thread key>\x1f<agent>`: byte order is the
+//! list's order read backwards (the time is zero-padded, the keys of one owner have
+//! one length, and `\x1f` sorts below every byte of a key), and every member is
+//! unique, so that threads ending in the same millisecond still have one place each.
+//! A cursor `(ms, key)` is the bound `(<ms>:<key>` and a page is one
+//! `ZREVRANGEBYLEX set (<bound> - LIMIT 0 <limit>` per set: O(log n + limit), from
+//! the first page to the last, ties or not. A filter picks the sets: no agent, one
+//! owner set; agents `[a, b]`, the heads of `a`'s and `b`'s sets merged (a thread has
+//! one agent, so they never share a member). `P:listed` (a hash, thread key → its
+//! member) finds a thread's members when it changes (a new run of another agent, an
+//! archive, a run ending), is forgotten or evicted.
+//!
+//! A thread's keys expire when it is idle; its members stay until a list reads them,
+//! finds its record gone and removes them from every set (the agent is in the member).
+//! One call of the list script reads at most its limit and [`LIST_SCAN_BUDGET`]
+//! entries more, then says where it stopped; the store calls it again from there, so
+//! Redis is never held longer than that, and each expired member is read once. The
+//! sets' time to live follows their threads' (it only grows), so an owner whose threads
+//! all expired leaves nothing behind but `P:listed` fields, which go with the global
+//! `P:threads` entries when the thread cap forgets them.
 
 use std::collections::HashSet;
 
@@ -30,61 +69,147 @@ for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do out[#out + 1] = id end
 return out
 "#;
 
-/// KEYS owner; ARGV prefix limit include_archived after_ms after_key n_agents agents...
-/// -> {key, thread_id, agent, created_at, updated_at, last_run_at, name, named,
-/// archived}..., in the list's order (the owner's set by score, then member, both
-/// descending), from after the cursor (`after_ms` '' for none); threads whose keys
-/// expired leave the set.
-pub(crate) const LIST_THREADS: &str = r#"
-local out = {}
-local found = 0
-local limit = tonumber(ARGV[2])
-local all = ARGV[3] == '1'
-local max, after_ms, after_key = '+inf', nil, ARGV[5]
-if ARGV[4] ~= '' then
-  after_ms = tonumber(ARGV[4])
-  max = ARGV[4]
+/// The Lua helpers of the owners' list indexes, put in front of every script that
+/// writes them (see the [module docs](self)).
+macro_rules! index_lua {
+    () => {
+        r#"
+local function ix_sets(prefix, key, agent)
+  local o = prefix .. ':owner:{' .. string.match(key, '^([^.]*)') .. '}'
+  return {o .. ':all', o .. ':open', o .. ':all:agent:' .. agent, o .. ':open:agent:' .. agent}
 end
-local agents, any_agent = {}, tonumber(ARGV[6]) == 0
-for i = 1, tonumber(ARGV[6]) do agents[ARGV[6 + i]] = true end
--- Read the set in pages from the cursor on: a list costs what it returns and what it
--- filters out or finds expired on the way, not the owner's whole set.
-local offset = 0
-local size = math.max(limit, 16)
-while found < limit do
-  local page = redis.call('ZREVRANGEBYSCORE', KEYS[1], max, '-inf', 'WITHSCORES', 'LIMIT',
-    offset, size)
-  if #page == 0 then break end
-  local gone = 0
-  for i = 1, #page, 2 do
-    local k, score = page[i], tonumber(page[i + 1])
-    -- Keys of one owner differ only in their hex part: byte order and collation agree.
-    if not (after_ms and score == after_ms and k >= after_key) then
-      local m = redis.call('HMGET', ARGV[1] .. ':th:{' .. k .. '}:meta', 'thread_id', 'agent',
-        'created_at', 'updated_at', 'last_run_at', 'name', 'archived')
-      if not m[3] then
-        -- Its keys expired: it leaves the set (the next page starts that much earlier).
-        redis.call('ZREM', KEYS[1], k)
-        gone = gone + 1
-      elseif (all or m[7] ~= '1') and (any_agent or agents[m[2] or '']) then
-        local named = m[6] and '1' or '0'
-        for _, v in ipairs({k, m[1] or '', m[2] or '', m[3], m[4] or m[3], m[5] or m[3],
-            m[6] or '', named, m[7] or '0'}) do out[#out + 1] = v end
-        found = found + 1
-        if found == limit then break end
-      end
+local function ix_keep(sets, ttl)
+  if not ttl or ttl <= 0 then return end
+  for _, s in ipairs(sets) do
+    if redis.call('TTL', s) < ttl then redis.call('EXPIRE', s, ttl) end
+  end
+end
+local function ix_unlist(prefix, key)
+  local m = redis.call('HGET', prefix .. ':listed', key)
+  if not m then return end
+  for _, s in ipairs(ix_sets(prefix, key, string.match(m, '\031(.*)$'))) do
+    redis.call('ZREM', s, m)
+  end
+  redis.call('HDEL', prefix .. ':listed', key)
+end
+local function ix_list(prefix, key, ms, agent, archived, ttl)
+  ix_unlist(prefix, key)
+  local m = string.format('%020d', ms) .. ':' .. key .. '\031' .. agent
+  local sets = ix_sets(prefix, key, agent)
+  redis.call('ZADD', sets[1], 0, m)
+  redis.call('ZADD', sets[3], 0, m)
+  if not archived then
+    redis.call('ZADD', sets[2], 0, m)
+    redis.call('ZADD', sets[4], 0, m)
+  end
+  redis.call('HSET', prefix .. ':listed', key, m)
+  ix_keep(sets, ttl)
+end
+local function ix_touch(prefix, key, ttl)
+  local m = redis.call('HGET', prefix .. ':listed', key)
+  if m then ix_keep(ix_sets(prefix, key, string.match(m, '\031(.*)$')), ttl) end
+end
+"#
+    };
+}
+
+/// Most index entries one call of [`LIST_THREADS`] reads beyond its limit (threads
+/// filtered out, or found expired and removed) before it stops and says where it
+/// stopped; the store then calls it again from there. One call of the script is
+/// bounded so, whatever the index holds.
+pub(crate) const LIST_SCAN_BUDGET: usize = 512;
+
+/// ARGV prefix scope limit include_archived after budget n_agents agents... -> {reads,
+/// more, resume, then {key, thread_id, agent, created_at, updated_at, last_run_at,
+/// name, named, archived}...}: the threads after the index member `after` ('' for the
+/// start) in the list's order, merged from the sets the filters name. `reads` counts
+/// the index entries read, `more` is 1 when the scan budget ran out first, and
+/// `resume` is the last member read (where the next call starts). Threads whose keys
+/// expired leave every index set.
+pub(crate) const LIST_THREADS: &str = concat!(
+    index_lua!(),
+    r#"
+local prefix, limit, all = ARGV[1], tonumber(ARGV[3]), ARGV[4] == '1'
+local budget = tonumber(ARGV[6])
+local o = prefix .. ':owner:{' .. ARGV[2] .. '}' .. (all and ':all' or ':open')
+local sets, wanted = {}, {}
+local n_agents = tonumber(ARGV[7])
+if n_agents == 0 then
+  sets[1] = o
+else
+  for i = 1, n_agents do
+    local a = ARGV[7 + i]
+    if not wanted[a] then
+      wanted[a] = true
+      sets[#sets + 1] = o .. ':agent:' .. a
     end
   end
-  offset = offset + #page / 2 - gone
 end
-return out
-"#;
+local start = ARGV[5] == '' and '+' or '(' .. ARGV[5]
+-- Byte order (Lua's own comparison follows the server's collation).
+local function greater(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+local bufs, pos, last, done = {}, {}, {}, {}
+for i = 1, #sets do bufs[i], pos[i], done[i] = {}, 1, false end
+local out = {}
+local found, scanned, reads, resume, more = 0, 0, 0, '', 0
+while found < limit do
+  if scanned >= budget then more = 1 break end
+  -- The greatest head of the sets, each read from its own place on, a page at a time.
+  local best
+  for i = 1, #sets do
+    if pos[i] > #bufs[i] and not done[i] then
+      local need = math.min(limit - found, budget - scanned)
+      bufs[i] = redis.call('ZREVRANGEBYLEX', sets[i], last[i] and ('(' .. last[i]) or start, '-',
+        'LIMIT', 0, need)
+      pos[i] = 1
+      reads = reads + #bufs[i]
+      if #bufs[i] < need then done[i] = true end
+    end
+    if pos[i] <= #bufs[i] and (not best or greater(bufs[i][pos[i]], bufs[best][pos[best]])) then
+      best = i
+    end
+  end
+  if not best then break end
+  local m = bufs[best][pos[best]]
+  pos[best] = pos[best] + 1
+  last[best] = m
+  scanned = scanned + 1
+  resume = m
+  local key, agent = string.match(m, '^%d+:([^\031]*)\031(.*)$')
+  local f = redis.call('HMGET', prefix .. ':th:{' .. key .. '}:meta', 'thread_id', 'agent',
+    'created_at', 'updated_at', 'last_run_at', 'name', 'archived')
+  if not f[3] then
+    -- Its keys expired: it leaves every index set.
+    for _, s in ipairs(ix_sets(prefix, key, agent)) do redis.call('ZREM', s, m) end
+    if redis.call('HGET', prefix .. ':listed', key) == m then
+      redis.call('HDEL', prefix .. ':listed', key)
+    end
+  elseif (all or f[7] ~= '1') and (n_agents == 0 or wanted[f[2] or '']) then
+    local named = f[6] and '1' or '0'
+    for _, v in ipairs({key, f[1] or '', f[2] or '', f[3], f[4] or f[3], f[5] or f[3],
+        f[6] or '', named, f[7] or '0'}) do out[#out + 1] = v end
+    found = found + 1
+  end
+end
+local reply = {reads, more, resume}
+for _, v in ipairs(out) do reply[#reply + 1] = v end
+return reply
+"#
+);
 
-/// KEYS meta hist ids owner; ARGV prefix thread_key. -> 1 when the thread was held.
-pub(crate) const FORGET_THREAD: &str = r#"
+/// KEYS meta hist ids; ARGV prefix thread_key. -> 1 when the thread was held.
+pub(crate) const FORGET_THREAD: &str = concat!(
+    index_lua!(),
+    r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('ZREM', KEYS[4], ARGV[2])
+ix_unlist(ARGV[1], ARGV[2])
 local live = redis.call('HGET', KEYS[1], 'live')
 if live and redis.call('HGET', ARGV[1] .. ':{' .. live .. '}:meta', 'status') == 'running' then
   redis.call('HDEL', KEYS[1], 'created_at', 'updated_at', 'hist_events')
@@ -93,11 +218,15 @@ else
   redis.call('ZREM', ARGV[1] .. ':threads', ARGV[2])
 end
 return 1
-"#;
+"#
+);
 
-/// KEYS meta owner; ARGV thread_key name named archived (''/'0'/'1'). -> the summary's
-/// fields (as one of LIST_THREADS'), or {} for a thread not listed.
-pub(crate) const UPDATE_THREAD: &str = r#"
+/// KEYS meta; ARGV thread_key name named archived (''/'0'/'1') prefix. -> the summary's
+/// fields (as one of LIST_THREADS'), or {} for a thread not listed. A change of the
+/// archived flag moves the thread between the index sets.
+pub(crate) const UPDATE_THREAD: &str = concat!(
+    index_lua!(),
+    r#"
 if not redis.call('HGET', KEYS[1], 'created_at') then return {} end
 if ARGV[3] == '1' then redis.call('HSET', KEYS[1], 'name', ARGV[2]) end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'archived', ARGV[4]) end
@@ -105,10 +234,15 @@ local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'updated_at', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 local m = redis.call('HMGET', KEYS[1], 'thread_id', 'agent', 'created_at', 'updated_at',
   'last_run_at', 'name', 'archived')
+if ARGV[4] ~= '' then
+  ix_list(ARGV[5], ARGV[1], tonumber(m[5] or m[3]), m[2] or '', ARGV[4] == '1',
+    redis.call('TTL', KEYS[1]))
+end
 local named = m[6] and '1' or '0'
 return {ARGV[1], m[1] or '', m[2] or '', m[3], m[4] or m[3], m[5] or m[3], m[6] or '', named,
   m[7] or '0'}
-"#;
+"#
+);
 
 /// The fields of a thread summary in a script's answer.
 const SUMMARY_FIELDS: usize = 9;
@@ -129,36 +263,51 @@ fn summary_from(c: &[Value]) -> Option<ThreadSummary> {
 }
 
 impl RedisRunStore {
-    /// The key of the sorted set of an owner's threads.
-    fn owner_key(&self, scope: &str) -> String {
-        format!("{}:owner:{{{}}}", self.prefix, scope)
-    }
-
     pub(crate) async fn do_list_threads(
         &self,
         scope: &str,
         query: &ThreadQuery,
     ) -> Result<Vec<ThreadSummary>, RunStoreError> {
+        let mut out = Vec::new();
         if query.limit == 0 {
-            return Ok(Vec::new());
+            return Ok(out);
         }
         let mut con = self.con.clone();
-        let mut call = self.scripts.list_threads.key(self.owner_key(scope));
-        call.arg(&self.prefix)
-            .arg(query.limit)
-            .arg(if query.include_archived { "1" } else { "0" });
-        match &query.after {
-            Some((ms, key)) => call.arg(ms).arg(key.as_str()),
-            None => call.arg("").arg(""),
+        // The cursor as an index member's bound: the members after it are the threads
+        // after it in the list's order.
+        let mut after = match &query.after {
+            Some((ms, key)) => format!("{ms:020}:{key}"),
+            None => String::new(),
         };
-        call.arg(query.agents.len());
-        for a in &query.agents {
-            call.arg(a);
+        loop {
+            let limit = query.limit - out.len();
+            let mut call = self.scripts.list_threads.prepare_invoke();
+            call.arg(&self.prefix)
+                .arg(scope)
+                .arg(limit)
+                .arg(if query.include_archived { "1" } else { "0" })
+                .arg(&after)
+                .arg(limit + LIST_SCAN_BUDGET)
+                .arg(query.agents.len());
+            for a in &query.agents {
+                call.arg(a);
+            }
+            let v: Vec<Value> = call.invoke_async(&mut con).await.map_err(unavailable)?;
+            let (Some(reads), Some(more), Some(resume)) = (
+                v.first().and_then(int),
+                v.get(1).and_then(int),
+                v.get(2).and_then(text),
+            ) else {
+                return Err(protocol("thread list"));
+            };
+            self.index_reads
+                .fetch_add(reads.max(0) as u64, std::sync::atomic::Ordering::Relaxed);
+            out.extend(v[3..].chunks_exact(SUMMARY_FIELDS).filter_map(summary_from));
+            if more != 1 || out.len() >= query.limit {
+                return Ok(out);
+            }
+            after = resume;
         }
-        let v: Vec<Value> = call.invoke_async(&mut con).await.map_err(unavailable)?;
-        Ok(v.chunks_exact(SUMMARY_FIELDS)
-            .filter_map(summary_from)
-            .collect())
     }
 
     pub(crate) async fn do_update_thread(
@@ -180,6 +329,7 @@ impl RedisRunStore {
                 Some(true) => "1",
                 Some(false) => "0",
             })
+            .arg(&self.prefix)
             .invoke_async(&mut con)
             .await
             .map_err(unavailable)?;
@@ -195,7 +345,6 @@ impl RedisRunStore {
             .key(meta)
             .key(hist)
             .key(ids)
-            .key(self.owner_key(key.scope()))
             .arg(&self.prefix)
             .arg(key.as_str())
             .invoke_async(&mut con)

@@ -33,7 +33,9 @@
 //! | `P:th:{T}:meta` | hash | thread id, agent, the live and the last run's keys, the history's event and byte counts, its name and archived flag, its times (created, updated, last run) |
 //! | `P:th:{T}:hist` | list | each ended run compacted: `count\n` then its events' JSON, one per line, oldest first |
 //! | `P:th:{T}:ids` | set | the ids of the messages the history records |
-//! | `P:owner:{S}` | sorted set | the threads of the owner whose scope is `S` ([`agui_sdk_agent::runs::owner_scope`]), by the time their last run ended |
+//! | `P:owner:{S}:all`, `P:owner:{S}:open` | sorted sets | the listed threads of the owner whose scope is `S` ([`agui_sdk_agent::runs::owner_scope`]), all of them and those not archived, in the list's order (see [the lists](index#the-owners-lists)) |
+//! | `P:owner:{S}:all:agent:A`, `P:owner:{S}:open:agent:A` | sorted sets | likewise, those whose last run ran agent `A` |
+//! | `P:listed` | hash | each listed thread's member in those sets |
 //! | `P:threads` | sorted set | every thread, by the time a run of it last started or ended: the longest idle is forgotten first when [`RedisLimits::max_threads`] are held |
 //!
 //! Every write is one Lua script, so each operation is atomic: an append checks the
@@ -63,6 +65,7 @@ use agui_sdk_agent::runs::{
 use bytes::Bytes;
 use redis::aio::ConnectionManager;
 
+#[macro_use]
 mod index;
 mod scripts;
 mod wake;
@@ -181,6 +184,8 @@ pub struct RedisRunStore {
     limits: RedisLimits,
     scripts: Scripts,
     wakeups: Wakeups,
+    /// Index entries the thread lists have read: see [`RedisRunStore::thread_index_reads`].
+    index_reads: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for RedisRunStore {
@@ -286,6 +291,7 @@ impl RedisRunStore {
                 update_thread: Script::new(index::UPDATE_THREAD),
             },
             wakeups,
+            index_reads: Default::default(),
         })
     }
 
@@ -470,6 +476,13 @@ impl RedisRunStore {
             }
         };
         self.wakeups.wait(&self.wake(key), timeout, ready).await;
+    }
+
+    /// Entries of the owners' list indexes that this store's thread lists have read
+    /// (those returned, those filtered out, those found expired): what a list costs in
+    /// Redis, which grows with the pages read, not with the owner's threads.
+    pub fn thread_index_reads(&self) -> u64 {
+        self.index_reads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Wake-ups this store's listener has received: only those of runs its viewers

@@ -1,12 +1,15 @@
 //! The Lua scripts of [`RedisRunStore`](crate::RedisRunStore)'s run keys: each write
 //! is one script, so each operation is atomic (the thread index's reads and writes are
-//! in [`index`](crate::index)).
+//! in [`index`](crate::index); the scripts that change a thread's place in its owner's
+//! lists start with that module's Lua helpers).
 
 /// KEYS meta leases thread_meta thread_hist thread_ids threads; ARGV key run_id thread_id
 /// agent body_hash replica lease_ms fence safety_ttl thread_key prefix thread_ttl
 /// max_threads. -> the record's fields for an existing run, {'BUSY', live run id},
 /// {'FULL', threads held}, or 'NEW'.
-pub(crate) const CREATE: &str = r#"
+pub(crate) const CREATE: &str = concat!(
+    index_lua!(),
+    r#"
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.call('HGETALL', KEYS[1])
 end
@@ -16,6 +19,8 @@ if ARGV[10] ~= '' then
     return {'BUSY', redis.call('HGET', KEYS[3], 'live_run')}
   end
   if not live and redis.call('EXISTS', KEYS[3]) == 0 then
+    -- A thread of this key whose keys expired may still be in its owner's lists.
+    ix_unlist(ARGV[11], ARGV[10])
     -- A new thread: room for it among all threads, the longest idle forgotten first
     -- (those whose keys expired are the oldest; running ones are passed over).
     local max = tonumber(ARGV[13])
@@ -27,7 +32,7 @@ if ARGV[10] ~= '' then
         local l = redis.call('HGET', th .. ':meta', 'live')
         if not (l and redis.call('HGET', ARGV[11] .. ':{' .. l .. '}:meta', 'status') == 'running') then
           redis.call('DEL', th .. ':meta', th .. ':hist', th .. ':ids')
-          redis.call('ZREM', ARGV[11] .. ':owner:{' .. string.match(k, '^([^.]*)') .. '}', k)
+          ix_unlist(ARGV[11], k)
           redis.call('ZREM', KEYS[6], k)
           n = n - 1
         end
@@ -43,9 +48,17 @@ if ARGV[10] ~= '' then
       redis.call('DEL', prev .. ':meta', prev .. ':log')
     end
   end
+  local was = redis.call('HMGET', KEYS[3], 'agent', 'created_at', 'last_run_at', 'archived')
   redis.call('HSET', KEYS[3], 'live', ARGV[1], 'live_run', ARGV[2], 'thread_id', ARGV[3],
     'agent', ARGV[4], 'last', ARGV[1])
   for i = 3, 5 do redis.call('EXPIRE', KEYS[i], ARGV[12]) end
+  -- A listed thread is listed under the agent of its latest run, as long as its keys live.
+  if was[2] and was[1] ~= ARGV[4] then
+    ix_list(ARGV[11], ARGV[10], tonumber(was[3] or was[2]), ARGV[4], was[4] == '1',
+      tonumber(ARGV[12]))
+  elseif was[2] then
+    ix_touch(ARGV[11], ARGV[10], tonumber(ARGV[12]))
+  end
   local t0 = redis.call('TIME')
   redis.call('ZADD', KEYS[6], tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000), ARGV[10])
 end
@@ -60,12 +73,15 @@ if ARGV[10] ~= '' then redis.call('HSET', KEYS[1], 'thread', ARGV[10]) end
 redis.call('EXPIRE', KEYS[1], ARGV[9])
 redis.call('ZADD', KEYS[2], now + lease, ARGV[1])
 return 'NEW'
-"#;
+"#
+);
 
 /// KEYS meta log leases; ARGV key fence first max_events terminal retention channel
 /// safety_ttl prefix entry entry_count thread_ttl max_history n_ids ids... events...
 /// `max_events` and `max_history` are `events:bytes`.
-pub(crate) const APPEND: &str = r#"
+pub(crate) const APPEND: &str = concat!(
+    index_lua!(),
+    r#"
 local m = redis.call('HMGET', KEYS[1], 'fence', 'status', 'head', 'thread', 'bytes')
 if not m[1] then return {-1, 0} end
 if m[1] ~= ARGV[2] then return {-2, 0} end
@@ -120,14 +136,14 @@ if ARGV[5] ~= '' then
       local now = tonumber(tt[1]) * 1000 + math.floor(tonumber(tt[2]) / 1000)
       redis.call('HSETNX', th .. ':meta', 'created_at', now)
       redis.call('HSET', th .. ':meta', 'updated_at', now, 'last_run_at', now)
-      local owner = ARGV[9] .. ':owner:{' .. string.match(m[4], '^([^.]*)') .. '}'
-      redis.call('ZADD', owner, now, m[4])
-      redis.call('EXPIRE', owner, ARGV[12])
+      local t = redis.call('HMGET', th .. ':meta', 'agent', 'archived')
+      ix_list(ARGV[9], m[4], now, t[1] or '', t[2] == '1', tonumber(ARGV[12]))
       redis.call('ZADD', ARGV[9] .. ':threads', now, m[4])
     end
     for _, k in ipairs({th .. ':meta', th .. ':hist', th .. ':ids'}) do
       redis.call('EXPIRE', k, ARGV[12])
     end
+    ix_touch(ARGV[9], m[4], tonumber(ARGV[12]))
   end
 else
   redis.call('EXPIRE', KEYS[1], ARGV[8])
@@ -135,7 +151,8 @@ else
 end
 redis.call('PUBLISH', ARGV[7], head)
 return {1, head}
-"#;
+"#
+);
 
 pub(crate) const READ: &str = r#"
 local m = redis.call('HMGET', KEYS[1], 'status', 'head', 'oldest')

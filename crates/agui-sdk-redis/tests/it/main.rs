@@ -2,5 +2,6 @@
 
 mod common;
 
+mod redis_lists;
 mod redis_store;
 mod redis_threads;

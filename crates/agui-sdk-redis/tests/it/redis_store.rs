@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agui_sdk_agent::runs::contract::{check, ContractSetup};
+use agui_sdk_agent::runs::contract::{check, check_thread_expiry, ContractSetup};
 use agui_sdk_agent::runs::{Created, NewRun, RunKey, RunStatus, RunStore, ThreadEntry, ThreadKey};
 use agui_sdk_redis::{RedisLimits, RedisRunStore};
 use bytes::Bytes;
@@ -42,6 +42,41 @@ async fn the_redis_store_keeps_the_contract() {
         },
     )
     .await;
+}
+
+#[tokio::test]
+async fn the_redis_stores_lists_leave_out_threads_whose_keys_expired() {
+    let ttl = Duration::from_secs(2);
+    let Some((s, prefix)) = store(
+        "the_redis_stores_lists_leave_out_expired_threads",
+        RedisLimits::default().thread_idle_ttl(ttl),
+    )
+    .await
+    else {
+        return;
+    };
+    let setup = ContractSetup {
+        namespace: prefix.clone(),
+        max_events_per_run: 8,
+        leases: true,
+    };
+    check_thread_expiry(Arc::new(s), setup, ttl).await;
+    // The expired threads left every index set on the way: only the listed-thread hash
+    // and sets of the one thread forgotten at the end could remain, and they did not.
+    let client = redis::Client::open(url()).unwrap();
+    let mut con = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:owner:*"))
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert!(keys.is_empty(), "no index set is left: {keys:?}");
+    let listed: u64 = redis::cmd("HLEN")
+        .arg(format!("{prefix}:listed"))
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(listed, 0, "no thread is left listed");
 }
 
 #[tokio::test]

@@ -378,6 +378,12 @@ impl Runtime {
         let last_seen: Option<String> = serde_json::from_slice::<Value>(bytes)
             .ok()
             .and_then(|v| v.get("lastSeenEventId")?.as_str().map(str::to_owned));
+        // A history the store copied for this read (Redis; the in-memory store's is
+        // shared) is counted in the memory budget until it is written.
+        let held = self.admission.hold_bytes(
+            threads::unshared_bytes(&thread.history),
+            "a thread's history",
+        )?;
         let guard = ViewerGuard::new(thread.live.as_ref().and_then(|l| self.registry.get(&l.key)));
         Ok(stream::connect_response(
             self.store.clone(),
@@ -385,6 +391,7 @@ impl Runtime {
             last_seen.as_deref(),
             self.viewer_settings(downgrade),
             guard,
+            held,
         ))
     }
 

@@ -17,6 +17,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use serde_json::json;
 
+use crate::budget::RunPermit;
 use crate::runs::producer::ViewerGuard;
 use crate::runs::viewer::{self, ViewerSettings};
 use crate::runs::{RunKey, RunStore, ThreadEntry, ThreadRecord};
@@ -45,13 +46,15 @@ pub(crate) fn run_response(
 /// The body of `/connect`: the history, then the live run from its start to its end.
 /// Ends at once when the thread is unknown or nothing runs. With `last_seen`
 /// (`{runId}:{seq}` of the live run, which this client has up to `seq`), only the
-/// live run's events after it.
+/// live run's events after it. `held` (the memory budget's part for a history the
+/// store copied) is let go once the history is written.
 pub(crate) fn connect_response(
     store: Arc<dyn RunStore>,
     thread: ThreadRecord,
     last_seen: Option<&str>,
     settings: ViewerSettings,
     guard: ViewerGuard,
+    held: RunPermit,
 ) -> Response<Body> {
     let resume = match (&thread.live, last_seen.and_then(|l| l.rsplit_once(':'))) {
         (Some(live), Some((seen_run, seq))) if live.run_id == seen_run => seq.parse::<u64>().ok(),
@@ -67,7 +70,8 @@ pub(crate) fn connect_response(
         downgrade_active: settings.downgrade.is_active(),
         settings: settings.clone(),
     };
-    let past = futures_util::stream::unfold((history, writer), move |(mut runs, w)| async move {
+    let state = (history, writer, held);
+    let past = futures_util::stream::unfold(state, move |(mut runs, w, held)| async move {
         // Whole runs, up to a bound per chunk: a client that reads slowly holds the
         // server to one chunk's bytes, not the whole history's.
         let mut out = Vec::new();
@@ -76,7 +80,7 @@ pub(crate) fn connect_response(
             let final_run = runs.is_empty() && !live;
             w.write_run(&run, final_run, &mut out);
         }
-        (!out.is_empty()).then(|| (Ok::<_, Infallible>(Bytes::from(out)), (runs, w)))
+        (!out.is_empty()).then(|| (Ok::<_, Infallible>(Bytes::from(out)), (runs, w, held)))
     });
     let body = match thread.live {
         Some(l) => past

@@ -3,8 +3,9 @@
 //! delta, a run that fails) answers exactly the bodies it answered when each was built
 //! as one buffer, on the in-memory store and on a real Redis, through the REST routes
 //! and the single route; a body larger than one chunk arrives whole and in order; a
-//! client that does not read holds of the memory budget what its answer copied (a Redis
-//! history, reduced messages), so that the next ones are refused with `503`.
+//! client that does not read (a thread read, or `connect`) holds of the memory budget
+//! what its answer copied (a Redis history, reduced messages), so that the next ones are
+//! refused with `503`.
 
 use crate::common;
 
@@ -270,6 +271,21 @@ async fn a_history_larger_than_a_chunk_is_read_whole_and_in_order(store: Store) 
     }
 }
 
+/// The first answer of `send` that is not `503` (within 5 s): the budget readers that
+/// went away held is free once the server has seen them go.
+async fn retry_while_refused<F: std::future::Future<Output = Client>>(
+    send: impl Fn() -> F,
+) -> Client {
+    for _ in 0..100 {
+        let c = send().await;
+        if c.status != 503 {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    send().await
+}
+
 /// Sends `GET /copilotkit{path}` and reads only the answer's head.
 async fn unread(s: &TestServer, path: &str) -> Client {
     Client::request(s.addr, "GET", &format!("/copilotkit{path}"), &[], &[]).await
@@ -310,9 +326,38 @@ async fn reads_nobody_reads_hold_the_memory_budget_for_what_they_copied(store: S
     }
     drop(held);
 
+    // `connect` replays the same history: counted the same way while it is written.
+    let input = body("wide", "c", "");
+    let mut held = Vec::new();
+    for i in 0..3 {
+        let send = || Client::post_json(s.addr, "/copilotkit/agent/fixed/connect", &input);
+        let c = if i == 0 {
+            // The first once the readers before are gone (the server sees them go).
+            retry_while_refused(send).await
+        } else {
+            send().await
+        };
+        let want = if in_memory || i < 2 { 200 } else { 503 };
+        assert_eq!(c.status, want, "connect {i}");
+        held.push(c);
+    }
+    let mut refused = held.pop().unwrap();
+    if !in_memory {
+        let e = refused.json().await;
+        assert_eq!(e["code"], "memory_budget", "{e}");
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("a thread's history"),
+            "{e}"
+        );
+    }
+    drop(held);
+
     // `/messages`: the reduced messages are counted (1.5 times the history's text, and
     // a Redis history's copy on top): one fits, the next is refused.
-    let first = unread(&s, "/threads/wide/messages").await;
+    let first = retry_while_refused(|| unread(&s, "/threads/wide/messages")).await;
     assert_eq!(first.status, 200);
     let mut second = unread(&s, "/threads/wide/messages").await;
     assert_eq!(second.status, 503);

@@ -81,7 +81,7 @@ fn history_bytes(history: &[ThreadEntry]) -> usize {
 
 /// The bytes of `history`'s text that only this read holds (a copy the store made for
 /// it), not shared with the store.
-fn unshared_bytes(history: &[ThreadEntry]) -> usize {
+pub(super) fn unshared_bytes(history: &[ThreadEntry]) -> usize {
     history
         .iter()
         .filter(|e| e.events.is_unique())

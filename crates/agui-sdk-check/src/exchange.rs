@@ -30,6 +30,8 @@ pub(crate) struct Ctx<'a> {
     pub checker: &'a Checker,
     pub requests: usize,
     pub findings: Vec<Finding>,
+    /// When the last request was sent: its response's deadline counts from there.
+    sent_at: Option<tokio::time::Instant>,
 }
 
 /// How to send one run.
@@ -90,6 +92,7 @@ impl<'a> Ctx<'a> {
             checker,
             requests: 0,
             findings: Vec::new(),
+            sent_at: None,
         }
     }
 
@@ -139,6 +142,7 @@ impl<'a> Ctx<'a> {
             req = req.header(CONTENT_TYPE, "application/json").body(body);
         }
         let t = self.timeout();
+        self.sent_at = Some(tokio::time::Instant::now());
         match tokio::time::timeout(t, req.send()).await {
             Err(_) => {
                 self.find(
@@ -342,9 +346,26 @@ impl<'a> Ctx<'a> {
         let mut body = response.bytes_stream();
         let mut bytes = 0u64;
         let t = self.timeout();
+        let limit = self.checker.response_limit();
+        let deadline = self.sent_at.unwrap_or_else(tokio::time::Instant::now) + limit;
         let mut hung_up = false;
         loop {
-            match tokio::time::timeout(t, body.next()).await {
+            let wait = t.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+            match tokio::time::timeout(wait, body.next()).await {
+                Err(_) if tokio::time::Instant::now() >= deadline => {
+                    let n = reader.frames;
+                    self.find(
+                        "transport/stall",
+                        Level::Error,
+                        None,
+                        format!(
+                            "the response did not end within {} of its request (the response deadline) after {n} events (at byte {bytes})",
+                            secs(limit)
+                        ),
+                    );
+                    reader.judged.clean = false;
+                    break;
+                }
                 Err(_) => {
                     let n = reader.frames;
                     self.find(

@@ -23,7 +23,11 @@
 //! ```
 //!
 //! Limits: every wait for the next byte of a response is bounded by the timeout (a
-//! silent response is an error finding, never a hang); a response is read up to
+//! silent response is an error finding, never a hang); each response must end within
+//! [`RESPONSE_DEADLINE_TIMEOUTS`] timeouts from its request, and each scenario within
+//! [`SCENARIO_DEADLINE_TIMEOUTS`] (a response dripping a byte at a time is an error
+//! finding too), so that a whole check ends within the discovery's two timeouts and
+//! the scenarios' deadlines; a response is read up to
 //! [`MAX_RESPONSE_BYTES`] and [`MAX_RESPONSE_EVENTS`], one event up to 10 MiB, and an
 //! error answer's body is quoted up to 4 KiB.
 //!
@@ -46,6 +50,14 @@ pub use scenarios::Scenario;
 
 /// The default time limit for the next byte of any one response.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How many timeouts one response may take in all, from its request to its last byte,
+/// unless [`Checker::response_deadline`] says otherwise (60 s with the default timeout).
+pub const RESPONSE_DEADLINE_TIMEOUTS: u32 = 6;
+
+/// How many timeouts one scenario may take in all, its requests together, unless
+/// [`Checker::scenario_deadline`] says otherwise (200 s with the default timeout).
+pub const SCENARIO_DEADLINE_TIMEOUTS: u32 = 20;
 
 /// Why a check could not be made at all (as opposed to what it found).
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +103,8 @@ pub struct Checker {
     pub(crate) client: Result<reqwest::Client, String>,
     pub(crate) headers: HeaderMap,
     pub(crate) timeout: Duration,
+    response_deadline: Option<Duration>,
+    scenario_deadline: Option<Duration>,
     scenarios: Vec<Scenario>,
     header_error: Option<String>,
 }
@@ -109,6 +123,8 @@ impl Checker {
                 .map_err(|e| agui_sdk_client::endpoint::error_chain(&e)),
             headers: HeaderMap::new(),
             timeout: DEFAULT_TIMEOUT,
+            response_deadline: None,
+            scenario_deadline: None,
             scenarios: Scenario::ALL.to_vec(),
             header_error: None,
         }
@@ -119,6 +135,34 @@ impl Checker {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// The longest one response may take in all, from its request to its last byte
+    /// ([`RESPONSE_DEADLINE_TIMEOUTS`] × the timeout unless set). A response still
+    /// streaming then is an error finding (`transport/stall`); the check goes on.
+    pub fn response_deadline(mut self, deadline: Duration) -> Self {
+        self.response_deadline = Some(deadline);
+        self
+    }
+
+    /// The longest one scenario may take in all ([`SCENARIO_DEADLINE_TIMEOUTS`] × the
+    /// timeout unless set). A scenario still running then is stopped, with an error
+    /// finding (`transport/stall`); the check goes on with the next.
+    pub fn scenario_deadline(mut self, deadline: Duration) -> Self {
+        self.scenario_deadline = Some(deadline);
+        self
+    }
+
+    /// The response deadline in force.
+    pub(crate) fn response_limit(&self) -> Duration {
+        self.response_deadline
+            .unwrap_or_else(|| self.timeout.saturating_mul(RESPONSE_DEADLINE_TIMEOUTS))
+    }
+
+    /// The scenario deadline in force.
+    pub(crate) fn scenario_limit(&self) -> Duration {
+        self.scenario_deadline
+            .unwrap_or_else(|| self.timeout.saturating_mul(SCENARIO_DEADLINE_TIMEOUTS))
     }
 
     /// Runs only these scenarios, in this order.

@@ -83,17 +83,36 @@ impl Scenario {
 
     pub(crate) async fn run(self, checker: &Checker, discovery: &Discovery) -> ScenarioReport {
         let mut cx = Ctx::new(checker);
-        let skipped = match self {
-            Scenario::Chat => runs::chat(&mut cx).await,
-            Scenario::FrontendTool => runs::frontend_tool(&mut cx).await,
-            Scenario::State => runs::state(&mut cx).await,
-            Scenario::Interrupts => runs::interrupts(&mut cx, discovery).await,
-            Scenario::InvalidInput => transport::invalid_input(&mut cx).await,
-            Scenario::ContentNegotiation => transport::negotiation(&mut cx, discovery).await,
-            Scenario::HangUp => runs::hang_up(&mut cx).await,
-            Scenario::ProtocolVersion => runs::protocol_version(&mut cx).await,
-            Scenario::Capabilities => capabilities::check(&mut cx, discovery),
-            Scenario::Resumable => transport::resumable(&mut cx, discovery).await,
+        let limit = checker.scenario_limit();
+        let scenario = async {
+            match self {
+                Scenario::Chat => runs::chat(&mut cx).await,
+                Scenario::FrontendTool => runs::frontend_tool(&mut cx).await,
+                Scenario::State => runs::state(&mut cx).await,
+                Scenario::Interrupts => runs::interrupts(&mut cx, discovery).await,
+                Scenario::InvalidInput => transport::invalid_input(&mut cx).await,
+                Scenario::ContentNegotiation => transport::negotiation(&mut cx, discovery).await,
+                Scenario::HangUp => runs::hang_up(&mut cx).await,
+                Scenario::ProtocolVersion => runs::protocol_version(&mut cx).await,
+                Scenario::Capabilities => capabilities::check(&mut cx, discovery),
+                Scenario::Resumable => transport::resumable(&mut cx, discovery).await,
+            }
+        };
+        let ran = tokio::time::timeout(limit, scenario).await;
+        let skipped = match ran {
+            Ok(skipped) => skipped,
+            Err(_) => {
+                cx.find(
+                    "transport/stall",
+                    Level::Error,
+                    None,
+                    format!(
+                        "the scenario did not end within {} (the scenario deadline): stopped",
+                        crate::exchange::secs(limit)
+                    ),
+                );
+                None
+            }
         };
         ScenarioReport {
             id: self.id(),

@@ -341,3 +341,49 @@ async fn a_stall_is_reported_and_the_check_goes_on() {
         f.message
     );
 }
+
+#[tokio::test]
+async fn the_response_and_scenario_deadlines_end_what_the_timeout_does_not() {
+    // A timeout far longer than the deadlines: only they can end the silent stream.
+    let server = serve(Fault::Stall).await;
+    let checker = Checker::new(server.url("/agent"))
+        .timeout(Duration::from_secs(60))
+        .scenarios([Scenario::Chat, Scenario::InvalidInput]);
+    let started = std::time::Instant::now();
+    let r = checker
+        .clone()
+        .response_deadline(Duration::from_millis(400))
+        .run()
+        .await
+        .unwrap();
+    let f = &r.scenarios[0].findings[0];
+    assert_eq!((f.rule, f.level), ("transport/stall", Level::Error));
+    assert!(
+        f.message.contains(
+            "the response did not end within 0.4 s of its request (the response deadline) after 4 events"
+        ),
+        "{}",
+        f.message
+    );
+    assert!(r.scenarios[1].passed(), "the check goes on");
+    let r = checker
+        .scenario_deadline(Duration::from_millis(400))
+        .run()
+        .await
+        .unwrap();
+    let f = r.scenarios[0].findings.last().unwrap();
+    assert_eq!((f.rule, f.level), ("transport/stall", Level::Error));
+    assert!(
+        f.message
+            .contains("the scenario did not end within 0.4 s (the scenario deadline): stopped"),
+        "{}",
+        f.message
+    );
+    assert!(r.scenarios[1].passed(), "the check goes on");
+    // Both checks together, well under one timeout.
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -28,7 +28,10 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
     /// The longest wait for the next byte of any one response, in seconds (a silent
-    /// response is an error finding; the check goes on).
+    /// response is an error finding; the check goes on). It also sets the deadlines:
+    /// each response must end within 6 × this from its request, each scenario within
+    /// 20 × this (past them: an error finding, and the check goes on), so that a check
+    /// ends within (2 + 20 × scenarios) × this at most.
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_timeout)]
     pub timeout: f64,
     /// Run only this scenario (repeatable): chat, frontend-tool, state, interrupts,

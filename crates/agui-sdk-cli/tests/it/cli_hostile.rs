@@ -99,6 +99,8 @@ fn started(input: &serde_json::Value) -> Vec<u8> {
 pub struct Ran {
     pub code: Option<i32>,
     pub stderr: String,
+    /// Standard output, when it was piped.
+    pub stdout: String,
     pub peak_kib: u64,
     pub elapsed: Duration,
 }
@@ -117,6 +119,14 @@ pub fn agui_watched(args: &[&str], stdout: Stdio, limit: Duration) -> Ran {
     let reader = std::thread::spawn(move || {
         let mut s = Vec::new();
         let _ = err.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let mut out = child.stdout.take();
+    let out_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        if let Some(out) = &mut out {
+            let _ = out.read_to_end(&mut s);
+        }
         String::from_utf8_lossy(&s).into_owned()
     });
     let pid = child.id();
@@ -139,6 +149,7 @@ pub fn agui_watched(args: &[&str], stdout: Stdio, limit: Duration) -> Ran {
     Ran {
         code: status.code(),
         stderr: reader.join().unwrap(),
+        stdout: out_reader.join().unwrap(),
         peak_kib: peak,
         elapsed: start.elapsed(),
     }
@@ -522,4 +533,42 @@ fn check_reports_a_hostile_agent_escaped_one_line_per_finding() {
         );
     }
     assert!(stdout.contains("\\u{1b}]0;pwned\\u{7}"), "{stdout}");
+}
+
+#[test]
+fn check_against_a_dripping_agent_ends_within_its_deadlines() {
+    // A valid start, then one event dripped a byte every 300 ms, never finished: no
+    // read ever waits the timeout.
+    let (url, _) = hostile(|input, out| {
+        out(&started(input))?;
+        loop {
+            for b in br#"data: {"type":"TEXT_MESSAGE_START","messageId":"m1"}"# {
+                out(&[*b])?;
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }
+    });
+    let timeout = 1.0;
+    // One scenario: the discovery's two timeouts, then at most the scenario deadline
+    // (20 timeouts); its response is cut at 6.
+    let bound = Duration::from_secs_f64(timeout * (2.0 + 20.0) + 5.0);
+    let ran = agui_watched(
+        &["check", &url, "--scenario", "chat", "--timeout", "1"],
+        Stdio::piped(),
+        bound,
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert!(
+        ran.elapsed < Duration::from_secs_f64(timeout * 6.0 + 5.0),
+        "{:?}",
+        ran.elapsed
+    );
+    assert!(
+        ran.stdout.contains(
+            "error response [transport/stall]: the response did not end within 6 s of its request (the response deadline)"
+        ),
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains("FAIL chat"), "{}", ran.stdout);
 }

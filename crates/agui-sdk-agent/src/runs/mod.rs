@@ -38,7 +38,7 @@ mod memory;
 mod reaper;
 mod thread;
 
-pub use memory::{InMemoryRunStore, RunLimits, EVENT_OVERHEAD};
+pub use memory::{InMemoryRunStore, RunLimits, EVENT_OVERHEAD, RUN_OVERHEAD};
 pub use reaper::{reap, thread_entry};
 pub use thread::{
     owner_scope, recorded_message_ids, LiveRun, ThreadEntry, ThreadEntryBuilder, ThreadKey,

@@ -1,4 +1,15 @@
 //! [`InMemoryRunStore`]: run logs in this process's memory, bounded.
+//!
+//! Every choice among many entries reads an ordered index, never the whole map:
+//!
+//! * an owner's list: `(last_run_ms, key)` sets per owner, per owner and agent (the
+//!   agent of the thread's latest run), each whole and without the archived threads; a
+//!   page merges the heads of the sets its filters name from the cursor on and builds
+//!   the summaries of the page alone, O(limit + log n);
+//! * the threads no run of which is running, by last use: the longest idle is evicted
+//!   at the thread cap or the byte cap, and those idle past their time expire (before
+//!   each list, and in the sweep), each O(log n);
+//! * ended runs, by end: retention and the byte cap drop the first ended.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::future::Future;

@@ -50,10 +50,14 @@
 //! `upstream_error`, whose message names the URL called and where it redirected
 //! (without userinfo or query). Configure the URL the endpoint redirects to instead.
 
-mod request;
-mod translate;
+#[cfg(not(any(feature = "chat", feature = "anthropic")))]
+compile_error!("a model agent needs a provider API: enable the feature `chat` or `anthropic`");
+
+#[cfg(feature = "chat")]
+mod chat;
+mod provider;
+mod sse;
 mod upstream;
-mod wire;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -68,7 +72,7 @@ use agui_sdk_core::{Event, RunAgentInput};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use crate::translate::MadeCall;
+use crate::provider::{MadeCall, Provider, RequestParts, ToolSpec};
 use crate::upstream::model_turn;
 use agui_sdk_client::endpoint;
 
@@ -141,12 +145,19 @@ type ToolFn = Arc<dyn Fn(Value, ToolContext) -> ToolFuture + Send + Sync>;
 
 #[derive(Clone)]
 struct ServerTool {
-    name: String,
-    definition: Value,
+    spec: ToolSpec,
     run: ToolFn,
 }
 
-/// The configuration of an [`OpenAiAgentBuilder`] and the agent it builds.
+/// The provider API an agent speaks.
+#[derive(Debug, Clone)]
+enum Api {
+    /// OpenAI Chat Completions.
+    #[cfg(feature = "chat")]
+    Chat,
+}
+
+/// The configuration of a [`ModelAgentBuilder`] and the agent it builds.
 #[derive(Clone)]
 struct Config {
     base_url: String,
@@ -171,16 +182,22 @@ struct Config {
     description: Option<String>,
 }
 
-/// Builds an agent over a chat-completions endpoint. See the [crate docs](crate).
-pub struct OpenAiAgentBuilder {
+/// Builds a model agent (see [`ModelAgent`] for its provider APIs and the
+/// [crate docs](crate)).
+pub struct ModelAgentBuilder {
+    api: Api,
     config: Config,
     connect_timeout: Duration,
     error: Option<String>,
 }
 
-impl std::fmt::Debug for OpenAiAgentBuilder {
+/// The builder of an agent over a chat-completions endpoint, by its first name.
+pub type OpenAiAgentBuilder = ModelAgentBuilder;
+
+impl std::fmt::Debug for ModelAgentBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiAgentBuilder")
+        f.debug_struct("ModelAgentBuilder")
+            .field("api", &self.api)
             .field("base_url", &endpoint::redact_url(&self.config.base_url))
             .field("model", &self.config.model)
             .field("api_key", &self.config.api_key.as_ref().map(|_| "<set>"))
@@ -190,7 +207,7 @@ impl std::fmt::Debug for OpenAiAgentBuilder {
                     .config
                     .tools
                     .iter()
-                    .map(|t| &t.name)
+                    .map(|t| &t.spec.name)
                     .collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()
@@ -202,18 +219,49 @@ impl std::fmt::Debug for OpenAiAgentBuilder {
 #[error("{0}")]
 pub struct ConfigError(String);
 
-/// An agent over a chat-completions endpoint: see [`OpenAiAgentBuilder`].
+/// A model agent: one loop (turns, server-side and frontend tools, retries, bounds),
+/// over the provider API its constructor names. Each constructor gives a
+/// [`ModelAgentBuilder`].
+#[derive(Debug)]
+pub struct ModelAgent;
+
+impl ModelAgent {
+    /// An agent over an OpenAI-compatible chat-completions endpoint at `base_url` (the
+    /// URL `/chat/completions` is appended to, e.g. `https://api.openai.com/v1` or
+    /// `http://127.0.0.1:11434/v1`) and `model`.
+    #[cfg(feature = "chat")]
+    pub fn chat_completions(
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+    ) -> ModelAgentBuilder {
+        ModelAgentBuilder::new(Api::Chat, base_url.into(), model.into())
+    }
+}
+
+/// An agent over a chat-completions endpoint, by its first name: see
+/// [`ModelAgent::chat_completions`].
+#[cfg(feature = "chat")]
 #[derive(Debug)]
 pub struct OpenAiAgent;
 
+#[cfg(feature = "chat")]
 impl OpenAiAgent {
     /// A builder for the endpoint at `base_url` (the URL `/chat/completions` is appended
-    /// to, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`) and `model`.
-    pub fn builder(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiAgentBuilder {
-        OpenAiAgentBuilder {
+    /// to, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`) and `model`:
+    /// [`ModelAgent::chat_completions`].
+    pub fn builder(base_url: impl Into<String>, model: impl Into<String>) -> ModelAgentBuilder {
+        ModelAgent::chat_completions(base_url, model)
+    }
+}
+
+impl ModelAgentBuilder {
+    #[allow(dead_code)]
+    fn new(api: Api, base_url: String, model: String) -> Self {
+        ModelAgentBuilder {
+            api,
             config: Config {
-                base_url: base_url.into().trim_end_matches('/').to_owned(),
-                model: model.into(),
+                base_url: base_url.trim_end_matches('/').to_owned(),
+                model,
                 api_key: None,
                 params: Map::new(),
                 forwardable: Vec::new(),
@@ -237,10 +285,9 @@ impl OpenAiAgent {
             error: None,
         }
     }
-}
 
-impl OpenAiAgentBuilder {
-    /// The API key, sent as `Authorization: Bearer …` (never logged).
+    /// The API key (never logged), sent as the provider API wants it: for chat
+    /// completions `Authorization: Bearer …`.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.config.api_key = Some(key.into());
         self
@@ -291,10 +338,6 @@ impl OpenAiAgentBuilder {
             o.remove("$schema");
             o.remove("title");
         }
-        let definition = json!({
-            "type": "function",
-            "function": { "name": name, "description": description, "parameters": parameters },
-        });
         let run = Arc::new(run);
         let tool: ToolFn = Arc::new(move |args: Value, ctx: ToolContext| {
             let run = run.clone();
@@ -304,10 +347,13 @@ impl OpenAiAgentBuilder {
                 run(args, ctx).await
             }) as ToolFuture
         });
-        self.config.tools.retain(|t| t.name != name);
+        self.config.tools.retain(|t| t.spec.name != name);
         self.config.tools.push(ServerTool {
-            name: name.to_owned(),
-            definition,
+            spec: ToolSpec {
+                name: name.to_owned(),
+                description: description.to_owned(),
+                parameters,
+            },
             run: tool,
         });
         self
@@ -407,10 +453,10 @@ impl OpenAiAgentBuilder {
             .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
         let config = Arc::new(self.config);
         let description = config.description.clone();
-        let agent = agent_fn(move |input, ctx, tx| {
-            let config = config.clone();
-            async move { run(config, input, ctx, tx).await }
-        });
+        let agent: FnAgent = match self.api {
+            #[cfg(feature = "chat")]
+            Api::Chat => agent(config, chat::Chat),
+        };
         Ok(match description {
             Some(d) => agent.with_capabilities(agui_sdk_core::AgentCapabilities {
                 identity: Some(agui_sdk_core::IdentityCapabilities {
@@ -429,28 +475,47 @@ impl OpenAiAgentBuilder {
     }
 }
 
+/// The agent over `provider`.
+#[allow(dead_code)]
+fn agent<P: Provider>(config: Arc<Config>, provider: P) -> FnAgent {
+    let provider = Arc::new(provider);
+    agent_fn(move |input, ctx, tx| {
+        let config = config.clone();
+        let provider = provider.clone();
+        async move { run(&config, &*provider, input, ctx, tx).await }
+    })
+}
+
 fn fail(message: impl Into<String>, code: &str) -> AgentError {
     AgentError::public(message).with_code(code)
 }
 
+/// Whether an upstream's error kind is fit to show in a run's error: a short word of
+/// ASCII letters, digits and underscores.
+#[allow(dead_code)]
+fn is_plain_word(k: &str) -> bool {
+    !k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// One run: model calls and server-side tool rounds until the answer, a frontend tool
 /// call, or a failure.
-async fn run(
-    config: Arc<Config>,
+async fn run<P: Provider>(
+    config: &Config,
+    provider: &P,
     input: RunAgentInput,
     ctx: RunContext,
     tx: Emitter,
 ) -> Result<(), AgentError> {
-    let server_defs: Vec<Value> = config.tools.iter().map(|t| t.definition.clone()).collect();
-    let parts = request::RequestParts {
+    let server_tools: Vec<ToolSpec> = config.tools.iter().map(|t| t.spec.clone()).collect();
+    let parts = RequestParts {
         model: &config.model,
         params: &config.params,
         forwardable: &config.forwardable,
-        server_tools: &server_defs,
+        server_tools: &server_tools,
         system_prompt: config.system_prompt.as_deref(),
         expose_state: config.expose_state,
     };
-    let mut messages = request::messages(&input, &parts);
+    let mut history = provider.history(&input, &parts);
     let frontend: HashSet<&str> = input.tools.iter().map(|t| t.name.as_str()).collect();
     let mut state = input.state.as_ref().map_or(Value::Null, |s| s.to_value());
     // One patcher for the run: the state's size is measured once, at the first `copy`.
@@ -458,46 +523,31 @@ async fn run(
     let mut usage: Vec<TokenUsage> = Vec::new();
 
     for step in 0..config.max_steps {
-        let body = request::body(&input, messages.clone(), &parts);
+        let body = provider.body(&input, &history, &parts);
         let message_id = format!("{}-m{}", input.run_id, step);
-        let result = model_turn(&config, &body, message_id.clone(), &tx).await?;
-        if let Some(mut u) = result.usage.clone() {
+        let mut result = model_turn(config, provider, &body, message_id, &tx).await?;
+        if let Some(mut u) = result.usage.take() {
             u.model = Some(config.model.clone());
+            if let Some(vendor) = provider.vendor() {
+                u.provider = Some(vendor.to_owned());
+            }
             usage.push(u);
         }
-        if !result.refusal.is_empty() {
-            return Err(fail(
-                format!("the model refused: {}", result.refusal),
-                "refusal",
-            ));
-        }
-        if result.finish_reason.as_deref() == Some("content_filter") {
-            return Err(fail(
-                "the model's answer was stopped by its content filter",
-                "content_filter",
-            ));
+        if let Some(stop) = result.stop.take() {
+            return Err(stop);
         }
         if result.calls.is_empty() {
             return finish(&tx, &input, usage).await;
         }
         // The assistant turn, for the next request.
-        let calls: Vec<Value> = result
-            .calls
-            .iter()
-            .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
-            .collect();
-        messages.push(json!({
-            "role": "assistant",
-            "content": if result.text.is_empty() { Value::Null } else { json!(result.text) },
-            "tool_calls": calls,
-        }));
+        provider.record_turn(&mut history, &result);
         let mut client_calls = false;
         for call in &result.calls {
             if frontend.contains(call.name.as_str()) {
                 client_calls = true;
                 continue;
             }
-            let output = run_tool(&config, call, &state, &input, &ctx).await;
+            let output = run_tool(config, call, &state, &input, &ctx).await;
             if let Some(patch) = &output.state_patch {
                 if let Err(e) = patcher.apply(&mut state, patch.clone()) {
                     tracing::warn!(tool = %agui_sdk_core::Escaped(&call.name), error = %e, "a tool's state patch does not apply");
@@ -511,16 +561,14 @@ async fn run(
                 output.content.clone(),
             )))
             .await?;
-            messages.push(
-                json!({ "role": "tool", "tool_call_id": call.id, "content": output.content }),
-            );
+            provider.record_result(&mut history, call, &output.content);
         }
         if client_calls {
             // The client runs its tools and sends the results with its next run.
             return finish(&tx, &input, usage).await;
         }
         if config.expose_state {
-            refresh_state_message(&mut messages, &state);
+            provider.refresh_state(&mut history, &state);
         }
     }
     Err(fail(
@@ -544,20 +592,6 @@ async fn finish(
     tx.emit(Event::from(fin)).await
 }
 
-fn refresh_state_message(messages: &mut [Value], state: &Value) {
-    let text = format!("The shared application state (JSON):\n{state}");
-    for m in messages.iter_mut() {
-        let is_state = m.get("role").and_then(Value::as_str) == Some("system")
-            && m.get("content")
-                .and_then(Value::as_str)
-                .is_some_and(|c| c.starts_with("The shared application state (JSON):"));
-        if is_state {
-            m["content"] = json!(text);
-            return;
-        }
-    }
-}
-
 async fn run_tool(
     config: &Config,
     call: &MadeCall,
@@ -565,7 +599,7 @@ async fn run_tool(
     input: &RunAgentInput,
     ctx: &RunContext,
 ) -> ToolResult {
-    let Some(tool) = config.tools.iter().find(|t| t.name == call.name) else {
+    let Some(tool) = config.tools.iter().find(|t| t.spec.name == call.name) else {
         tracing::warn!(tool = %agui_sdk_core::Escaped(&call.name), "the model called a tool that does not exist");
         return ToolResult::text(format!("error: there is no tool named {:?}", call.name));
     };

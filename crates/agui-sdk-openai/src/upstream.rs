@@ -1,5 +1,5 @@
 //! The model endpoint: one request, retried before its first token, and its streamed
-//! answer turned into events within the answer's bounds.
+//! answer turned into events within the answer's bounds, for any provider API.
 
 use agui_sdk_agent::{AgentError, Emitter};
 use agui_sdk_client::endpoint;
@@ -7,30 +7,31 @@ use agui_sdk_core::Event;
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::translate::{self, Turn};
-use crate::wire::{Item, SseReader};
+use crate::provider::{Provider, ProviderTurn, TurnResult};
+use crate::sse::{Frame, SseReader};
 use crate::{fail, Config};
 
 /// Sends one request and streams its answer as events; returns what the turn made.
-pub(crate) async fn model_turn(
+pub(crate) async fn model_turn<P: Provider>(
     config: &Config,
+    provider: &P,
     body: &Value,
     message_id: String,
     tx: &Emitter,
-) -> Result<translate::TurnResult, AgentError> {
+) -> Result<TurnResult, AgentError> {
     let deadline = tokio::time::sleep(config.answer_deadline);
     tokio::pin!(deadline);
     let response = tokio::select! {
-        r = send(config, body) => r?,
+        r = send(config, provider, body) => r?,
         () = &mut deadline => return Err(too_slow(config)),
     };
     let mut received = 0usize;
-    let mut turn = Turn::new(message_id);
+    let mut turn = provider.turn(message_id);
     let mut reader = SseReader::new(config.max_event);
-    let mut items = Vec::new();
     let mut out = Vec::new();
     let mut bytes = response.bytes_stream();
     let mut done = false;
+    let max_tool_arguments = config.max_tool_arguments;
     // One timer for the whole answer, pushed back at each piece of content, an SSE data
     // event (cheaper than a timer per read). Comments and partial events do not push it
     // back: an endpoint sending only keep-alive comments times out.
@@ -63,15 +64,16 @@ pub(crate) async fn model_turn(
                         "upstream_too_large",
                     ));
                 }
-                if let Err(e) = reader.push(&chunk, &mut items) {
-                    break Some(fail(
-                        format!("the model's stream is malformed: {e}"),
-                        "upstream_error",
-                    ));
-                }
-                if !items.is_empty() {
-                    idle.as_mut()
-                        .reset(tokio::time::Instant::now() + config.read_timeout);
+                let read = reader.push(
+                    &chunk,
+                    &mut feed(&mut turn, &mut done, &mut out, max_tool_arguments),
+                );
+                match read {
+                    Ok(0) => {}
+                    Ok(_) => idle
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + config.read_timeout),
+                    Err(e) => break Some(e),
                 }
             }
             Some(Err(e)) => {
@@ -82,22 +84,17 @@ pub(crate) async fn model_turn(
                 ));
             }
             None => {
-                if let Err(e) = reader.finish(&mut items) {
-                    break Some(fail(
-                        format!("the model's stream is malformed: {e}"),
-                        "upstream_error",
-                    ));
-                }
-                drain(
+                if let Err(e) = reader.finish(&mut feed(
                     &mut turn,
-                    &mut items,
-                    &mut out,
                     &mut done,
-                    config.max_tool_arguments,
-                )?;
-                // Some servers end without [DONE]; a finish reason (in this read or an
-                // earlier one) says the turn is whole.
-                if !done && !turn.has_finish_reason() {
+                    &mut out,
+                    max_tool_arguments,
+                )) {
+                    break Some(e);
+                }
+                // Some servers end without their end marker; a turn that said how it
+                // ended (in this read or an earlier one) is whole.
+                if !done && !turn.is_whole() {
                     for e in out.drain(..) {
                         tx.emit(e).await?;
                     }
@@ -105,18 +102,6 @@ pub(crate) async fn model_turn(
                 }
                 break None;
             }
-        }
-        if let Err(e) = drain(
-            &mut turn,
-            &mut items,
-            &mut out,
-            &mut done,
-            config.max_tool_arguments,
-        ) {
-            for ev in out.drain(..) {
-                tx.emit(ev).await?;
-            }
-            break Some(e);
         }
         for e in out.drain(..) {
             tx.emit(e).await?;
@@ -138,60 +123,46 @@ pub(crate) async fn model_turn(
     }
 }
 
-/// Hands the items read to the turn; an error object becomes the run's failure.
-fn drain(
-    turn: &mut Turn,
-    items: &mut Vec<Item>,
-    out: &mut Vec<Event>,
-    done: &mut bool,
+/// Hands each event to the turn, within the bound on a call's arguments; past the
+/// stream's end nothing more is read.
+fn feed<'a, T: ProviderTurn>(
+    turn: &'a mut T,
+    done: &'a mut bool,
+    out: &'a mut Vec<Event>,
     max_tool_arguments: usize,
-) -> Result<(), AgentError> {
-    for item in items.drain(..) {
-        match item {
-            Item::Done => *done = true,
-            Item::Chunk(c) => {
-                if let Some(err) = &c.error {
-                    tracing::warn!(error = %err, "the model's stream carried an error");
-                    let kind = err
-                        .get("type")
-                        .or_else(|| err.get("code"))
-                        .and_then(Value::as_str)
-                        .filter(|k| {
-                            k.len() <= 64
-                                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                        });
-                    let message = match kind {
-                        Some(k) => format!("the model endpoint reported an error ({k})"),
-                        None => "the model endpoint reported an error".to_owned(),
-                    };
-                    return Err(fail(message, "upstream_error"));
-                }
-                turn.push(*c, out);
-                if turn.longest_arguments() > max_tool_arguments {
-                    return Err(fail(
-                        format!("a tool call's arguments passed {max_tool_arguments} bytes"),
-                        "tool_arguments_too_large",
-                    ));
-                }
-            }
+) -> impl FnMut(Frame<'_>) -> Result<(), AgentError> + 'a {
+    move |frame| {
+        if *done {
+            return Ok(());
         }
+        *done = turn.push(frame, out)?;
+        if turn.longest_arguments() > max_tool_arguments {
+            return Err(fail(
+                format!("a tool call's arguments passed {max_tool_arguments} bytes"),
+                "tool_arguments_too_large",
+            ));
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// POSTs the request, retrying `429`/`5xx` and failed connections (before any token).
-async fn send(config: &Config, body: &Value) -> Result<reqwest::Response, AgentError> {
-    let url = format!("{}/chat/completions", config.base_url);
+async fn send<P: Provider>(
+    config: &Config,
+    provider: &P,
+    body: &Value,
+) -> Result<reqwest::Response, AgentError> {
+    let url = provider.url(&config.base_url);
     let mut attempt = 0u32;
     loop {
-        let mut req = config
-            .client
-            .post(&url)
-            .header("accept", "text/event-stream")
-            .json(body);
-        if let Some(key) = &config.api_key {
-            req = req.bearer_auth(key);
-        }
+        let req = provider.headers(
+            config
+                .client
+                .post(&url)
+                .header("accept", "text/event-stream")
+                .json(body),
+            config.api_key.as_deref(),
+        );
         let sent = tokio::time::timeout(config.read_timeout, req.send()).await;
         let (retryable, retry_after, why) = match sent {
             Err(_) => (

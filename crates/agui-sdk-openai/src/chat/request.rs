@@ -4,21 +4,7 @@ use agui_sdk_core::types::{Content, ContentPart, PartSource};
 use agui_sdk_core::{Message, RunAgentInput};
 use serde_json::{json, Map, Value};
 
-/// What the request is built from besides the input.
-#[derive(Debug)]
-pub(crate) struct RequestParts<'a> {
-    pub model: &'a str,
-    /// Fixed model parameters (`temperature`, `max_tokens`, …).
-    pub params: &'a Map<String, Value>,
-    /// Parameters a run may set through `forwardedProps` (names).
-    pub forwardable: &'a [String],
-    /// Server-side tools, as function definitions.
-    pub server_tools: &'a [Value],
-    /// A system prompt put first.
-    pub system_prompt: Option<&'a str>,
-    /// Whether the state goes to the model (as a system message).
-    pub expose_state: bool,
-}
+use crate::provider::RequestParts;
 
 /// The parts of a message the endpoint cannot take, noted as text so that nothing is
 /// silently dropped.
@@ -151,10 +137,10 @@ pub(crate) fn messages(input: &RunAgentInput, parts: &RequestParts<'_>) -> Vec<V
 }
 
 /// The whole request body.
-pub(crate) fn body(input: &RunAgentInput, messages: Vec<Value>, parts: &RequestParts<'_>) -> Value {
+pub(crate) fn body(input: &RunAgentInput, messages: &[Value], parts: &RequestParts<'_>) -> Value {
     let mut o = Map::new();
     o.insert("model".into(), json!(parts.model));
-    o.insert("messages".into(), Value::Array(messages));
+    o.insert("messages".into(), Value::Array(messages.to_vec()));
     o.insert("stream".into(), json!(true));
     o.insert("stream_options".into(), json!({ "include_usage": true }));
     for (k, v) in parts.params {
@@ -168,7 +154,16 @@ pub(crate) fn body(input: &RunAgentInput, messages: Vec<Value>, parts: &RequestP
             }
         }
     }
-    let mut tools: Vec<Value> = parts.server_tools.to_vec();
+    let mut tools: Vec<Value> = parts
+        .server_tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": { "name": t.name, "description": t.description, "parameters": t.parameters },
+            })
+        })
+        .collect();
     for t in &input.tools {
         tools.push(json!({
             "type": "function",

@@ -3,18 +3,15 @@
 
 use std::collections::BTreeMap;
 
+use agui_sdk_agent::AgentError;
 use agui_sdk_core::types::TokenUsage;
 use agui_sdk_core::Event;
+use serde_json::Value;
 
-use crate::wire::{Chunk, Usage};
-
-/// A tool call as the model made it, once its turn is over.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MadeCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-}
+use super::wire::{self, Chunk, Item, Usage};
+use crate::fail;
+use crate::provider::{MadeCall, ProviderTurn};
+use crate::sse::Frame;
 
 /// What one model turn produced, once over.
 #[derive(Debug, Clone, Default)]
@@ -88,10 +85,8 @@ impl Turn {
         }
     }
 
-    /// Whether a chunk gave the turn's finish reason (it is whole even without
-    /// `[DONE]`).
     /// The size of the largest tool call's arguments received so far.
-    pub(crate) fn longest_arguments(&self) -> usize {
+    pub(crate) fn longest_call(&self) -> usize {
         self.calls
             .values()
             .map(|c| c.arguments.len() + c.early_args.len())
@@ -99,12 +94,14 @@ impl Turn {
             .unwrap_or(0)
     }
 
+    /// Whether a chunk gave the turn's finish reason (it is whole even without
+    /// `[DONE]`).
     pub(crate) fn has_finish_reason(&self) -> bool {
         self.result.finish_reason.is_some()
     }
 
     /// Takes one chunk.
-    pub(crate) fn push(&mut self, chunk: Chunk, out: &mut Vec<Event>) {
+    pub(crate) fn push_chunk(&mut self, chunk: Chunk, out: &mut Vec<Event>) {
         if let Some(u) = chunk.usage {
             self.result.usage = Some(usage(&u));
         }
@@ -198,7 +195,7 @@ impl Turn {
 
     /// The turn is over (the stream ended, or was cut): closes what is open. Calls
     /// that never got a name are dropped with a warning (they cannot be run).
-    pub(crate) fn finish(mut self, out: &mut Vec<Event>) -> TurnResult {
+    pub(crate) fn close(mut self, out: &mut Vec<Event>) -> TurnResult {
         self.close_reasoning(out);
         self.close_text(out);
         let prefix = self.call_prefix.clone();
@@ -244,6 +241,65 @@ impl Turn {
     }
 }
 
+impl ProviderTurn for Turn {
+    fn push(&mut self, frame: Frame<'_>, out: &mut Vec<Event>) -> Result<bool, AgentError> {
+        let item = wire::parse(frame.data).map_err(|e| {
+            fail(
+                format!("the model's stream is malformed: the model's stream sent data that is not a chunk: {e}"),
+                "upstream_error",
+            )
+        })?;
+        let chunk = match item {
+            Item::Done => return Ok(true),
+            Item::Chunk(c) => c,
+        };
+        if let Some(err) = &chunk.error {
+            tracing::warn!(error = %err, "the model's stream carried an error");
+            let kind = err
+                .get("type")
+                .or_else(|| err.get("code"))
+                .and_then(Value::as_str)
+                .filter(|k| crate::is_plain_word(k));
+            let message = match kind {
+                Some(k) => format!("the model endpoint reported an error ({k})"),
+                None => "the model endpoint reported an error".to_owned(),
+            };
+            return Err(fail(message, "upstream_error"));
+        }
+        self.push_chunk(*chunk, out);
+        Ok(false)
+    }
+
+    fn longest_arguments(&self) -> usize {
+        self.longest_call()
+    }
+
+    fn is_whole(&self) -> bool {
+        self.has_finish_reason()
+    }
+
+    fn finish(self, out: &mut Vec<Event>) -> crate::provider::TurnResult {
+        let r = self.close(out);
+        let stop = if !r.refusal.is_empty() {
+            Some(fail(format!("the model refused: {}", r.refusal), "refusal"))
+        } else if r.finish_reason.as_deref() == Some("content_filter") {
+            Some(fail(
+                "the model's answer was stopped by its content filter",
+                "content_filter",
+            ))
+        } else {
+            None
+        };
+        crate::provider::TurnResult {
+            text: r.text,
+            calls: r.calls,
+            usage: r.usage,
+            stop,
+            blocks: Vec::new(),
+        }
+    }
+}
+
 fn usage(u: &Usage) -> TokenUsage {
     let detail = |d: &Option<serde_json::Value>, key: &str| {
         d.as_ref().and_then(|d| d.get(key)).and_then(|v| v.as_u64())
@@ -280,9 +336,9 @@ mod tests {
             serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"}"}}]},"finish_reason":"tool_calls"}]}),
             serde_json::json!({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}),
         ] {
-            turn.push(chunk(c), &mut out);
+            turn.push_chunk(chunk(c), &mut out);
         }
-        let result = turn.finish(&mut out);
+        let result = turn.close(&mut out);
         out.push(Event::run_finished("t", "r"));
         let mut v = Verifier::new();
         for e in &out {

@@ -1,8 +1,5 @@
-//! The chat-completions stream as it arrives: Server-Sent Events whose data is a JSON
-//! chunk (or `[DONE]`), read with bounded memory.
+//! The chat-completions stream's events: each one's data is a JSON chunk (or `[DONE]`).
 
-use agui_sdk_core::encoding::sse::SseDecoder;
-use agui_sdk_core::encoding::{DecodeErrorKind, DecoderLimits};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -84,66 +81,14 @@ pub(crate) enum Item {
     Done,
 }
 
-/// Why the stream could not be read.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum WireError {
-    #[error("an event of the model's stream exceeds {0} bytes")]
-    TooLarge(usize),
-    #[error("the model's stream sent data that is not a chunk: {0}")]
-    BadChunk(String),
-}
-
-/// Splits the bytes of a chat-completions stream into items, with `agui-sdk-core`'s SSE
-/// decoder (every line ending, comments and other fields ignored, bounded memory); a
-/// `data:` value of `[DONE]` ends the stream.
-#[derive(Debug)]
-pub(crate) struct SseReader {
-    decoder: SseDecoder,
-    max_event: usize,
-}
-
-impl SseReader {
-    pub(crate) fn new(max_event: usize) -> Self {
-        let limits = DecoderLimits::default().with_max_event_size(max_event);
-        SseReader {
-            decoder: SseDecoder::with_limits(limits),
-            max_event,
-        }
-    }
-
-    /// Takes bytes in; appends the complete items to `out`.
-    pub(crate) fn push(&mut self, bytes: &[u8], out: &mut Vec<Item>) -> Result<(), WireError> {
-        self.decoder.push(bytes);
-        self.drain(out)
-    }
-
-    /// The end of the bytes: a last event without its blank line is still read (as
-    /// model servers are known to end a stream with `data: [DONE]` and nothing after).
-    pub(crate) fn finish(&mut self, out: &mut Vec<Item>) -> Result<(), WireError> {
-        self.decoder.push(b"\n\n");
-        self.decoder.finish();
-        self.drain(out)
-    }
-
-    fn drain(&mut self, out: &mut Vec<Item>) -> Result<(), WireError> {
-        while let Some(frame) = self.decoder.next_frame() {
-            let frame = frame.map_err(|e| match e.kind {
-                DecodeErrorKind::TooLarge { .. } => WireError::TooLarge(self.max_event),
-                _ => WireError::BadChunk(e.to_string()),
-            })?;
-            out.push(parse(frame.data)?);
-        }
-        Ok(())
-    }
-}
-
-fn parse(data: &[u8]) -> Result<Item, WireError> {
+/// One event's data: a chunk, or `[DONE]`.
+pub(crate) fn parse(data: &[u8]) -> Result<Item, String> {
     if data == b"[DONE]" {
         return Ok(Item::Done);
     }
     serde_json::from_slice::<Chunk>(data)
         .map(|c| Item::Chunk(Box::new(c)))
-        .map_err(|e| WireError::BadChunk(e.to_string()))
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -151,33 +96,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_anywhere_and_reads_crlf() {
-        let stream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"h\u{e9}\"}}]}\r\n\r\n: comment\n\ndata: [DONE]\n\n";
-        let bytes = stream.as_bytes();
-        for cut in 0..bytes.len() {
-            let mut r = SseReader::new(1 << 20);
-            let mut out = Vec::new();
-            r.push(&bytes[..cut], &mut out).unwrap();
-            r.push(&bytes[cut..], &mut out).unwrap();
-            r.finish(&mut out).unwrap();
-            assert_eq!(out.len(), 2, "cut at {cut}");
-            match &out[0] {
-                Item::Chunk(c) => {
-                    assert_eq!(c.choices[0].delta.content.as_deref(), Some("h\u{e9}"))
-                }
-                Item::Done => panic!(),
-            }
-            assert!(matches!(out[1], Item::Done));
+    fn reads_a_chunk_and_done() {
+        let data = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"h\u{e9}\"}}]}";
+        match parse(data.as_bytes()).unwrap() {
+            Item::Chunk(c) => assert_eq!(c.choices[0].delta.content.as_deref(), Some("h\u{e9}")),
+            Item::Done => panic!(),
         }
-    }
-
-    #[test]
-    fn bounded() {
-        let mut r = SseReader::new(16);
-        let mut out = Vec::new();
-        assert!(matches!(
-            r.push(&[b'x'; 40], &mut out),
-            Err(WireError::TooLarge(16))
-        ));
+        assert!(matches!(parse(b"[DONE]"), Ok(Item::Done)));
+        assert!(parse(b"{\"choices\":1}").is_err());
     }
 }

@@ -1,0 +1,81 @@
+//! OpenAI Chat Completions (`POST {base}/chat/completions`, streaming), and every
+//! server speaking it: the adapter.
+
+mod request;
+mod translate;
+mod wire;
+
+use agui_sdk_core::RunAgentInput;
+use serde_json::{json, Value};
+
+use crate::provider::{MadeCall, Provider, RequestParts, TurnResult};
+
+/// The chat-completions API.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Chat;
+
+/// The prefix of the system message that shows the model the state.
+const STATE_PREFIX: &str = "The shared application state (JSON):";
+
+impl Provider for Chat {
+    type History = Vec<Value>;
+    type Turn = translate::Turn;
+
+    fn url(&self, base_url: &str) -> String {
+        format!("{base_url}/chat/completions")
+    }
+
+    fn headers(
+        &self,
+        req: reqwest::RequestBuilder,
+        api_key: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        match api_key {
+            Some(key) => req.bearer_auth(key),
+            None => req,
+        }
+    }
+
+    fn history(&self, input: &RunAgentInput, parts: &RequestParts<'_>) -> Vec<Value> {
+        request::messages(input, parts)
+    }
+
+    fn body(&self, input: &RunAgentInput, history: &Vec<Value>, parts: &RequestParts<'_>) -> Value {
+        request::body(input, history, parts)
+    }
+
+    fn turn(&self, message_id: String) -> translate::Turn {
+        translate::Turn::new(message_id)
+    }
+
+    fn record_turn(&self, history: &mut Vec<Value>, result: &TurnResult) {
+        let calls: Vec<Value> = result
+            .calls
+            .iter()
+            .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
+            .collect();
+        history.push(json!({
+            "role": "assistant",
+            "content": if result.text.is_empty() { Value::Null } else { json!(result.text) },
+            "tool_calls": calls,
+        }));
+    }
+
+    fn record_result(&self, history: &mut Vec<Value>, call: &MadeCall, content: &str) {
+        history.push(json!({ "role": "tool", "tool_call_id": call.id, "content": content }));
+    }
+
+    fn refresh_state(&self, history: &mut Vec<Value>, state: &Value) {
+        let text = format!("{STATE_PREFIX}\n{state}");
+        for m in history.iter_mut() {
+            let is_state = m.get("role").and_then(Value::as_str) == Some("system")
+                && m.get("content")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| c.starts_with(STATE_PREFIX));
+            if is_state {
+                m["content"] = json!(text);
+                return;
+            }
+        }
+    }
+}

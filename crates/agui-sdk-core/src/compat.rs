@@ -157,7 +157,9 @@ impl ThinkingTranslator {
             0,
             CompatWarning {
                 from,
-                message: format!("translated deprecated {from} into {to}"),
+                message: format!(
+                    "converted the deprecated {from} to {to}; the producer should send {to}"
+                ),
             },
         );
         #[cfg(feature = "tracing")]

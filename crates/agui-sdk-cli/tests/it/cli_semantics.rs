@@ -423,3 +423,39 @@ fn verify_fails_a_stream_that_ends_with_its_run_open_and_names_the_rule() {
         "{err}"
     );
 }
+
+#[test]
+fn verify_warns_once_for_each_deprecated_thinking_event() {
+    let stream = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        "\n",
+        r#"{"type":"THINKING_START"}"#,
+        "\n",
+        r#"{"type":"THINKING_END"}"#,
+        "\n",
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+        "\n",
+    );
+    for from in ["jsonl", "sse"] {
+        let input = if from == "sse" {
+            stream
+                .lines()
+                .map(|l| format!("data: {l}\n\n"))
+                .collect::<String>()
+        } else {
+            stream.to_owned()
+        };
+        let out = agui(&["verify", "--from", from], input.as_bytes());
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "warning: event 1: THINKING_START: converted the deprecated THINKING_START to REASONING_START; the producer should send REASONING_START",
+                "warning: event 2: THINKING_END: converted the deprecated THINKING_END to REASONING_END; the producer should send REASONING_END",
+            ],
+            "--from {from}"
+        );
+    }
+}

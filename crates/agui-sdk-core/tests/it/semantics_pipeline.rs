@@ -271,6 +271,14 @@ fn thinking_events_are_translated_with_a_warning() {
             "RUN_FINISHED"
         ]
     );
+    // One warning says what was converted, once per event.
+    let converted = |from: &str| {
+        w.iter()
+            .filter(|w| w.to_string().contains(&format!("deprecated {from} ")))
+            .count()
+    };
+    assert_eq!(converted("THINKING_START"), 1, "{w:#?}");
+    assert_eq!(converted("THINKING_END"), 1, "{w:#?}");
     assert!(w.iter().any(|w| w
         .to_string()
         .contains("converted the deprecated THINKING_START to REASONING_START")));

@@ -139,24 +139,8 @@ impl Intake {
         warnings: &mut Vec<InboundWarning>,
     ) -> Result<(), InboundError> {
         if let (Some(t), Value::Object(o)) = (&mut self.thinking, &mut value) {
-            let from = o.get("type").and_then(Value::as_str).and_then(|ty| {
-                crate::compat::THINKING_TYPES
-                    .iter()
-                    .find(|t| **t == ty)
-                    .copied()
-            });
-            let lost = t.translate(o);
-            if let Some(from) = from {
-                let to = o.get("type").and_then(Value::as_str).unwrap_or("");
-                let message = format!(
-                    "converted the deprecated {from} to {to}; the producer should send {to}"
-                );
-                warnings.push(InboundWarning::new(
-                    index,
-                    WarningKind::Compat(crate::compat::CompatWarning::new(from, message)),
-                ));
-            }
-            for w in lost {
+            // The translator's first warning says what it converted: one per event.
+            for w in t.translate(o) {
                 warnings.push(InboundWarning::new(index, WarningKind::Compat(w)));
             }
         }

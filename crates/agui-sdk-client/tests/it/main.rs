@@ -4,6 +4,7 @@ mod client_agent;
 mod client_demo;
 mod client_failures;
 mod client_interop;
+mod client_limits;
 mod client_redirects;
 mod client_resume;
 mod conformance;

@@ -96,9 +96,44 @@ async fn main() {
         "{n} threads (filled in {filled:.1?}): a list for an agent none ran took {:.2?} (median of 5; min {:.2?}, max {:.2?}); index entries read by the 5: {reads}",
         times[2], times[0], times[4]
     );
-    // Clean up the prefix.
     let client = redis::Client::open(url.as_str()).unwrap();
     let mut con = client.get_multiplexed_async_connection().await.unwrap();
+    // What the lists' indexes hold per thread, and what a thread's own keys hold.
+    let mut index = 0u64;
+    let owner_key = format!("{prefix}:owner:{{{scope}}}");
+    for key in [
+        format!("{owner_key}:open"),
+        format!("{owner_key}:archived"),
+        format!("{owner_key}:open:agent:agent"),
+        format!("{owner_key}:archived:agent:agent"),
+        format!("{prefix}:listed"),
+    ] {
+        let bytes: Option<u64> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(&key)
+            .arg("SAMPLES")
+            .arg(0)
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        index += bytes.unwrap_or(0);
+    }
+    let thread = ThreadKey::derive(owner, "t0");
+    let mut own = 0u64;
+    for part in ["meta", "hist", "ids"] {
+        let bytes: Option<u64> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(format!("{prefix}:th:{{{thread}}}:{part}"))
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        own += bytes.unwrap_or(0);
+    }
+    println!(
+        "the lists' indexes hold {} bytes a thread; a thread's own keys {own}",
+        index / n as u64
+    );
+    // Clean up the prefix.
     let mut cursor: u64 = 0;
     loop {
         let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")

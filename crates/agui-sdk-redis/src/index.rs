@@ -10,27 +10,27 @@
 //! filtering one set of all the owner's threads, walks the whole set when a filter
 //! matches little (at 50,000 threads, a list for an agent none ran read all 50,000).
 //!
-//! So every listed thread is a member of four sorted sets of its owner `S` (in
-//! Redis's slot `{S}`), all at score 0, ordered by the member's bytes alone:
+//! So every listed thread is a member of two sorted sets of its owner `S` (in Redis's
+//! slot `{S}`), all at score 0, ordered by the member's bytes alone:
 //!
 //! | set | holds |
 //! |---|---|
-//! | `P:owner:{S}:all` | every listed thread |
-//! | `P:owner:{S}:open` | those not archived |
-//! | `P:owner:{S}:all:agent:A` | those whose last run ran agent `A` |
-//! | `P:owner:{S}:open:agent:A` | those of them not archived |
+//! | `P:owner:{S}:open`, `P:owner:{S}:archived` | the listed threads, not archived or archived |
+//! | `P:owner:{S}:open:agent:A`, `P:owner:{S}:archived:agent:A` | likewise, those whose latest run ran agent `A` |
 //!
-//! A member is `<last run, ms, 20 digits>:<thread key>\x1f<agent>`: byte order is the
-//! list's order read backwards (the time is zero-padded, the keys of one owner have
-//! one length, and `\x1f` sorts below every byte of a key), and every member is
-//! unique, so that threads ending in the same millisecond still have one place each.
-//! A cursor `(ms, key)` is the bound `(<ms>:<key>` and a page is one
-//! `ZREVRANGEBYLEX set (<bound> - LIMIT 0 <limit>` per set: O(log n + limit), from
-//! the first page to the last, ties or not. A filter picks the sets: no agent, one
-//! owner set; agents `[a, b]`, the heads of `a`'s and `b`'s sets merged (a thread has
-//! one agent, so they never share a member). `P:listed` (a hash, thread key → its
-//! member) finds a thread's members when it changes (a new run of another agent, an
-//! archive, a run ending), is forgotten or evicted.
+//! A member is `<last run, ms, 20 digits>:<thread id>\x1f<agent>`, the thread id being
+//! its key's part after the owner's scope: byte order is the list's order read
+//! backwards (the time is zero-padded, the ids have one length, and `\x1f` sorts below
+//! every byte of an id), and every member is unique, so that threads ending in the same
+//! millisecond still have one place each. A cursor `(ms, key)` is the bound
+//! `(<ms>:<id>` and a page is one `ZREVRANGEBYLEX set (<bound> - LIMIT 0 <limit>` per
+//! set: O(log n + limit), from the first page to the last, ties or not. The filters
+//! pick the sets, which never share a member, and the page merges their heads: no
+//! agent, the owner's `open` set (and `archived`, archived ones too); agents `[a, b]`,
+//! `a`'s and `b`'s `open` sets (and `archived`): at most four for CopilotKit's lists
+//! (the agent asked for and the default agent). `P:listed` (a hash, thread key → its
+//! member) finds a thread's member when it changes (a new run of another agent, an
+//! archive or restore, a run ending), is forgotten or evicted.
 //!
 //! A thread's keys expire when it is idle; its members stay until a list reads them,
 //! finds its record gone and removes them from every set (the agent is in the member).
@@ -76,7 +76,8 @@ macro_rules! index_lua {
         r#"
 local function ix_sets(prefix, key, agent)
   local o = prefix .. ':owner:{' .. string.match(key, '^([^.]*)') .. '}'
-  return {o .. ':all', o .. ':open', o .. ':all:agent:' .. agent, o .. ':open:agent:' .. agent}
+  return {o .. ':open', o .. ':archived', o .. ':open:agent:' .. agent,
+    o .. ':archived:agent:' .. agent}
 end
 local function ix_keep(sets, ttl)
   if not ttl or ttl <= 0 then return end
@@ -94,14 +95,12 @@ local function ix_unlist(prefix, key)
 end
 local function ix_list(prefix, key, ms, agent, archived, ttl)
   ix_unlist(prefix, key)
-  local m = string.format('%020d', ms) .. ':' .. key .. '\031' .. agent
+  local m = string.format('%020d', ms) .. ':' .. string.match(key, '^[^.]*%.?(.*)$') .. '\031' ..
+    agent
   local sets = ix_sets(prefix, key, agent)
-  redis.call('ZADD', sets[1], 0, m)
-  redis.call('ZADD', sets[3], 0, m)
-  if not archived then
-    redis.call('ZADD', sets[2], 0, m)
-    redis.call('ZADD', sets[4], 0, m)
-  end
+  local at = archived and 1 or 0
+  redis.call('ZADD', sets[1 + at], 0, m)
+  redis.call('ZADD', sets[3 + at], 0, m)
   redis.call('HSET', prefix .. ':listed', key, m)
   ix_keep(sets, ttl)
 end
@@ -131,17 +130,22 @@ pub(crate) const LIST_THREADS: &str = concat!(
     r#"
 local prefix, limit, all = ARGV[1], tonumber(ARGV[3]), ARGV[4] == '1'
 local budget = tonumber(ARGV[6])
-local o = prefix .. ':owner:{' .. ARGV[2] .. '}' .. (all and ':all' or ':open')
+local o = prefix .. ':owner:{' .. ARGV[2] .. '}'
+local flavours = all and {':open', ':archived'} or {':open'}
 local sets, wanted = {}, {}
 local n_agents = tonumber(ARGV[7])
-if n_agents == 0 then
-  sets[1] = o
-else
-  for i = 1, n_agents do
-    local a = ARGV[7 + i]
-    if not wanted[a] then
-      wanted[a] = true
-      sets[#sets + 1] = o .. ':agent:' .. a
+for i = 1, n_agents do wanted[ARGV[7 + i]] = true end
+for _, f in ipairs(flavours) do
+  if n_agents == 0 then
+    sets[#sets + 1] = o .. f
+  else
+    local named = {}
+    for i = 1, n_agents do
+      local a = ARGV[7 + i]
+      if not named[a] then
+        named[a] = true
+        sets[#sets + 1] = o .. f .. ':agent:' .. a
+      end
     end
   end
 end
@@ -181,7 +185,8 @@ while found < limit do
   last[best] = m
   scanned = scanned + 1
   resume = m
-  local key, agent = string.match(m, '^%d+:([^\031]*)\031(.*)$')
+  local id, agent = string.match(m, '^%d+:([^\031]*)\031(.*)$')
+  local key = ARGV[2] .. '.' .. id
   local f = redis.call('HMGET', prefix .. ':th:{' .. key .. '}:meta', 'thread_id', 'agent',
     'created_at', 'updated_at', 'last_run_at', 'name', 'archived')
   if not f[3] then
@@ -276,7 +281,13 @@ impl RedisRunStore {
         // The cursor as an index member's bound: the members after it are the threads
         // after it in the list's order.
         let mut after = match &query.after {
-            Some((ms, key)) => format!("{ms:020}:{key}"),
+            Some((ms, key)) => {
+                let id = key
+                    .as_str()
+                    .split_once('.')
+                    .map_or(key.as_str(), |(_, id)| id);
+                format!("{ms:020}:{id}")
+            }
             None => String::new(),
         };
         loop {

@@ -33,8 +33,8 @@
 //! | `P:th:{T}:meta` | hash | thread id, agent, the live and the last run's keys, the history's event and byte counts, its name and archived flag, its times (created, updated, last run) |
 //! | `P:th:{T}:hist` | list | each ended run compacted: `count\n` then its events' JSON, one per line, oldest first |
 //! | `P:th:{T}:ids` | set | the ids of the messages the history records |
-//! | `P:owner:{S}:all`, `P:owner:{S}:open` | sorted sets | the listed threads of the owner whose scope is `S` ([`agui_sdk_agent::runs::owner_scope`]), all of them and those not archived, in the list's order: members `<last run, ms, 20 digits>:<thread key>\x1f<agent>`, all at score 0, so that a page is one `ZREVRANGEBYLEX` from the cursor's bound per set, O(log n + limit) |
-//! | `P:owner:{S}:all:agent:A`, `P:owner:{S}:open:agent:A` | sorted sets | likewise, those whose last run ran agent `A` |
+//! | `P:owner:{S}:open`, `P:owner:{S}:archived` | sorted sets | the listed threads of the owner whose scope is `S` ([`agui_sdk_agent::runs::owner_scope`]), not archived and archived, in the list's order: members `<last run, ms, 20 digits>:<thread id>\x1f<agent>`, all at score 0, so that a page is one `ZREVRANGEBYLEX` from the cursor's bound per set, O(log n + limit) |
+//! | `P:owner:{S}:open:agent:A`, `P:owner:{S}:archived:agent:A` | sorted sets | likewise, those whose latest run ran agent `A` |
 //! | `P:listed` | hash | each listed thread's member in those sets |
 //! | `P:threads` | sorted set | every thread, by the time a run of it last started or ended: the longest idle is forgotten first when [`RedisLimits::max_threads`] are held |
 //!

@@ -22,11 +22,11 @@ use futures_util::StreamExt;
 
 use crate::agent::Agent;
 use crate::budget::RunPermit;
+use crate::config::{ServerConfig, VerifierFactory};
 use crate::context::RunContext;
 use crate::engine::RunDriver;
 use crate::error::ApiError;
 use crate::lifecycle::{default_verifier, LifecycleGuard};
-use crate::router::{declared_version, ServerConfig, VerifierFactory};
 use crate::shutdown::Shutdown;
 
 /// A request admitted as a run: its body, its input and the limits it holds.
@@ -227,6 +227,24 @@ impl Admission {
             self.shutdown.token(),
             self.config.shutdown_grace,
         )
+    }
+}
+
+/// The protocol version to declare to a client that declared `client`: the client's own
+/// when it is a `MAJOR.MINOR` this crate speaks (same or older), else this crate's.
+pub(crate) fn declared_version(client: Option<&str>) -> std::borrow::Cow<'static, str> {
+    use agui_sdk_core::semantics::ProtocolVersion;
+    use std::borrow::Cow;
+    // Written once: every run that declares no older version declares this one.
+    static CURRENT: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| ProtocolVersion::current().to_string());
+    let current = ProtocolVersion::current();
+    match client {
+        Some(v) if v.split('.').count() == 2 => match ProtocolVersion::parse(v) {
+            Some(p) if p <= current => Cow::Owned(v.to_owned()),
+            _ => Cow::Borrowed(CURRENT.as_str()),
+        },
+        _ => Cow::Borrowed(CURRENT.as_str()),
     }
 }
 

@@ -94,7 +94,7 @@ pub(crate) fn run_permit(
     let memory = match memory {
         Some(sem) => {
             let cost = agui_sdk_core::RunAgentInput::parsed_cost_estimate(body)
-                .saturating_add(crate::router::RUN_COST_BASE);
+                .saturating_add(crate::config::RUN_COST_BASE);
             let body = body.len();
             let kib = u32::try_from(cost / 1024).unwrap_or(u32::MAX);
             Some(sem.clone().try_acquire_many_owned(kib).map_err(|_| {

@@ -22,6 +22,7 @@
 mod admission;
 pub use agui_sdk_agent::{agent, builders, context, engine, lifecycle};
 mod budget;
+pub mod config;
 #[cfg(feature = "copilotkit")]
 pub mod copilotkit;
 pub mod error;
@@ -37,8 +38,9 @@ pub use agui_sdk_agent::{
 pub use agui_sdk_agent::{
     AgentError, EventVerifier, LifecycleGuard, RunContext, StateTracker, Violation,
 };
+pub use config::{Negotiation, ServerConfig, VerifierFactory, RUN_COST_BASE};
 pub use error::ApiError;
-pub use router::{AgentRouter, Negotiation, ServerConfig, VerifierFactory};
+pub use router::AgentRouter;
 pub use shutdown::{serve, serve_with, termination_signal, ServeLimits, Shutdown};
 
 // Re-exported so that an agent needs no other dependency to build JSON or add routes.

@@ -9,11 +9,12 @@
 //! | `GET /agents` | `{"agents":[{"name","path","capabilities"}]}` for every mounted agent (unless turned off) |
 //! | anything else | `404` (unknown agent or path) or `405`, with the JSON error body |
 //!
-//! Negotiation ([`Negotiation`]): by default protobuf goes only to a request that names
-//! `application/vnd.ag-ui.event+proto` (with a quality above zero, and not below the one
-//! it gives `text/event-stream`); everything else, `*/*` included (what `curl` and a
-//! browser's `fetch` send), gets SSE. [`Negotiation::Reference`] is the reference
-//! encoder's exact rule, under which any wildcard selects protobuf.
+//! Negotiation ([`Negotiation`](crate::Negotiation)): by default protobuf goes only to
+//! a request that names `application/vnd.ag-ui.event+proto` (with a quality above zero,
+//! and not below the one it gives `text/event-stream`); everything else, `*/*` included
+//! (what `curl` and a browser's `fetch` send), gets SSE.
+//! [`Negotiation::Reference`](crate::Negotiation::Reference) is the reference encoder's
+//! exact rule, under which any wildcard selects protobuf.
 //!
 //! Refused requests get the JSON error body described in [`crate::error`]. The router
 //! is a plain [`axum::Router`]: nest it under a prefix, add tower layers (CORS,
@@ -36,100 +37,13 @@ use serde_json::{json, Value};
 
 use crate::admission::{Admission, Admitted};
 use crate::agent::Agent;
+use crate::config::{ServerConfig, VerifierFactory};
 use crate::error::ApiError;
 use crate::lifecycle::EventVerifier;
 use crate::response::{streaming_response, RunStream, StreamSettings};
 #[cfg(feature = "resumable")]
 use crate::runs::http::{self as runs_http, Owner, Resumable};
 use crate::shutdown::Shutdown;
-use agui_sdk_core::encoding::negotiate;
-
-/// Makes one verifier per run.
-pub type VerifierFactory = Arc<dyn Fn() -> Box<dyn EventVerifier> + Send + Sync>;
-
-/// Server limits and behaviour. Every field has a documented default.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ServerConfig {
-    /// Largest accepted request body in bytes (default 4 MiB); larger bodies get `413`.
-    pub body_limit: usize,
-    /// Interval of SSE keep-alive comments (`: keep-alive`) when no event was written
-    /// for that long (default 15 s; `None` turns them off). Protobuf streams have no
-    /// comment frame and get none.
-    pub keep_alive: Option<Duration>,
-    /// Whether the events agents emit are verified (default: on in debug builds, off in
-    /// release builds). A violation ends the run with `RUN_ERROR`.
-    pub verify: bool,
-    /// How long in-flight runs may continue after shutdown starts (default 10 s).
-    pub shutdown_grace: Duration,
-    /// Whether `GET /agents` is mounted (default true).
-    pub list_agents: bool,
-    /// Longest time to receive the request body (default 30 s); a slower client gets
-    /// `408` with code `body_timeout`.
-    pub body_timeout: Duration,
-    /// Most runs streaming at once (default `None`: no limit). A run beyond the limit
-    /// is refused with `503` and code `too_many_runs`.
-    pub max_runs: Option<usize>,
-    /// How the response's encoding is chosen from `Accept` (default
-    /// [`Negotiation::Explicit`]).
-    pub negotiation: Negotiation,
-    /// The memory runs may take together, in bytes (default 1 GiB; `None`: no limit).
-    /// Each run is counted at what its request costs once parsed, estimated from the
-    /// body's JSON before it is parsed (values, containers, keys and string bytes: one
-    /// long string costs about its length, `[0,0,0,…]` some 50 times it), plus
-    /// [`RUN_COST_BASE`] for the stream, from when its body is read until its stream
-    /// ends; a run that does not fit is refused with `503` and code `memory_budget`.
-    /// Small requests are cheap (about 9,000 runs of a typical 10 KB body fit), large
-    /// or fragmented ones are few at a time.
-    pub memory_budget: Option<usize>,
-}
-
-/// What every run is counted in [`ServerConfig::memory_budget`] besides its parsed
-/// request: the stream's buffers and tasks. Measured: an open stream of `agui serve`
-/// holds 17.6 KiB (`bench/load/open_streams.py`, 2,000 streams), and a streaming one at
-/// most a 16 KiB batch and a 4 KiB chunk more; 64 KiB leaves half again for the agent's
-/// own state. (It was 256 KiB, which refused the 4,097th idle stream of a 1 GiB budget.)
-pub const RUN_COST_BASE: usize = 64 * 1024;
-
-/// How a server picks SSE or protobuf from a request's `Accept` header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Negotiation {
-    /// Protobuf only for a request that names its media type
-    /// ([`negotiate_explicit`](agui_sdk_core::encoding::negotiate_explicit)): `*/*` (curl, a
-    /// browser's `fetch`) gets SSE. The default.
-    #[default]
-    Explicit,
-    /// The reference encoder's exact rule
-    /// ([`negotiate`]): any wildcard selects protobuf.
-    Reference,
-}
-
-impl Negotiation {
-    /// The encoding for `accept`.
-    pub fn pick(self, accept: Option<&str>) -> agui_sdk_core::encoding::Encoding {
-        match self {
-            Negotiation::Explicit => agui_sdk_core::encoding::negotiate_explicit(accept),
-            Negotiation::Reference => negotiate(accept),
-        }
-    }
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            body_limit: 4 << 20,
-            keep_alive: Some(Duration::from_secs(15)),
-            verify: cfg!(debug_assertions),
-            shutdown_grace: Duration::from_secs(10),
-            list_agents: true,
-            max_runs: None,
-            body_timeout: Duration::from_secs(30),
-            negotiation: Negotiation::default(),
-            memory_budget: Some(1 << 30),
-        }
-    }
-}
 
 /// Builds an [`axum::Router`] serving named agents.
 ///
@@ -661,22 +575,4 @@ async fn run_cancel(
     let rs = resume_state(&s, &name)?;
     let (parts, _) = req.into_parts();
     runs_http::cancel(rs, &name, &run_id, request_owner(&parts)).await
-}
-
-/// The protocol version to declare to a client that declared `client`: the client's own
-/// when it is a `MAJOR.MINOR` this crate speaks (same or older), else this crate's.
-pub(crate) fn declared_version(client: Option<&str>) -> std::borrow::Cow<'static, str> {
-    use agui_sdk_core::semantics::ProtocolVersion;
-    use std::borrow::Cow;
-    // Written once: every run that declares no older version declares this one.
-    static CURRENT: std::sync::LazyLock<String> =
-        std::sync::LazyLock::new(|| ProtocolVersion::current().to_string());
-    let current = ProtocolVersion::current();
-    match client {
-        Some(v) if v.split('.').count() == 2 => match ProtocolVersion::parse(v) {
-            Some(p) if p <= current => Cow::Owned(v.to_owned()),
-            _ => Cow::Borrowed(CURRENT.as_str()),
-        },
-        _ => Cow::Borrowed(CURRENT.as_str()),
-    }
 }

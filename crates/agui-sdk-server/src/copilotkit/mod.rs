@@ -137,7 +137,7 @@ pub fn is_suggestion_run(input: &agui_sdk_core::RunAgentInput) -> bool {
 }
 
 use crate::agent::Agent;
-use crate::router::{ServerConfig, VerifierFactory};
+use crate::config::{ServerConfig, VerifierFactory};
 use crate::runs::{InMemoryRunStore, RunLimits, RunStore};
 use crate::shutdown::Shutdown;
 

@@ -69,3 +69,22 @@ pub fn flush(out: &mut impl Write) -> Result<(), CliError> {
         r => r.map_err(CliError::io("writing standard output")),
     }
 }
+
+/// One event as read, before the inbound pipeline takes it in: where it stands in the
+/// input (for error messages), and its body.
+pub struct RawInput<'a> {
+    /// The line, for JSON Lines.
+    pub line: Option<u64>,
+    /// Byte offset where the event starts.
+    pub offset: u64,
+    /// The JSON text, or the event decoded from protobuf.
+    pub body: agui_sdk_core::encoding::RawBody<'a>,
+}
+
+/// `line L, byte offset O` for JSON Lines, `byte offset O` for streams.
+pub fn position(line: Option<u64>, offset: u64) -> String {
+    match line {
+        Some(l) => format!("line {l}, byte offset {offset}"),
+        None => format!("byte offset {offset}"),
+    }
+}

@@ -31,8 +31,7 @@ use agui_sdk_core::encoding::{DecodeError, DecodeErrorKind, DecoderLimits, RawBo
 use agui_sdk_core::event::Recycler;
 use agui_sdk_core::Event;
 
-use crate::cmd::codec::RawInput;
-use crate::io::{flush, stdout, CliError};
+use crate::io::{flush, stdout, CliError, RawInput};
 
 /// The bytes a piece is read up to (then cut at its last boundary).
 const PIECE_BYTES: usize = 1 << 17;
@@ -633,7 +632,7 @@ fn take_in_turn<S: Sink>(source: &Mutex<Source<'_>>, turns: &(Mutex<Turns<S>>, C
     }
 }
 
-/// [`read_raw`](crate::cmd::codec::read_raw) for an SSE stream, on `threads` workers
+/// `read_raw` (the `codec` command module's) for an SSE stream, on `threads` workers
 /// that each read a piece of the stream in turn, frame and read its events ahead, and
 /// give them to `sink` in the stream's order: as an already typed event where a worker
 /// could read it so, as its JSON text otherwise. The inbound pipeline does with a typed

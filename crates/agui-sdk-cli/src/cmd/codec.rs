@@ -7,7 +7,7 @@ use agui_sdk_core::encoding::{Encoding, EventDecoder, EventEncoder, RawBody};
 use agui_sdk_core::Event;
 use clap::{Args, ValueEnum};
 
-use crate::io::{flush, open_input, stdout, CliError};
+use crate::io::{flush, open_input, position, stdout, CliError, RawInput};
 
 /// A wire format of an event stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -163,25 +163,6 @@ pub fn read_stream(
             return Ok(());
         }
         sink(None)?;
-    }
-}
-
-/// One event as read, before the inbound pipeline takes it in: where it stands in the
-/// input (for error messages), and its body.
-pub struct RawInput<'a> {
-    /// The line, for JSON Lines.
-    pub line: Option<u64>,
-    /// Byte offset where the event starts.
-    pub offset: u64,
-    /// The JSON text, or the event decoded from protobuf.
-    pub body: RawBody<'a>,
-}
-
-/// `line L, byte offset O` for JSON Lines, `byte offset O` for streams.
-pub fn position(line: Option<u64>, offset: u64) -> String {
-    match line {
-        Some(l) => format!("line {l}, byte offset {offset}"),
-        None => format!("byte offset {offset}"),
     }
 }
 

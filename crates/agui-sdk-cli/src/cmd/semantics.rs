@@ -9,8 +9,9 @@ use agui_sdk_core::semantics::{
 use agui_sdk_core::{Event, RunAgentInput};
 use clap::{ArgGroup, Args};
 
-use super::codec::{position, read_events, read_raw, write_jsonl, Format, RawInput};
+use super::codec::{read_events, read_raw, write_jsonl, Format};
 use crate::io::{flush, open_input, stdout, CliError};
+use crate::io::{position, RawInput};
 
 /// Arguments of `agui verify`.
 #[derive(Debug, Args)]

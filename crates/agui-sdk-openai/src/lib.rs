@@ -1,12 +1,21 @@
-//! An AG-UI agent over any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM,
-//! llama.cpp's server, Ollama, LM Studio, OpenRouter, Groq, DeepSeek, …), with
-//! frontend and server-side tools, for `agui-sdk-server`.
+//! A model agent for AG-UI: one loop (turns, server-side tools, frontend tools that end
+//! the run, the state shown to the model, a step limit, retries before the first token,
+//! cancellation, usage, bounds on every byte), over the provider API its constructor
+//! names, each behind a cargo feature (both on by default):
+//!
+//! - [`ModelAgent::chat_completions`] (feature `chat`; [`OpenAiAgent::builder`] is the
+//!   same): any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp's
+//!   server, Ollama, LM Studio, OpenRouter, Groq, DeepSeek, …);
+//! - [`ModelAgent::anthropic`] (feature `anthropic`): the Anthropic Messages API.
+//!
+//! A provider API is an adapter that only translates: the run's input into a request,
+//! the provider's stream into events. Serve the agent with `agui-sdk-server`.
 //!
 //! ```no_run
 #![doc = include_str!("../examples/model_agent.rs")]
 //! ```
 //!
-//! # What a run becomes
+//! # What a run becomes: chat completions
 //!
 //! The run's input becomes one streaming request (`stream: true`, usage asked for):
 //! system and developer messages as they are; user messages with their text and image
@@ -15,6 +24,7 @@
 //! entries as one system message; the run's `tools` and the agent's server-side tools as
 //! function tools; the configured model parameters, and those a run may set through
 //! `forwardedProps` when the agent allows them by name (sampling parameters only).
+//! Reasoning messages are not sent back.
 //!
 //! The answer becomes events: content deltas a `TEXT_MESSAGE_*`, reasoning deltas
 //! (`reasoning_content` or `reasoning`, as servers spell them) a `REASONING_*` span,
@@ -22,24 +32,58 @@
 //! `TOOL_CALL_START`/`ARGS`/`END` under the assistant message, the usage chunk the
 //! `usage` of `RUN_FINISHED`.
 //!
+//! # What a run becomes: Anthropic Messages
+//!
+//! One streaming request to `{base}/messages` with `x-api-key` and
+//! `anthropic-version: 2023-06-01`; `max_tokens` 4096 unless set
+//! ([`ModelAgentBuilder::max_tokens`]); thinking as configured
+//! ([`ModelAgentBuilder::thinking`]: a budget, checked below `max_tokens` at build, or
+//! adaptive). The system prompt, the `context`, the state shown to the model and the
+//! system and developer messages make the top-level `system`.
+//!
+//! Out: text blocks become `TEXT_MESSAGE_*`; each thinking block its own reasoning
+//! message (`REASONING_START`, `REASONING_MESSAGE_*`, `REASONING_END`), its signature a
+//! `REASONING_ENCRYPTED_VALUE` (subtype `message`) of type
+//! `anthropic.thinking_signature`, also when its text is omitted; a `redacted_thinking`
+//! block a reasoning message with no text whose encrypted value is the block's `data`
+//! (type `anthropic.redacted_thinking`); `tool_use` blocks `TOOL_CALL_*` with the
+//! block's id as `toolCallId`. Usage: `inputTokens` is the whole prompt (uncached, read
+//! from the cache and written to it), `cachedInputTokens` and `cacheWriteInputTokens`
+//! the cache's parts, `reasoningTokens` the thinking tokens when reported. The stop
+//! reasons `refusal`, `max_tokens` and `model_context_window_exceeded` end the run with
+//! `RUN_ERROR` (codes `refusal`, `max_tokens`, `context_window_exceeded`), and an
+//! `error` event mid-stream (`overloaded_error`, …) with code `upstream_error` naming
+//! the kind; `pause_turn` ends the turn as `end_turn` does.
+//!
+//! Back: the input's messages become the history in the order they were produced, each
+//! assistant turn as its thinking blocks (the signature, or the redacted data, byte for
+//! byte), then its text, then its `tool_use` blocks; consecutive reasoning and
+//! assistant messages are one turn (a client may keep a tool call without
+//! `parentMessageId` as a message of its own), an empty text is never sent, and tool
+//! results are `tool_result` blocks. A reasoning message's value without a type (a 1.0
+//! client does not keep `encryptedValueType`) is taken as a thinking block's signature;
+//! a value of another provider's type (`openai.encrypted_content`, …) is never sent: it
+//! is dropped with a warning naming the message.
+//!
 //! # Tools
 //!
 //! A call of a tool the run's client provides (one of the input's `tools`) ends the run:
 //! the client runs it and sends the result with its next run. A call of a server-side
-//! tool (registered with [`OpenAiAgentBuilder::tool`], its JSON Schema derived from the
+//! tool (registered with [`ModelAgentBuilder::tool`], its JSON Schema derived from the
 //! argument type) is run here: its result goes out as `TOOL_CALL_RESULT` and back to the
-//! model, in a loop of at most [`OpenAiAgentBuilder::max_steps`] model calls. A tool may
+//! model, in a loop of at most [`ModelAgentBuilder::max_steps`] model calls. A tool may
 //! change the shared state ([`ToolResult::with_state_patch`]), which goes out as
-//! `STATE_DELTA`; [`OpenAiAgentBuilder::expose_state`] shows the state to the model.
+//! `STATE_DELTA`; [`ModelAgentBuilder::expose_state`] shows the state to the model.
 //!
 //! # Failures
 //!
-//! Connect and read timeouts; `429` and `5xx` answers are retried with bounded backoff
+//! Connect and read timeouts; `429` and `5xx` answers (Anthropic's `529` overloaded
+//! among them) are retried with bounded backoff
 //! honouring `Retry-After`, before the first token only; a stream cut mid-answer, an
 //! error object mid-stream, a refusal and any other failure end the run with
 //! `RUN_ERROR` (codes `upstream_error`, `upstream_cut`, `upstream_timeout`,
 //! `upstream_too_large`, `tool_arguments_too_large`, `refusal`, `content_filter`,
-//! `max_steps`) whose message says what happened without the
+//! `max_tokens`, `context_window_exceeded`, `max_steps`) whose message says what happened without the
 //! endpoint's internals, after what was received. A client that goes away drops the
 //! upstream request at once.
 //!
@@ -53,6 +97,8 @@
 #[cfg(not(any(feature = "chat", feature = "anthropic")))]
 compile_error!("a model agent needs a provider API: enable the feature `chat` or `anthropic`");
 
+#[cfg(feature = "anthropic")]
+mod anthropic;
 #[cfg(feature = "chat")]
 mod chat;
 mod provider;
@@ -76,7 +122,9 @@ use crate::provider::{MadeCall, Provider, RequestParts, ToolSpec};
 use crate::upstream::model_turn;
 use agui_sdk_client::endpoint;
 
-/// Sampling parameters a run may set through `forwardedProps` (when allowed by name).
+/// Sampling parameters a run may set through `forwardedProps` (when allowed by name),
+/// sent under the same name: a provider API takes those it knows (`top_k` and
+/// `stop_sequences` are Anthropic's, `presence_penalty` OpenAI's, …).
 pub const FORWARDABLE_PARAMS: &[&str] = &[
     "temperature",
     "top_p",
@@ -89,6 +137,8 @@ pub const FORWARDABLE_PARAMS: &[&str] = &[
     "reasoning_effort",
     "parallel_tool_calls",
     "tool_choice",
+    "top_k",
+    "stop_sequences",
 ];
 
 /// What a server-side tool hands back.
@@ -155,6 +205,21 @@ enum Api {
     /// OpenAI Chat Completions.
     #[cfg(feature = "chat")]
     Chat,
+    /// Anthropic Messages.
+    #[cfg(feature = "anthropic")]
+    Anthropic,
+}
+
+/// How an Anthropic model thinks before it answers ([`ModelAgentBuilder::thinking`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Thinking {
+    /// Extended thinking with a budget of tokens (`{"type": "enabled",
+    /// "budget_tokens": n}`): at least 1,024, and below the request's `max_tokens`
+    /// (checked when the agent is built).
+    Budget(u32),
+    /// The model decides when and how much to think (`{"type": "adaptive"}`).
+    Adaptive,
 }
 
 /// The configuration of a [`ModelAgentBuilder`] and the agent it builds.
@@ -186,6 +251,7 @@ struct Config {
 /// [crate docs](crate)).
 pub struct ModelAgentBuilder {
     api: Api,
+    thinking: Option<Thinking>,
     config: Config,
     connect_timeout: Duration,
     error: Option<String>,
@@ -198,6 +264,7 @@ impl std::fmt::Debug for ModelAgentBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelAgentBuilder")
             .field("api", &self.api)
+            .field("thinking", &self.thinking)
             .field("base_url", &endpoint::redact_url(&self.config.base_url))
             .field("model", &self.config.model)
             .field("api_key", &self.config.api_key.as_ref().map(|_| "<set>"))
@@ -235,6 +302,30 @@ impl ModelAgent {
         model: impl Into<String>,
     ) -> ModelAgentBuilder {
         ModelAgentBuilder::new(Api::Chat, base_url.into(), model.into())
+    }
+
+    /// An agent over the Anthropic Messages API at `base_url` (the URL `/messages` is
+    /// appended to, e.g. `https://api.anthropic.com/v1`) and `model`. The key goes in
+    /// `x-api-key`, with `anthropic-version: 2023-06-01`; `max_tokens` is 4096 unless
+    /// set ([`ModelAgentBuilder::max_tokens`]); thinking is off unless configured
+    /// ([`ModelAgentBuilder::thinking`]).
+    ///
+    /// ```no_run
+    /// use agui_sdk_openai::{ModelAgent, Thinking};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let agent = ModelAgent::anthropic("https://api.anthropic.com/v1", "claude-sonnet-4-5")
+    ///     .api_key(std::env::var("ANTHROPIC_API_KEY")?)
+    ///     .max_tokens(16_000)
+    ///     .thinking(Thinking::Budget(8_000))
+    ///     .build()?;
+    /// # let _ = agent;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "anthropic")]
+    pub fn anthropic(base_url: impl Into<String>, model: impl Into<String>) -> ModelAgentBuilder {
+        ModelAgentBuilder::new(Api::Anthropic, base_url.into(), model.into())
     }
 }
 
@@ -283,11 +374,25 @@ impl ModelAgentBuilder {
             },
             connect_timeout: Duration::from_secs(10),
             error: None,
+            thinking: None,
         }
     }
 
+    /// How the model thinks (Anthropic Messages only: building a chat-completions agent
+    /// with it fails; there, reasoning is a model parameter such as
+    /// `reasoning_effort`). A budget must be below `max_tokens`, checked at build.
+    pub fn thinking(mut self, thinking: Thinking) -> Self {
+        self.thinking = Some(thinking);
+        self
+    }
+
+    /// The most tokens one answer may have (`max_tokens`, a model parameter).
+    pub fn max_tokens(self, n: u64) -> Self {
+        self.param("max_tokens", json!(n))
+    }
+
     /// The API key (never logged), sent as the provider API wants it: for chat
-    /// completions `Authorization: Bearer …`.
+    /// completions `Authorization: Bearer …`, for Anthropic Messages `x-api-key`.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.config.api_key = Some(key.into());
         self
@@ -444,6 +549,7 @@ impl ModelAgentBuilder {
         if self.config.base_url.is_empty() || self.config.model.is_empty() {
             return Err(ConfigError("an endpoint URL and a model are needed".into()));
         }
+        self.check_thinking()?;
         // No redirect is followed: the key goes to the configured endpoint's origin and
         // nowhere else (a `3xx` answer fails the run, naming where it pointed).
         self.config.client = reqwest::Client::builder()
@@ -456,6 +562,13 @@ impl ModelAgentBuilder {
         let agent: FnAgent = match self.api {
             #[cfg(feature = "chat")]
             Api::Chat => agent(config, chat::Chat),
+            #[cfg(feature = "anthropic")]
+            Api::Anthropic => agent(
+                config,
+                anthropic::Anthropic {
+                    thinking: self.thinking,
+                },
+            ),
         };
         Ok(match description {
             Some(d) => agent.with_capabilities(agui_sdk_core::AgentCapabilities {
@@ -484,6 +597,45 @@ fn agent<P: Provider>(config: Arc<Config>, provider: P) -> FnAgent {
         let provider = provider.clone();
         async move { run(&config, &*provider, input, ctx, tx).await }
     })
+}
+
+impl ModelAgentBuilder {
+    /// Thinking is for the Messages API, and its budget fits in `max_tokens`.
+    #[cfg_attr(not(feature = "anthropic"), allow(unused_variables))]
+    fn check_thinking(&self) -> Result<(), ConfigError> {
+        let Some(thinking) = self.thinking else {
+            return Ok(());
+        };
+        match self.api {
+            #[cfg(feature = "chat")]
+            Api::Chat => Err(ConfigError(
+                "thinking (ModelAgentBuilder::thinking) is configured for the Anthropic Messages API only; for chat completions set a model parameter such as reasoning_effort".into(),
+            )),
+            #[cfg(feature = "anthropic")]
+            Api::Anthropic => {
+                let Thinking::Budget(budget) = thinking else {
+                    return Ok(());
+                };
+                let max = match self.config.params.get("max_tokens") {
+                    None => anthropic::DEFAULT_MAX_TOKENS,
+                    Some(v) => v.as_u64().ok_or_else(|| {
+                        ConfigError(format!("max_tokens must be a whole number of tokens, not {v}"))
+                    })?,
+                };
+                if budget < 1024 {
+                    return Err(ConfigError(format!(
+                        "the thinking budget ({budget} tokens) must be at least 1024 tokens"
+                    )));
+                }
+                if u64::from(budget) >= max {
+                    return Err(ConfigError(format!(
+                        "max_tokens ({max}) must be above the thinking budget ({budget} tokens): raise it with ModelAgentBuilder::max_tokens"
+                    )));
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 fn fail(message: impl Into<String>, code: &str) -> AgentError {

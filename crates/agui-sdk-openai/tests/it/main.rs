@@ -1,7 +1,16 @@
 //! The integration tests of `agui-sdk-openai`, in one binary (one link instead of one per file).
 
+#[cfg(feature = "chat")]
 mod fake;
+#[cfg(feature = "anthropic")]
+mod fake_anthropic;
 
+#[cfg(feature = "anthropic")]
+mod anthropic;
+
+#[cfg(feature = "chat")]
 mod openai_agent;
+#[cfg(feature = "chat")]
 mod openai_interop;
+#[cfg(feature = "chat")]
 mod openai_upstream;

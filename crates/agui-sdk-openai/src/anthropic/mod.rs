@@ -1,0 +1,91 @@
+//! Anthropic Messages (`POST {base}/messages`, streaming): the adapter. The run's
+//! input becomes the provider's history (thinking blocks replayed byte for byte), the
+//! stream becomes events (each thinking block a reasoning message of its own, its
+//! signature an encrypted value).
+
+mod request;
+mod translate;
+
+use agui_sdk_core::RunAgentInput;
+use serde_json::{json, Value};
+
+use crate::provider::{MadeCall, Provider, RequestParts, TurnResult};
+use crate::Thinking;
+
+/// The `anthropic-version` header sent with every request.
+pub(crate) const API_VERSION: &str = "2023-06-01";
+/// The `max_tokens` sent when none is configured.
+pub(crate) const DEFAULT_MAX_TOKENS: u64 = 4096;
+/// The type of a thinking block's signature.
+pub(crate) const SIGNATURE_TYPE: &str = "anthropic.thinking_signature";
+/// The type of a redacted thinking block's data.
+pub(crate) const REDACTED_TYPE: &str = "anthropic.redacted_thinking";
+
+/// The Messages API, with its agent's thinking configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct Anthropic {
+    pub thinking: Option<Thinking>,
+}
+
+/// The conversation in the Messages API's form.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct History {
+    /// The parts of the top-level `system` prompt.
+    system: Vec<String>,
+    /// Which part of `system` shows the state.
+    state_at: Option<usize>,
+    /// `user` and `assistant` messages, each with its content blocks.
+    messages: Vec<Value>,
+}
+
+impl Provider for Anthropic {
+    type History = History;
+    type Turn = translate::Turn;
+
+    fn url(&self, base_url: &str) -> String {
+        format!("{base_url}/messages")
+    }
+
+    fn headers(
+        &self,
+        req: reqwest::RequestBuilder,
+        api_key: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        let req = req.header("anthropic-version", API_VERSION);
+        match api_key {
+            Some(key) => req.header("x-api-key", key),
+            None => req,
+        }
+    }
+
+    fn history(&self, input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
+        request::history(input, parts)
+    }
+
+    fn body(&self, input: &RunAgentInput, history: &History, parts: &RequestParts<'_>) -> Value {
+        request::body(input, history, parts, self.thinking)
+    }
+
+    fn turn(&self, message_id: String) -> translate::Turn {
+        translate::Turn::new(message_id)
+    }
+
+    fn record_turn(&self, history: &mut History, result: &TurnResult) {
+        request::push(&mut history.messages, "assistant", result.blocks.clone());
+    }
+
+    fn record_result(&self, history: &mut History, call: &MadeCall, content: &str) {
+        let block = json!({ "type": "tool_result", "tool_use_id": call.id, "content": content });
+        request::push(&mut history.messages, "user", vec![block]);
+    }
+
+    fn refresh_state(&self, history: &mut History, state: &Value) {
+        if let Some(i) = history.state_at {
+            history.system[i] = request::state_text(state);
+        }
+    }
+
+    fn vendor(&self) -> Option<&'static str> {
+        Some("anthropic")
+    }
+}

@@ -1,0 +1,284 @@
+//! A run's input as a Messages request: the history in the order it was produced, each
+//! assistant turn's thinking blocks first (replayed byte for byte), then its text, then
+//! its `tool_use` blocks; tool results as `tool_result` blocks.
+
+use agui_sdk_core::types::{Content, ContentPart, PartSource, ReasoningMessage};
+use agui_sdk_core::{Escaped, Message, RunAgentInput};
+use serde_json::{json, Map, Value};
+
+use super::{History, DEFAULT_MAX_TOKENS, REDACTED_TYPE, SIGNATURE_TYPE};
+use crate::provider::RequestParts;
+use crate::Thinking;
+
+/// The text that shows the model the state.
+pub(super) fn state_text(state: &impl std::fmt::Display) -> String {
+    format!("The shared application state (JSON):\n{state}")
+}
+
+/// Appends `blocks` as a `role` message, to the last message when it has that role
+/// (the API wants the roles to alternate). Nothing is added for no blocks.
+pub(super) fn push(messages: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
+    if blocks.is_empty() {
+        return;
+    }
+    if let Some(last) = messages.last_mut() {
+        if last["role"] == role {
+            if let Some(content) = last["content"].as_array_mut() {
+                content.extend(blocks);
+                return;
+            }
+        }
+    }
+    messages.push(json!({ "role": role, "content": blocks }));
+}
+
+/// One assistant turn as the history gives it, possibly in several messages (a client
+/// may keep a tool call without `parentMessageId` as a message of its own).
+#[derive(Default)]
+struct AssistantTurn {
+    thinking: Vec<Value>,
+    text: Vec<Value>,
+    tool_use: Vec<Value>,
+}
+
+impl AssistantTurn {
+    fn flush(&mut self, messages: &mut Vec<Value>) {
+        let turn = std::mem::take(self);
+        let mut blocks = turn.thinking;
+        blocks.extend(turn.text);
+        blocks.extend(turn.tool_use);
+        push(messages, "assistant", blocks);
+    }
+}
+
+/// A reasoning message as a thinking block: its value of Anthropic's types, or
+/// without a type (taken as a thinking block's signature). A value of another
+/// provider's type is never sent.
+fn thinking_block(r: &ReasoningMessage) -> Option<Value> {
+    let Some(value) = r.encrypted_value.as_deref() else {
+        tracing::debug!(message = %Escaped(&r.id), "a reasoning message without a signature is not sent to the model");
+        return None;
+    };
+    match r.encrypted_value_type.as_deref() {
+        None | Some(SIGNATURE_TYPE) => Some(json!({
+            "type": "thinking",
+            "thinking": r.content,
+            "signature": value,
+        })),
+        Some(REDACTED_TYPE) => Some(json!({ "type": "redacted_thinking", "data": value })),
+        Some(other) => {
+            tracing::warn!(
+                message = %Escaped(&r.id),
+                value_type = %Escaped(other),
+                "a reasoning message's encrypted value is of another provider's type: not sent to the Anthropic model"
+            );
+            None
+        }
+    }
+}
+
+fn media_source(source: &PartSource) -> Option<Value> {
+    match source {
+        PartSource::Url(u) => Some(json!({ "type": "url", "url": u.value })),
+        PartSource::Data(d) => Some(json!({
+            "type": "base64",
+            "media_type": d.mime_type,
+            "data": d.value,
+        })),
+        PartSource::File(_) => None,
+    }
+}
+
+/// A user's content part as a block; what the API cannot take is noted as text, so
+/// that nothing is dropped silently.
+fn part(p: &ContentPart) -> Value {
+    let (kind, media) = match p {
+        ContentPart::Text(t) => return json!({ "type": "text", "text": t.text }),
+        ContentPart::Image(m) => ("image", m),
+        ContentPart::Audio(m) => ("audio", m),
+        ContentPart::Video(m) => ("video", m),
+        ContentPart::Document(m) => ("document", m),
+    };
+    let pdf = match &media.source {
+        PartSource::Data(d) => d.mime_type == "application/pdf",
+        PartSource::Url(u) => u.value.ends_with(".pdf"),
+        PartSource::File(_) => false,
+    };
+    if kind == "image" || (kind == "document" && pdf) {
+        if let Some(source) = media_source(&media.source) {
+            return json!({ "type": kind, "source": source });
+        }
+    }
+    let what = match &media.source {
+        PartSource::Url(u) => format!("at {}", u.value),
+        PartSource::Data(d) => format!("of type {}", d.mime_type),
+        PartSource::File(f) => format!("file {}", f.value),
+    };
+    tracing::warn!(
+        kind,
+        "a content part the Messages API cannot take is sent as a note"
+    );
+    json!({ "type": "text", "text": format!("[{kind} attachment {what} not supported by this model endpoint]") })
+}
+
+fn user_blocks(c: &Content) -> Vec<Value> {
+    match c {
+        Content::Text(t) if t.is_empty() => Vec::new(),
+        Content::Text(t) => vec![json!({ "type": "text", "text": t })],
+        Content::Parts(parts) => parts.iter().map(part).collect(),
+    }
+}
+
+/// A tool call's arguments as the `input` object the API wants.
+fn tool_input(id: &str, arguments: &str) -> Value {
+    if arguments.trim().is_empty() {
+        return json!({});
+    }
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => {
+            tracing::warn!(call = %Escaped(id), "a tool call's arguments are not a JSON object: sent as {{}}");
+            json!({})
+        }
+    }
+}
+
+/// The history the run's input gives.
+pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
+    let mut h = History::default();
+    if let Some(p) = parts.system_prompt {
+        h.system.push(p.to_owned());
+    }
+    if !input.context.is_empty() {
+        let mut text = String::from("Context from the application:");
+        for c in &input.context {
+            text.push_str(&format!("\n- {}: {}", c.description, c.value));
+        }
+        h.system.push(text);
+    }
+    if let Some(state) = input
+        .state
+        .as_ref()
+        .filter(|s| parts.expose_state && !s.is_null())
+    {
+        h.state_at = Some(h.system.len());
+        h.system.push(state_text(state));
+    }
+    let mut turn = AssistantTurn::default();
+    for m in &input.messages {
+        match m {
+            Message::System(s) => h.system.push(s.content.clone()),
+            Message::Developer(d) => h.system.push(d.content.clone()),
+            Message::Reasoning(r) => turn.thinking.extend(thinking_block(r)),
+            Message::Assistant(a) => {
+                if let Some(text) = a.content.as_deref().filter(|t| !t.is_empty()) {
+                    turn.text.push(json!({ "type": "text", "text": text }));
+                }
+                for c in a.tool_calls.iter().flatten() {
+                    turn.tool_use.push(json!({
+                        "type": "tool_use",
+                        "id": c.id,
+                        "name": c.function.name,
+                        "input": tool_input(&c.id, &c.function.arguments),
+                    }));
+                }
+            }
+            Message::User(u) => {
+                turn.flush(&mut h.messages);
+                push(&mut h.messages, "user", user_blocks(&u.content));
+            }
+            Message::Tool(t) => {
+                turn.flush(&mut h.messages);
+                let mut text = t.content.to_text();
+                if let Some(e) = &t.error {
+                    text = if text.is_empty() {
+                        format!("error: {e}")
+                    } else {
+                        format!("{text}\nerror: {e}")
+                    };
+                }
+                let mut block = json!({ "type": "tool_result", "tool_use_id": t.tool_call_id, "content": text });
+                if t.error.is_some() {
+                    block["is_error"] = json!(true);
+                }
+                push(&mut h.messages, "user", vec![block]);
+            }
+            Message::Activity(_) => {}
+        }
+    }
+    turn.flush(&mut h.messages);
+    h
+}
+
+/// The whole request body.
+pub(super) fn body(
+    input: &RunAgentInput,
+    history: &History,
+    parts: &RequestParts<'_>,
+    thinking: Option<Thinking>,
+) -> Value {
+    let mut o = Map::new();
+    o.insert("model".into(), json!(parts.model));
+    o.insert("max_tokens".into(), json!(DEFAULT_MAX_TOKENS));
+    if !history.system.is_empty() {
+        o.insert("system".into(), json!(history.system.join("\n\n")));
+    }
+    o.insert("messages".into(), Value::Array(history.messages.clone()));
+    o.insert("stream".into(), json!(true));
+    match thinking {
+        Some(Thinking::Budget(tokens)) => {
+            o.insert(
+                "thinking".into(),
+                json!({ "type": "enabled", "budget_tokens": tokens }),
+            );
+        }
+        Some(Thinking::Adaptive) => {
+            o.insert("thinking".into(), json!({ "type": "adaptive" }));
+        }
+        None => {}
+    }
+    for (k, v) in parts.params {
+        o.insert(k.clone(), v.clone());
+    }
+    let props = input.forwarded_props.as_ref().map(|p| p.to_value());
+    if let Some(props) = props.as_ref().and_then(Value::as_object) {
+        for name in parts.forwardable {
+            if let Some(v) = props.get(name) {
+                o.insert(name.clone(), v.clone());
+            }
+        }
+    }
+    let mut tools: Vec<Value> = parts
+        .server_tools
+        .iter()
+        .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
+        .collect();
+    for t in &input.tools {
+        tools.push(json!({
+            "name": t.name,
+            "description": t.description,
+            "input_schema": t.parameters.as_ref().map_or_else(|| json!({ "type": "object", "properties": {} }), |p| p.to_value()),
+        }));
+    }
+    // A client names the tool to call in `forwardedProps.toolChoice` (in the
+    // chat-completions shape, as CopilotKit's suggestion runs do): asked of the model
+    // in the Messages API's shape when it names an offered tool.
+    let choice = props
+        .as_ref()
+        .and_then(|p| p.get("toolChoice"))
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
+        .and_then(|c| c.pointer("/function/name"))
+        .and_then(Value::as_str);
+    if let Some(name) = choice {
+        if tools.iter().any(|t| t["name"] == name) {
+            o.insert(
+                "tool_choice".into(),
+                json!({ "type": "tool", "name": name }),
+            );
+        }
+    }
+    if !tools.is_empty() {
+        o.insert("tools".into(), Value::Array(tools));
+    }
+    Value::Object(o)
+}

@@ -1,0 +1,363 @@
+//! A fake Anthropic Messages server on loopback: it answers `POST …/messages` with
+//! streams in the exact wire format (`event: message_start\ndata: {…}\n\n`, content
+//! blocks started, streamed and stopped by `index`, `message_delta`, `message_stop`,
+//! `ping`, `error`), sent in small pieces that split strings, escapes and multi-byte
+//! characters. The `model` of the request picks the scenario. Every request's body and
+//! headers are recorded.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One recorded request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: String,
+    pub headers: HashMap<String, String>,
+    pub body: Value,
+}
+
+/// The fake server.
+#[derive(Clone)]
+pub struct Fake {
+    pub addr: SocketAddr,
+    pub requests: Arc<Mutex<Vec<Request>>>,
+    counts: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Fake {
+    /// The base URL (what `/messages` is appended to).
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn requests_for(&self, model: &str) -> Vec<Request> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.body["model"] == model)
+            .cloned()
+            .collect()
+    }
+}
+
+pub async fn start() -> Fake {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let fake = Fake {
+        addr: listener.local_addr().unwrap(),
+        requests: Arc::default(),
+        counts: Arc::default(),
+    };
+    let f = fake.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((sock, _)) = listener.accept().await else {
+                return;
+            };
+            let f = f.clone();
+            tokio::spawn(async move {
+                let _ = serve(sock, f).await;
+            });
+        }
+    });
+    fake
+}
+
+/// One SSE event of the stream: `(event name, data)`.
+pub type Ev = (&'static str, Value);
+
+pub fn message_start(usage: Value) -> Ev {
+    (
+        "message_start",
+        json!({ "type": "message_start", "message": {
+            "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-x",
+            "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage } }),
+    )
+}
+
+pub fn block_start(index: u32, block: Value) -> Ev {
+    (
+        "content_block_start",
+        json!({ "type": "content_block_start", "index": index, "content_block": block }),
+    )
+}
+
+pub fn delta(index: u32, delta: Value) -> Ev {
+    (
+        "content_block_delta",
+        json!({ "type": "content_block_delta", "index": index, "delta": delta }),
+    )
+}
+
+pub fn block_stop(index: u32) -> Ev {
+    (
+        "content_block_stop",
+        json!({ "type": "content_block_stop", "index": index }),
+    )
+}
+
+pub fn message_delta(stop_reason: &str, output_tokens: u64) -> Ev {
+    (
+        "message_delta",
+        json!({ "type": "message_delta", "delta": { "stop_reason": stop_reason, "stop_sequence": null },
+                "usage": { "output_tokens": output_tokens } }),
+    )
+}
+
+pub fn message_stop() -> Ev {
+    ("message_stop", json!({ "type": "message_stop" }))
+}
+
+pub fn ping() -> Ev {
+    ("ping", json!({ "type": "ping" }))
+}
+
+fn usage(input: u64) -> Value {
+    json!({ "input_tokens": input, "output_tokens": 1, "cache_creation_input_tokens": null,
+            "cache_read_input_tokens": null })
+}
+
+/// A text block `index` streamed in `pieces`.
+pub fn text_block(index: u32, pieces: &[&str]) -> Vec<Ev> {
+    let mut v = vec![block_start(
+        index,
+        json!({ "type": "text", "text": "", "citations": null }),
+    )];
+    v.extend(
+        pieces
+            .iter()
+            .map(|p| delta(index, json!({ "type": "text_delta", "text": p }))),
+    );
+    v.push(block_stop(index));
+    v
+}
+
+/// A thinking block `index`: its text in `pieces` (none: omitted), then its signature.
+pub fn thinking_block(index: u32, pieces: &[&str], signature: &str) -> Vec<Ev> {
+    let mut v = vec![block_start(
+        index,
+        json!({ "type": "thinking", "thinking": "", "signature": "" }),
+    )];
+    v.extend(
+        pieces
+            .iter()
+            .map(|p| delta(index, json!({ "type": "thinking_delta", "thinking": p }))),
+    );
+    v.push(delta(
+        index,
+        json!({ "type": "signature_delta", "signature": signature }),
+    ));
+    v.push(block_stop(index));
+    v
+}
+
+/// A `tool_use` block `index` whose input streams in `pieces`.
+pub fn tool_block(index: u32, id: &str, name: &str, pieces: &[&str]) -> Vec<Ev> {
+    let mut v = vec![block_start(
+        index,
+        json!({ "type": "tool_use", "id": id, "name": name, "input": {} }),
+    )];
+    v.extend(pieces.iter().map(|p| {
+        delta(
+            index,
+            json!({ "type": "input_json_delta", "partial_json": p }),
+        )
+    }));
+    v.push(block_stop(index));
+    v
+}
+
+/// A signature as the API sends them (base64, long, with `+`, `/` and `=`).
+pub const SIG_A: &str = "EqQBCkYIBRgCIkB+/sig-A/0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ==";
+pub const SIG_B: &str = "ErUBCkYIBRgCIkC9/sig-B+9876543210ZYXWVUTSRQPONMLKJIHGFEDCBA/zyxw=";
+pub const SIG_C: &str = "EpcBCkYIBRgCIkD1/sig-C-omitted+AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
+pub const REDACTED: &str =
+    "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URv==";
+
+/// What a scenario answers.
+pub enum Answer {
+    Stream(Vec<Ev>),
+    Status { status: u16, body: &'static str },
+}
+
+fn has_tool_result(body: &Value) -> bool {
+    body["messages"].as_array().is_some_and(|m| {
+        m.iter().any(|m| {
+            m["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+        })
+    })
+}
+
+fn whole(mut evs: Vec<Ev>, stop_reason: &str) -> Answer {
+    let mut v = vec![message_start(usage(10)), ping()];
+    v.append(&mut evs);
+    v.push(message_delta(stop_reason, 9));
+    v.push(message_stop());
+    Answer::Stream(v)
+}
+
+pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
+    match model {
+        "text" => {
+            let mut v = vec![message_start(json!({
+                "input_tokens": 10, "output_tokens": 1,
+                "cache_creation_input_tokens": 5, "cache_read_input_tokens": 100 }))];
+            v.extend(text_block(0, &["Hel", "lo, w", "\u{f6}rld! \u{1f600}"]));
+            v.push((
+                "message_delta",
+                json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn", "stop_sequence": null },
+                        "usage": { "output_tokens": 7, "output_tokens_details": { "thinking_tokens": 0 } } }),
+            ));
+            v.push(message_stop());
+            Answer::Stream(v)
+        }
+        "thinking-tool" if has_tool_result(body) => {
+            whole(text_block(0, &["Card ", "shown."]), "end_turn")
+        }
+        "thinking-tool" => {
+            let mut v = thinking_block(0, &["The user wants ", "a card for Oslo."], SIG_A);
+            v.extend(tool_block(
+                1,
+                "toolu_01A",
+                "show_card",
+                &["{\"city\":", " \"Os", "lo\"}"],
+            ));
+            whole(v, "tool_use")
+        }
+        "blocks" => {
+            let mut v = vec![block_start(
+                0,
+                json!({ "type": "redacted_thinking", "data": REDACTED }),
+            )];
+            v.push(block_stop(0));
+            v.extend(thinking_block(1, &[], SIG_C));
+            v.extend(thinking_block(2, &["Second ", "thought."], SIG_B));
+            v.extend(text_block(3, &["Answer."]));
+            whole(v, "end_turn")
+        }
+        "server-tool" if has_tool_result(body) => {
+            whole(text_block(0, &["The sum is 5"]), "end_turn")
+        }
+        "server-tool" => {
+            let mut v = thinking_block(0, &["Add them."], SIG_A);
+            v.extend(text_block(1, &["Adding."]));
+            v.extend(tool_block(
+                2,
+                "toolu_add",
+                "add",
+                &["{\"a\": 2,", " \"b\": 3}"],
+            ));
+            whole(v, "tool_use")
+        }
+        "refusal" => whole(text_block(0, &["I "]), "refusal"),
+        "max-tokens" => whole(text_block(0, &["Long ", "answ"]), "max_tokens"),
+        "error-mid" => {
+            let mut v = vec![message_start(usage(3))];
+            v.extend(text_block(0, &["Partial"]));
+            v.push((
+                "error",
+                json!({ "type": "error", "error": { "type": "overloaded_error", "message": "Overloaded at shard 10.0.0.7" } }),
+            ));
+            Answer::Stream(v)
+        }
+        "overloaded" if n == 0 => Answer::Status {
+            status: 529,
+            body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        },
+        "overloaded" => whole(text_block(0, &["after ", "a retry"]), "end_turn"),
+        "echo" => whole(text_block(0, &["ok"]), "end_turn"),
+        _ => Answer::Status {
+            status: 404,
+            body: r#"{"type":"error","error":{"type":"not_found_error","message":"no scenario"}}"#,
+        },
+    }
+}
+
+async fn read_request(sock: &mut TcpStream) -> Option<Request> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 8192];
+    let (head_end, len, path, headers) = loop {
+        let n = sock.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..pos]).into_owned();
+            let mut lines = head.lines();
+            let path = lines.next()?.split(' ').nth(1)?.to_owned();
+            let headers: HashMap<String, String> = lines
+                .filter_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    Some((k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+                })
+                .collect();
+            let len = headers
+                .get("content-length")
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(0);
+            break (pos + 4, len, path, headers);
+        }
+    };
+    while buf.len() < head_end + len {
+        let n = sock.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    }
+    let body = serde_json::from_slice(&buf[head_end..head_end + len]).ok()?;
+    Some(Request {
+        path,
+        headers,
+        body,
+    })
+}
+
+async fn serve(mut sock: TcpStream, f: Fake) -> std::io::Result<()> {
+    sock.set_nodelay(true)?;
+    let Some(req) = read_request(&mut sock).await else {
+        return Ok(());
+    };
+    let model = req.body["model"].as_str().unwrap_or("").to_owned();
+    let n = {
+        let mut counts = f.counts.lock().unwrap();
+        let c = counts.entry(model.clone()).or_default();
+        *c += 1;
+        *c - 1
+    };
+    let body = req.body.clone();
+    f.requests.lock().unwrap().push(req);
+    match scenario(&model, n, &body) {
+        Answer::Status { status, body } => {
+            let head = format!(
+                "HTTP/1.1 {status} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            sock.write_all(head.as_bytes()).await?;
+            sock.write_all(body.as_bytes()).await?;
+        }
+        Answer::Stream(events) => {
+            sock.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+            )
+            .await?;
+            for (name, data) in events {
+                let frame = format!("event: {name}\ndata: {data}\n\n");
+                for piece in frame.as_bytes().chunks(5) {
+                    if sock.write_all(piece).await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+    sock.shutdown().await
+}

@@ -75,7 +75,7 @@ impl EventVerifier for PipelineVerifier {
             .inbound
             .push_event(event.clone(), &mut self.out, &mut self.warnings);
         for w in self.warnings.drain(..) {
-            tracing::warn!(warning = %w, "a client will warn about an event this agent emitted");
+            tracing::warn!(warning = %agui_sdk_core::Escaped(&w.to_string()), "a client will warn about an event this agent emitted");
         }
         r.map_err(|e| match e {
             agui_sdk_core::semantics::InboundError::Verify { source } => {
@@ -245,7 +245,7 @@ impl LifecycleGuard {
         if let Some(v) = self.verifier.as_mut() {
             if let Err(why) = v.check(&fin) {
                 let msg = format!("the agent ended its stream with the run incomplete: {why}");
-                tracing::warn!(%msg, "agent broke the protocol");
+                tracing::warn!(msg = %agui_sdk_core::Escaped(&msg), "agent broke the protocol");
                 self.fail(msg, "protocol_violation", out);
                 return;
             }
@@ -257,8 +257,13 @@ impl LifecycleGuard {
     /// The agent failed: adds `RUN_ERROR` with the error's public message.
     pub fn on_error(&mut self, err: AgentError, out: &mut Vec<Event>) {
         match err.cause() {
-            Some(cause) => tracing::warn!(error = %err.message(), cause = %cause, "agent failed"),
-            None => tracing::warn!(error = %err.message(), "agent failed"),
+            // An agent's error may quote what a client or an upstream sent.
+            Some(cause) => tracing::warn!(
+                error = %agui_sdk_core::Escaped(err.message()),
+                cause = %agui_sdk_core::Escaped(&cause.to_string()),
+                "agent failed"
+            ),
+            None => tracing::warn!(error = %agui_sdk_core::Escaped(err.message()), "agent failed"),
         }
         let code = err.code().unwrap_or("agent_error").to_owned();
         self.fail(err.message().to_owned(), &code, out);
@@ -335,7 +340,7 @@ impl LifecycleGuard {
         out: &mut Vec<Event>,
     ) -> GuardFlow {
         let msg = format!("the agent broke the protocol at its event {index} ({ty}): {msg}");
-        tracing::warn!(%msg, "agent broke the protocol");
+        tracing::warn!(msg = %agui_sdk_core::Escaped(&msg), "agent broke the protocol");
         self.fail(msg, "protocol_violation", out);
         GuardFlow::End
     }

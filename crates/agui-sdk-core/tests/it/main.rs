@@ -8,6 +8,7 @@ mod interop_gate;
 
 mod compat_thinking;
 mod duplicate_keys;
+mod encoding_frame;
 mod encoding_golden;
 mod encoding_interop;
 mod encoding_negotiate;

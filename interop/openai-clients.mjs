@@ -1,5 +1,5 @@
 // Runs the reference client (@ag-ui/client 1.0.0 HttpAgent) against model-backed agents
-// (agui-sdk-openai over a fake chat-completions endpoint), one per scenario, each mounted at
+// (agui-sdk-model over a fake chat-completions endpoint), one per scenario, each mounted at
 // BASE_URL/{scenario}. The client's own pipeline (enforcement, chunk expansion,
 // verification, reducer) must accept every stream. Prints one JSON line per scenario:
 //   {"scenario","ok","error"?,"runError"?,"warnings","messages"}

@@ -6,7 +6,7 @@
 //! hand-off the HTTP client's body makes per chunk, without HTTP or JSON.
 
 use agui_sdk_core::Event;
-use agui_sdk_openai::OpenAiAgent;
+use agui_sdk_model::OpenAiAgent;
 use agui_sdk_server::{agent_fn, AgentRouter};
 
 use crate::{now_ns, Ask};

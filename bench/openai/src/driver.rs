@@ -753,11 +753,11 @@ async fn callgrind(opts: &Opts, exe: &str, up_url: &str, r: &mut Report) {
     };
     let text = String::from_utf8_lossy(&out.stdout);
     let parts: [(&str, &[&str]); 9] = [
-        ("the adapter's turn (`agui_sdk_openai::model_turn`: body read, SSE split, JSON, translation, emit)", &["agui_sdk_openai::model_turn::{{closure}} ["]),
+        ("the adapter's turn (`agui_sdk_model::upstream::model_turn`: body read, SSE split, JSON, translation, emit)", &["agui_sdk_model::upstream::model_turn::{{closure}} ["]),
         ("  the body read under the per-read timeout (`tokio::time::Timeout::poll`)", &["tokio::time::timeout::Timeout<T> as core::future::future::Future>::poll ["]),
-        ("  `SseReader::push` (SSE split and chunk JSON)", &["agui_sdk_openai::wire::SseReader::push ["]),
-        ("    the chunk's JSON (`serde_json` into `Chunk`)", &["agui_sdk_openai::wire::parse ["]),
-        ("  `Turn::push` (chunk to events)", &["agui_sdk_openai::translate::Turn::push ["]),
+        ("  `SseReader::push` (SSE split, chunk JSON and translation)", &["agui_sdk_model::sse::SseReader::push ["]),
+        ("    the chunk's JSON (`serde_json` into `Chunk`)", &["agui_sdk_model::chat::wire::parse ["]),
+        ("    `Turn::push_chunk` (chunk to events)", &["agui_sdk_model::chat::translate::Turn::push_chunk ["]),
         ("  `Emitter::emit` (channel send)", &["agui_sdk_server::agent::Emitter::emit::{{closure}} ["]),
         ("the response body (`RunStream::poll_next`: agent poll, lifecycle, encoding; includes the turn)", &["<agui_sdk_server::response::RunStream as futures_core::stream::Stream>::poll_next ["]),
         ("  SSE encoding (`encode_into`)", &["agui_sdk_server::response::encode_into ["]),

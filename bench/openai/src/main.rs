@@ -1,4 +1,4 @@
-//! What `agui-sdk-openai` adds to what the model costs.
+//! What `agui-sdk-model`'s chat-completions adapter adds to what the model costs.
 //!
 //! One binary, three roles, each its own process:
 //!

@@ -1,7 +1,7 @@
 //! AG-UI agents without an HTTP server.
 //!
 //! This crate holds what an agent, a model adapter or a run store needs, and nothing
-//! that serves HTTP: `agui-sdk-server` puts these agents behind routes, `agui-sdk-openai` builds
+//! that serves HTTP: `agui-sdk-server` puts these agents behind routes, `agui-sdk-model` builds
 //! one over a model, `agui-sdk-redis` stores their runs.
 //!
 //! * [`Agent`] (a stream of events) and [`agent_fn`] (an async function with an

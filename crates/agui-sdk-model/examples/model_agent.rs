@@ -1,7 +1,7 @@
 //! A model behind AG-UI with one server-side tool:
-//! `OPENAI_API_KEY=… cargo run -p agui-sdk-openai --example model_agent`, then POST a run to
+//! `OPENAI_API_KEY=… cargo run -p agui-sdk-model --example model_agent`, then POST a run to
 //! `http://127.0.0.1:8000/chat` (for instance with `agui run http://127.0.0.1:8000/chat --message "…"`).
-use agui_sdk_openai::{OpenAiAgent, ToolContext, ToolResult};
+use agui_sdk_model::{OpenAiAgent, ToolContext, ToolResult};
 use agui_sdk_server::AgentRouter;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -311,7 +311,7 @@ impl ModelAgent {
     /// ([`ModelAgentBuilder::thinking`]).
     ///
     /// ```no_run
-    /// use agui_sdk_openai::{ModelAgent, Thinking};
+    /// use agui_sdk_model::{ModelAgent, Thinking};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let agent = ModelAgent::anthropic("https://api.anthropic.com/v1", "claude-sonnet-4-5")

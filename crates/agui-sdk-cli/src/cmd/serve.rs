@@ -78,14 +78,14 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliE
         return Ok(None);
     };
     let shown = agui_sdk_client::endpoint::redact_url(url);
-    let mut b = agui_sdk_openai::OpenAiAgent::builder(url.clone(), model.clone())
+    let mut b = agui_sdk_model::OpenAiAgent::builder(url.clone(), model.clone())
         .description(format!("{model} at {shown}"))
         .forward_params(&["temperature", "max_tokens"])
         .tool(
             "add",
             "Adds two numbers and returns the sum.",
-            |x: AddArgs, _ctx: agui_sdk_openai::ToolContext| async move {
-                Ok(agui_sdk_openai::ToolResult::text((x.a + x.b).to_string()))
+            |x: AddArgs, _ctx: agui_sdk_model::ToolContext| async move {
+                Ok(agui_sdk_model::ToolResult::text((x.a + x.b).to_string()))
             },
         );
     match std::env::var(&args.api_key_env) {

@@ -1,7 +1,7 @@
 //! The integration tests of `agui-sdk-cli`, in one binary (one link instead of one per file).
 
 mod common;
-#[path = "../../../agui-sdk-openai/tests/it/fake/mod.rs"]
+#[path = "../../../agui-sdk-model/tests/it/fake/mod.rs"]
 mod fake;
 
 mod cli_check;

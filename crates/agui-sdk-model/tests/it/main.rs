@@ -1,4 +1,4 @@
-//! The integration tests of `agui-sdk-openai`, in one binary (one link instead of one per file).
+//! The integration tests of `agui-sdk-model`, in one binary (one link instead of one per file).
 
 #[cfg(feature = "chat")]
 mod fake;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use agui_sdk_client::{ClientError, Conversation, HttpAgent, RunParams};
 use agui_sdk_core::semantics::Verifier;
 use agui_sdk_core::{Event, Message, RunAgentInput, Tool};
-use agui_sdk_openai::{OpenAiAgent, OpenAiAgentBuilder, ToolContext, ToolResult};
+use agui_sdk_model::{OpenAiAgent, OpenAiAgentBuilder, ToolContext, ToolResult};
 use agui_sdk_server::{AgentRouter, Shutdown};
 use serde_json::{json, Value};
 

@@ -10,7 +10,7 @@ use agui_sdk_testkit::interop as interop_gate;
 use std::process::Stdio;
 use std::time::Duration;
 
-use agui_sdk_openai::{OpenAiAgent, ToolContext, ToolResult};
+use agui_sdk_model::{OpenAiAgent, ToolContext, ToolResult};
 use agui_sdk_server::{AgentRouter, Shutdown};
 use serde_json::Value;
 

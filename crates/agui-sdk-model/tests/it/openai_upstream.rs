@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use agui_sdk_client::HttpAgent;
 use agui_sdk_core::{Event, Message, RunAgentInput};
-use agui_sdk_openai::OpenAiAgent;
+use agui_sdk_model::OpenAiAgent;
 use agui_sdk_server::{AgentRouter, Shutdown};
 use agui_sdk_testkit::redirect;
 use futures_util::StreamExt;

@@ -11,3 +11,4 @@ mod run_store;
 mod server_delivery;
 mod server_emitter;
 mod server_lifecycle;
+mod server_log_escaping;

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agui_sdk_core::encoding::{Encoding, EventEncoder};
+use agui_sdk_core::encoding::{Encoding, FrameError, FrameWriter, Written};
 use agui_sdk_core::Event;
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Response, StatusCode};
@@ -32,68 +32,34 @@ const FIRST_CHUNK: usize = 2048;
 /// A chunk is handed to the body once this many bytes are encoded.
 const BATCH_BYTES: usize = 16 * 1024;
 
-pub(crate) use crate::engine::MAX_OUTPUT_EVENT;
-
-/// Encodes the events waiting in `scratch` into `out`. An event larger than
-/// [`MAX_OUTPUT_EVENT`] is not written: its type and size are returned (the caller ends
-/// the run; the events after it are not sent).
-fn encode_into(
-    encoder: &EventEncoder,
-    downgrade: agui_sdk_core::semantics::Downgrade,
-    scratch: &mut Vec<Event>,
-    out: &mut Vec<u8>,
-    sent: &mut u64,
-) -> Option<(agui_sdk_core::EventType, usize)> {
-    for e in scratch.drain(..) {
-        let before = out.len();
-        let ty = e.event_type();
-        if downgrade.is_active() {
-            use agui_sdk_core::semantics::Outgoing;
-            match downgrade.apply(e) {
-                Some(Outgoing::Event(e)) => encoder.encode(&e, out),
-                Some(Outgoing::Json(v)) if encoder.encoding() == Encoding::Sse => {
-                    let mut text = Vec::new();
-                    agui_sdk_core::wire::write_canonical(&v, &mut text);
-                    agui_sdk_core::encoding::sse::encode_data(&text, out);
-                }
-                // No protobuf frame for a JSON-only rewrite; nothing for a dropped event.
-                Some(Outgoing::Json(_)) | None => continue,
-            }
-            let size = out.len() - before;
-            if size > MAX_OUTPUT_EVENT {
-                out.truncate(before);
-                return Some((ty, size));
-            }
-            *sent += 1;
-            continue;
-        }
-        encoder.encode(&e, out);
-        let size = out.len() - before;
-        if size > MAX_OUTPUT_EVENT {
-            out.truncate(before);
-            return Some((e.event_type(), size));
-        }
-        *sent += 1;
-    }
-    None
-}
-
-/// Encodes what the guard produced. An event too large for a client is replaced by
-/// `RUN_ERROR` (code `event_too_large`), which ends the run: `true` then.
+/// Writes the events waiting in `scratch` into `out` with `writer`. An event over the
+/// size limit ([`FrameWriter`]'s rule, the decoders') is replaced by `RUN_ERROR` (code
+/// `event_too_large`), which ends the run: `true` then (the events after it are not
+/// sent).
 fn encode_scratch(
-    encoder: &EventEncoder,
-    downgrade: agui_sdk_core::semantics::Downgrade,
+    writer: &FrameWriter,
     scratch: &mut Vec<Event>,
     out: &mut Vec<u8>,
     sent: &mut u64,
 ) -> bool {
-    let Some((ty, size)) = encode_into(encoder, downgrade, scratch, out, sent) else {
-        return false;
-    };
-    scratch.clear();
-    encoder.encode(&crate::engine::event_too_large(ty, size), out);
-    *sent += 1;
-    true
+    for e in scratch.drain(..) {
+        match writer.write_event(e, None, out) {
+            Ok(Written::Frame) => *sent += 1,
+            Ok(Written::Dropped) => {}
+            Err(FrameError::TooLarge {
+                event_type, size, ..
+            }) => {
+                // The rest of the batch is dropped with the drain.
+                let _ =
+                    writer.write_event(crate::engine::event_too_large(event_type, size), None, out);
+                *sent += 1;
+                return true;
+            }
+            // A live event is never read back from text.
+            Err(_) => {}
+        }
+    }
+    false
 }
 
 /// Settings of one run's stream.
@@ -108,13 +74,8 @@ pub(crate) struct StreamSettings {
 /// The body stream of one run.
 pub(crate) struct RunStream {
     run: RunDriver,
-    encoder: EventEncoder,
-    downgrade: agui_sdk_core::semantics::Downgrade,
+    writer: FrameWriter,
     span: tracing::Span,
-    /// The keep-alive interval, and its timer once the stream has had to wait (a run
-    /// that ends in one step never sets one).
-    keep_alive: Option<(Duration, Option<Pin<Box<Sleep>>>)>,
-    last_write: Instant,
     done: bool,
     scratch: Vec<Event>,
     /// Encoded bytes not yet handed to the body.
@@ -131,18 +92,10 @@ impl RunStream {
         span: tracing::Span,
         permit: crate::budget::RunPermit,
     ) -> Self {
-        // Keep-alive comments exist only in SSE.
-        let keep_alive = match (settings.encoding, settings.keep_alive) {
-            (Encoding::Sse, Some(d)) if !d.is_zero() => Some((d, None)),
-            _ => None,
-        };
         RunStream {
             run,
-            encoder: EventEncoder::new(settings.encoding),
-            downgrade: settings.downgrade,
+            writer: FrameWriter::new(settings.encoding, settings.downgrade),
             span,
-            keep_alive,
-            last_write: Instant::now(),
             done: false,
             scratch: Vec::new(),
             out: Vec::new(),
@@ -154,8 +107,7 @@ impl RunStream {
     /// The bytes encoded so far, as one chunk.
     fn take_chunk(&mut self) -> Bytes {
         if encode_scratch(
-            &self.encoder,
-            self.downgrade,
+            &self.writer,
             &mut self.scratch,
             &mut self.out,
             &mut self.sent,
@@ -163,7 +115,6 @@ impl RunStream {
             self.run.detach();
             self.done = true;
         }
-        self.last_write = Instant::now();
         // A small chunk is copied out so that the buffer keeps its capacity (handing the
         // buffer itself over would make the next chunk regrow it from nothing); a large
         // one, or the last, is handed over as it is.
@@ -208,8 +159,7 @@ impl Stream for RunStream {
                         this.out.reserve(FIRST_CHUNK);
                     }
                     if encode_scratch(
-                        &this.encoder,
-                        this.downgrade,
+                        &this.writer,
                         &mut this.scratch,
                         &mut this.out,
                         &mut this.sent,
@@ -235,26 +185,6 @@ impl Stream for RunStream {
             return Poll::Ready(Some(Ok(this.take_chunk())));
         }
 
-        if let Some((interval, timer)) = this.keep_alive.as_mut() {
-            let last_write = this.last_write;
-            let timer = timer
-                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(last_write + *interval)));
-            if timer.as_mut().poll(cx).is_ready() {
-                let now = Instant::now();
-                let due = this.last_write + *interval;
-                if now >= due {
-                    timer.as_mut().reset(now + *interval);
-                    // Register the timer again before returning.
-                    let _ = timer.as_mut().poll(cx);
-                    this.last_write = now;
-                    return Poll::Ready(Some(Ok(Bytes::from_static(
-                        agui_sdk_core::encoding::sse::KEEP_ALIVE,
-                    ))));
-                }
-                timer.as_mut().reset(due);
-                let _ = timer.as_mut().poll(cx);
-            }
-        }
         // An idle stream (waiting for its agent, perhaps for minutes) keeps no buffers:
         // the next burst allocates them again, once.
         if this.scratch.is_empty() && this.scratch.capacity() > 0 {
@@ -278,16 +208,26 @@ impl Drop for RunStream {
 }
 
 /// The HTTP response streaming `stream`.
-pub(crate) fn streaming_response(encoding: Encoding, stream: RunStream) -> Response<Body> {
-    event_stream_response(encoding, Body::from_stream(stream))
+pub(crate) fn streaming_response(settings: &StreamSettings, stream: RunStream) -> Response<Body> {
+    event_stream_response(settings.encoding, settings.keep_alive, stream)
 }
 
 /// Every event-stream response of the server (a run, a re-attach, a CopilotKit run or
 /// connect): status 200, the encoding's content type, `Cache-Control: no-cache` (as the
 /// reference servers send) and `X-Accel-Buffering: no` (so that a proxy in front passes
-/// each event on at once).
-pub(crate) fn event_stream_response(encoding: Encoding, body: Body) -> Response<Body> {
-    let mut res = Response::new(body);
+/// each event on at once); on SSE, a keep-alive comment once `keep_alive` passes
+/// without a chunk ([`KeepAlive`]).
+pub(crate) fn event_stream_response<S>(
+    encoding: Encoding,
+    keep_alive: Option<Duration>,
+    body: S,
+) -> Response<Body>
+where
+    S: Stream<Item = Result<Bytes, Infallible>> + Unpin + Send + 'static,
+{
+    // Keep-alive comments exist only in SSE.
+    let keep_alive = keep_alive.filter(|d| encoding == Encoding::Sse && !d.is_zero());
+    let mut res = Response::new(Body::from_stream(KeepAlive::new(body, keep_alive)));
     *res.status_mut() = StatusCode::OK;
     let h = res.headers_mut();
     h.insert(
@@ -300,4 +240,73 @@ pub(crate) fn event_stream_response(encoding: Encoding, body: Body) -> Response<
         HeaderValue::from_static("no"),
     );
     res
+}
+
+/// An event-stream body with SSE keep-alive comments: one is sent when the interval
+/// passes without a chunk of the body (as axum's `Sse` keeps a stream alive). The
+/// timer is made only once the body has had to wait: a body that never waits (a run
+/// that ends in one step) never sets one.
+pub(crate) struct KeepAlive<S> {
+    inner: S,
+    /// The interval, and its timer once the body has had to wait.
+    every: Option<(Duration, Option<Pin<Box<Sleep>>>)>,
+    last_write: Instant,
+}
+
+impl<S> KeepAlive<S> {
+    /// `inner` with a keep-alive comment every `every` of silence (none: no comments).
+    pub(crate) fn new(inner: S, every: Option<Duration>) -> Self {
+        KeepAlive {
+            inner,
+            every: every.map(|d| (d, None)),
+            last_write: Instant::now(),
+        }
+    }
+}
+
+impl<S> Stream for KeepAlive<S>
+where
+    S: Stream<Item = Result<Bytes, Infallible>> + Unpin,
+{
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_next(cx) {
+            Poll::Ready(Some(chunk)) => {
+                if this.every.is_some() {
+                    this.last_write = Instant::now();
+                }
+                return Poll::Ready(Some(chunk));
+            }
+            Poll::Ready(None) => {
+                // Nothing more to keep alive: the timer goes.
+                this.every = None;
+                return Poll::Ready(None);
+            }
+            Poll::Pending => {}
+        }
+        let Some((interval, timer)) = this.every.as_mut() else {
+            return Poll::Pending;
+        };
+        let last_write = this.last_write;
+        let timer =
+            timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(last_write + *interval)));
+        if timer.as_mut().poll(cx).is_ready() {
+            let now = Instant::now();
+            let due = this.last_write + *interval;
+            if now >= due {
+                timer.as_mut().reset(now + *interval);
+                // Register the timer again before returning.
+                let _ = timer.as_mut().poll(cx);
+                this.last_write = now;
+                return Poll::Ready(Some(Ok(Bytes::from_static(
+                    agui_sdk_core::encoding::sse::KEEP_ALIVE,
+                ))));
+            }
+            timer.as_mut().reset(due);
+            let _ = timer.as_mut().poll(cx);
+        }
+        Poll::Pending
+    }
 }

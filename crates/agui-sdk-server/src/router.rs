@@ -489,7 +489,7 @@ async fn start_run(
         downgrade: agui_sdk_core::semantics::Downgrade::none(),
     };
     let run = RunStream::new(run, &settings, span, permit);
-    let res = streaming_response(encoding, run);
+    let res = streaming_response(&settings, run);
     #[cfg(feature = "resumable")]
     let res = match not_resumable {
         Some(reason) => runs_http::mark_not_resumable(res, reason),

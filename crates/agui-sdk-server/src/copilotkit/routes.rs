@@ -349,7 +349,7 @@ impl Runtime {
             .admission
             .start(agent.as_ref(), input, ctx, lifecycle, &span);
         let run = crate::response::RunStream::new(run, &settings, span, permit);
-        crate::response::streaming_response(agui_sdk_core::encoding::Encoding::Sse, run)
+        crate::response::streaming_response(&settings, run)
     }
 
     async fn connect(

@@ -6,10 +6,8 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use agui_sdk_core::encoding::sse;
-use agui_sdk_core::encoding::{Encoding, EventEncoder};
+use agui_sdk_core::encoding::{Encoding, FrameError, FrameWriter};
 use agui_sdk_core::event::RunFinished;
-use agui_sdk_core::semantics::Outgoing;
 use agui_sdk_core::Event;
 use axum::body::Body;
 use axum::http::Response;
@@ -39,8 +37,7 @@ pub(crate) fn run_response(
     settings: ViewerSettings,
     guard: ViewerGuard,
 ) -> Response<Body> {
-    let body = viewer::stream(store, key, run_id, 0, settings, guard);
-    crate::response::event_stream_response(Encoding::Sse, Body::from_stream(body))
+    viewer::response(store, key, run_id, 0, None, settings, guard)
 }
 
 /// The body of `/connect`: the history, then the live run from its start to its end.
@@ -66,10 +63,9 @@ pub(crate) fn connect_response(
     };
     let live = thread.live.is_some();
     let writer = HistoryWriter {
-        encoder: EventEncoder::new(Encoding::Sse),
-        downgrade_active: settings.downgrade.is_active(),
-        settings: settings.clone(),
+        writer: FrameWriter::new(Encoding::Sse, settings.downgrade),
     };
+    let keep_alive = settings.keep_alive;
     let state = (history, writer, held);
     let past = futures_util::stream::unfold(state, move |(mut runs, w, held)| async move {
         // Whole runs, up to a bound per chunk: a client that reads slowly holds the
@@ -95,14 +91,12 @@ pub(crate) fn connect_response(
             .boxed(),
         None => past.boxed(),
     };
-    crate::response::event_stream_response(Encoding::Sse, Body::from_stream(body))
+    crate::response::event_stream_response(Encoding::Sse, keep_alive, body)
 }
 
 /// Writes a thread's past runs as SSE frames, each rewritten for the consumer.
 struct HistoryWriter {
-    encoder: EventEncoder,
-    downgrade_active: bool,
-    settings: ViewerSettings,
+    writer: FrameWriter,
 }
 
 impl HistoryWriter {
@@ -111,68 +105,50 @@ impl HistoryWriter {
     /// nothing after a `RUN_ERROR`, a past run's `RUN_ERROR` that other runs follow is
     /// written as that run's `RUN_FINISHED` with the error as its `result`.
     fn write_run(&self, run: &ThreadEntry, final_run: bool, out: &mut Vec<u8>) {
-        if !self.downgrade_active {
-            // Nothing to rewrite: the stored text, no decoding.
-            for line in run.lines() {
-                sse::encode_data(line, out);
-            }
-            return;
-        }
-        use agui_sdk_core::semantics::JsonRewrite;
+        let downgrade_active = self.writer.downgrade().is_active();
         // The run's `RUN_STARTED`, read only when a `RUN_ERROR` needs its ids.
         let mut started: Option<&[u8]> = None;
         let mut lines = run.lines().peekable();
         while let Some(line) = lines.next() {
             let last = final_run && lines.peek().is_none();
+            if !downgrade_active {
+                // Nothing to rewrite: the stored text, no decoding.
+                self.write(self.writer.write_stored(line, None, out));
+                continue;
+            }
             if line.starts_with(RUN_STARTED) {
                 started = Some(line);
             }
-            // Most events pass as they are, without decoding (a `RUN_ERROR` that other
-            // runs follow becomes its run's `RUN_FINISHED`).
-            let rewrite_error = !last && line.starts_with(RUN_ERROR);
-            if !rewrite_error {
-                match self.settings.downgrade.apply_json(line) {
-                    JsonRewrite::Unchanged(text) => {
-                        sse::encode_data(text, out);
-                        continue;
-                    }
-                    JsonRewrite::Spliced(text) => {
-                        sse::encode_data(&text, out);
-                        continue;
-                    }
-                    JsonRewrite::Decode => {}
-                }
+            // Most events pass as they are (a `RUN_ERROR` that other runs follow
+            // becomes its run's `RUN_FINISHED`).
+            if last || !line.starts_with(RUN_ERROR) {
+                self.write(self.writer.write_stored(line, None, out));
+                continue;
             }
-            let event = match Event::from_json_slice(line) {
-                Ok(e) => e,
-                Err(err) => {
-                    tracing::error!(error = %err, "a stored history event does not decode: skipped");
-                    continue;
-                }
-            };
             let ids = match started.map(Event::from_json_slice) {
-                Some(Ok(Event::RunStarted(s))) if rewrite_error => Some((s.thread_id, s.run_id)),
+                Some(Ok(Event::RunStarted(s))) => Some((s.thread_id, s.run_id)),
                 _ => None,
             };
-            let event = match (event, &ids) {
-                (Event::RunError(err), Some((t, r))) => {
+            let event = match (Event::from_json_slice(line), ids) {
+                (Ok(Event::RunError(err)), Some((t, r))) => {
                     let mut fin = RunFinished::new(t, r);
                     fin.result = Some(json!({
                         "error": { "message": err.message, "code": err.code }
                     }));
-                    fin.into()
+                    Ok(fin.into())
                 }
-                (e, _) => e,
+                (Ok(e), _) => Ok(e),
+                (Err(e), _) => Err(FrameError::Undecodable(e.to_string())),
             };
-            match self.settings.downgrade.apply(event) {
-                Some(Outgoing::Event(e)) => self.encoder.encode(&e, out),
-                Some(Outgoing::Json(v)) => {
-                    let mut text = Vec::new();
-                    agui_sdk_core::wire::write_canonical(&v, &mut text);
-                    sse::encode_data(&text, out);
-                }
-                None => {}
-            }
+            self.write(event.and_then(|e| self.writer.write_event(e, None, out)));
+        }
+    }
+
+    /// What a history that cannot be written whole does with one event: it is skipped
+    /// (the history goes on; a client would refuse it, and end the whole stream).
+    fn write(&self, written: Result<agui_sdk_core::encoding::Written, FrameError>) {
+        if let Err(err) = written {
+            tracing::error!(error = %err, "a stored history event cannot be written: skipped");
         }
     }
 }

@@ -388,7 +388,7 @@ pub(crate) async fn events(
         key.clone(),
         run_id.to_owned(),
         cursor,
-        record.head,
+        Some(record.head),
         ViewerSettings {
             encoding,
             keep_alive,
@@ -526,7 +526,7 @@ pub(crate) async fn start(s: Start<'_>) -> Result<Started, ApiError> {
                 key.clone(),
                 run_id.clone(),
                 0,
-                0,
+                Some(0),
                 settings,
                 guard,
             );
@@ -555,7 +555,7 @@ pub(crate) async fn start(s: Start<'_>) -> Result<Started, ApiError> {
                 key.clone(),
                 run_id.clone(),
                 cursor,
-                record.head,
+                Some(record.head),
                 settings,
                 ViewerGuard::new(s.state.registry.get(&key)),
             )))

@@ -8,11 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_sdk_core::encoding::sse;
-use agui_sdk_core::encoding::{Encoding, EventEncoder};
-use agui_sdk_core::semantics::{Downgrade, Outgoing};
-use agui_sdk_core::Event;
+use agui_sdk_core::encoding::{Encoding, FrameError, FrameWriter};
+use agui_sdk_core::semantics::Downgrade;
 use bytes::Bytes;
-use tokio::time::Instant;
 
 use super::producer::ViewerGuard;
 use super::{RunKey, RunStore, RunStoreError};
@@ -38,38 +36,39 @@ struct State {
     key: RunKey,
     run_id: String,
     cursor: u64,
-    settings: ViewerSettings,
-    encoder: EventEncoder,
-    first: bool,
-    last_write: Instant,
+    writer: FrameWriter,
+    /// The `retry:` field still to write before the first event.
+    retry_ms: Option<u64>,
     done: bool,
     _guard: ViewerGuard,
 }
 
-/// The streaming response of a viewer starting after `after` (`head` is the head when
-/// it starts, for the `AGUI-Head-Seq` header): a resumable run's.
-#[cfg(feature = "resumable")]
+/// The streaming response of a viewer starting after `after`. With `head` (the head
+/// when it starts), the response says where it starts and the head then
+/// (`AGUI-First-Seq`, `AGUI-Head-Seq`: a resumable run's).
 pub(crate) fn response(
     store: Arc<dyn RunStore>,
     key: RunKey,
     run_id: String,
     after: u64,
-    head: u64,
+    head: Option<u64>,
     settings: ViewerSettings,
     guard: ViewerGuard,
 ) -> axum::http::Response<axum::body::Body> {
     use axum::http::HeaderValue;
-    let encoding = settings.encoding;
-    let stream = stream(store, key, run_id, after, settings, guard);
-    let mut res =
-        crate::response::event_stream_response(encoding, axum::body::Body::from_stream(stream));
-    let h = res.headers_mut();
-    h.insert("agui-first-seq", HeaderValue::from(after + 1));
-    h.insert("agui-head-seq", HeaderValue::from(head));
+    let (encoding, keep_alive) = (settings.encoding, settings.keep_alive);
+    let stream = Box::pin(stream(store, key, run_id, after, settings, guard));
+    let mut res = crate::response::event_stream_response(encoding, keep_alive, stream);
+    if let Some(head) = head {
+        let h = res.headers_mut();
+        h.insert("agui-first-seq", HeaderValue::from(after + 1));
+        h.insert("agui-head-seq", HeaderValue::from(head));
+    }
     res
 }
 
-/// The body of a viewer starting after `after`: encoded chunks until the run's end.
+/// The body of a viewer starting after `after`: encoded chunks until the run's end
+/// (the keep-alive is the response's: [`crate::response::event_stream_response`]).
 pub(crate) fn stream(
     store: Arc<dyn RunStore>,
     key: RunKey,
@@ -78,16 +77,15 @@ pub(crate) fn stream(
     settings: ViewerSettings,
     guard: ViewerGuard,
 ) -> impl futures_util::Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
-    let encoding = settings.encoding;
     let state = State {
         store,
         key,
         run_id,
         cursor: after,
-        encoder: EventEncoder::new(encoding),
-        settings,
-        first: true,
-        last_write: Instant::now(),
+        writer: FrameWriter::new(settings.encoding, settings.downgrade),
+        retry_ms: settings
+            .retry_ms
+            .filter(|_| settings.encoding == Encoding::Sse),
         done: false,
         _guard: guard,
     };
@@ -95,76 +93,35 @@ pub(crate) fn stream(
 }
 
 impl State {
+    /// Writes the stored event `seq` (its canonical JSON), with its SSE `id:`
+    /// (`{runId}:{seq}`); the `retry:` field goes before the first. A stored event that
+    /// does not decode where it must (the store holds what this server wrote: a bug)
+    /// ends the viewer, since skipping it would break the frame count; one over the size
+    /// limit (a protobuf frame can be larger than the JSON the producer measured) is
+    /// replaced by `RUN_ERROR` (code `event_too_large`), which ends it too.
     fn write(&mut self, seq: u64, json: &[u8], out: &mut Vec<u8>) {
-        use agui_sdk_core::semantics::JsonRewrite;
-        let spliced;
-        let json = match self.settings.downgrade.apply_json(json) {
-            JsonRewrite::Unchanged(text) => text,
-            JsonRewrite::Spliced(text) => {
-                spliced = text;
-                &spliced[..]
-            }
-            JsonRewrite::Decode => return self.write_downgraded(seq, json, out),
-        };
-        match self.settings.encoding {
-            Encoding::Sse => {
-                self.sse_head(seq, out);
-                sse::encode_data(json, out);
-            }
-            Encoding::Proto => match Event::from_json_slice(json) {
-                Ok(e) => self.encoder.encode(&e, out),
-                // The store holds what this server wrote; a frame that does not decode
-                // is a bug, and skipping it would break the frame count.
-                Err(err) => {
-                    tracing::error!(seq, error = %err, "a stored event does not decode: ending the viewer");
-                    self.done = true;
-                }
-            },
+        // Before the first event (only the resumable routes set it, and they rewrite
+        // nothing: every event is written).
+        if let Some(ms) = self.retry_ms.take() {
+            sse::encode_retry(ms, out);
         }
-    }
-}
-
-impl State {
-    /// The `retry:` field before the first event, and each event's `id:`.
-    fn sse_head(&mut self, seq: u64, out: &mut Vec<u8>) {
-        if self.first {
-            if let Some(ms) = self.settings.retry_ms {
-                sse::encode_retry(ms, out);
+        let written =
+            self.writer
+                .write_stored(json, Some(format_args!("{}:{seq}", self.run_id)), out);
+        match written {
+            Ok(_) => {}
+            Err(FrameError::TooLarge {
+                event_type, size, ..
+            }) => {
+                let err = crate::engine::event_too_large(event_type, size);
+                let _ =
+                    self.writer
+                        .write_event(err, Some(format_args!("{}:{seq}", self.run_id)), out);
+                self.done = true;
             }
-            self.first = false;
-        }
-        sse::encode_id(format_args!("{}:{seq}", self.run_id), out);
-    }
-
-    /// Writes a stored event rewritten for a consumer of an older protocol version
-    /// (dropped when it has no equivalent there).
-    fn write_downgraded(&mut self, seq: u64, json: &[u8], out: &mut Vec<u8>) {
-        let event = match Event::from_json_slice(json) {
-            Ok(e) => e,
             Err(err) => {
                 tracing::error!(seq, error = %err, "a stored event does not decode: ending the viewer");
                 self.done = true;
-                return;
-            }
-        };
-        let Some(outgoing) = self.settings.downgrade.apply(event) else {
-            return;
-        };
-        match (self.settings.encoding, outgoing) {
-            (Encoding::Sse, Outgoing::Event(e)) => {
-                self.sse_head(seq, out);
-                self.encoder.encode(&e, out);
-            }
-            (Encoding::Sse, Outgoing::Json(v)) => {
-                self.sse_head(seq, out);
-                let mut text = Vec::new();
-                agui_sdk_core::wire::write_canonical(&v, &mut text);
-                sse::encode_data(&text, out);
-            }
-            (Encoding::Proto, Outgoing::Event(e)) => self.encoder.encode(&e, out),
-            // A rewrite protobuf cannot carry: the JSON form has no frame.
-            (Encoding::Proto, Outgoing::Json(_)) => {
-                tracing::debug!(seq, "a downgraded event has no protobuf frame: skipped")
             }
         }
     }
@@ -184,7 +141,7 @@ async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> 
                     "viewer fell behind the retained log"
                 );
                 s.done = true;
-                let comment = matches!(s.settings.encoding, Encoding::Sse).then(|| {
+                let comment = matches!(s.writer.encoding(), Encoding::Sse).then(|| {
                     let mut out = Vec::new();
                     sse::encode_comment("cursor_expired", &mut out);
                     Bytes::from(out)
@@ -208,18 +165,11 @@ async fn next_chunk(mut s: State) -> Option<(Result<Bytes, Infallible>, State)> 
             if batch.status.is_terminal() && s.cursor >= batch.head {
                 s.done = true;
             }
-            s.last_write = Instant::now();
             return Some((Ok(Bytes::from(out)), s));
         }
         if batch.status.is_terminal() && s.cursor >= batch.head {
             return None;
         }
         s.store.wait(&s.key, s.cursor, POLL).await;
-        if let (Encoding::Sse, Some(k)) = (s.settings.encoding, s.settings.keep_alive) {
-            if !k.is_zero() && s.last_write.elapsed() >= k {
-                s.last_write = Instant::now();
-                return Some((Ok(Bytes::from_static(sse::KEEP_ALIVE)), s));
-            }
-        }
     }
 }

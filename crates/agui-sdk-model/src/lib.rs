@@ -39,7 +39,10 @@
 //! ([`ModelAgentBuilder::max_tokens`]); thinking as configured
 //! ([`ModelAgentBuilder::thinking`]: a budget, checked below `max_tokens` at build, or
 //! adaptive). The system prompt, the `context`, the state shown to the model and the
-//! system and developer messages make the top-level `system`.
+//! system and developer messages make the top-level `system`; tools go as
+//! `{name, description, input_schema}`, and a run's `forwardedProps.toolChoice` naming
+//! an offered tool forces that tool (that request without thinking, which the API
+//! refuses with a forced tool).
 //!
 //! Out: text blocks become `TEXT_MESSAGE_*`; each thinking block its own reasoning
 //! message (`REASONING_START`, `REASONING_MESSAGE_*`, `REASONING_END`), its signature a

@@ -262,7 +262,8 @@ pub(super) fn body(
     }
     // A client names the tool to call in `forwardedProps.toolChoice` (in the
     // chat-completions shape, as CopilotKit's suggestion runs do): asked of the model
-    // in the Messages API's shape when it names an offered tool.
+    // in the Messages API's shape when it names an offered tool. The API refuses a
+    // forced tool with thinking on, so that request goes without thinking.
     let choice = props
         .as_ref()
         .and_then(|p| p.get("toolChoice"))
@@ -275,6 +276,7 @@ pub(super) fn body(
                 "tool_choice".into(),
                 json!({ "type": "tool", "name": name }),
             );
+            o.remove("thinking");
         }
     }
     if !tools.is_empty() {

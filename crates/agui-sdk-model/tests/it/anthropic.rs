@@ -450,6 +450,42 @@ async fn a_value_of_another_providers_type_is_dropped_with_a_warning() {
     assert!(line.contains("openai.encrypted_content"), "{line}");
 }
 
+/// CopilotKit's suggestion run names the tool to call in `forwardedProps.toolChoice`:
+/// the model is asked for exactly that call, without thinking (the API refuses a forced
+/// tool with thinking on); a tool not offered is not asked for.
+#[tokio::test]
+async fn a_tool_choice_in_forwarded_props_forces_that_tool_without_thinking() {
+    let fake = fake::start().await;
+    let input = |tool: &str| -> RunAgentInput {
+        serde_json::from_value(json!({
+            "threadId": "t", "runId": "r",
+            "tools": [{ "name": "copilotkitSuggest", "description": "Suggests.", "parameters": { "type": "object" } }],
+            "forwardedProps": { "toolChoice": { "type": "function", "function": { "name": tool } } },
+            "messages": [{ "id": "u", "role": "user", "content": "hi" }]
+        }))
+        .unwrap()
+    };
+    events_of(
+        builder(&fake, "echo").build().unwrap(),
+        &input("copilotkitSuggest"),
+    )
+    .await;
+    let req = fake.requests_for("echo").pop().unwrap();
+    assert_eq!(
+        req.body["tool_choice"],
+        json!({ "type": "tool", "name": "copilotkitSuggest" })
+    );
+    assert!(req.body.get("thinking").is_none(), "{}", req.body);
+    events_of(
+        builder(&fake, "echo").build().unwrap(),
+        &input("not_offered"),
+    )
+    .await;
+    let req = fake.requests_for("echo").pop().unwrap();
+    assert!(req.body.get("tool_choice").is_none(), "{}", req.body);
+    assert_eq!(req.body["thinking"]["type"], "enabled");
+}
+
 /// A server-side tool within one run: the next request of the run carries the turn as
 /// it came (thinking, text, `tool_use`), then the result.
 #[tokio::test]

@@ -537,6 +537,41 @@ async fn refusal_max_tokens_and_an_error_event_end_the_run_with_a_code() {
     }
 }
 
+/// A stream cut mid-block ends the run with `upstream_cut`, every open message and call
+/// closed in an order the verifier accepts; one that said its stop reason is whole even
+/// without `message_stop`.
+#[tokio::test]
+async fn a_cut_stream_is_closed_cleanly_and_a_stop_reason_makes_it_whole() {
+    let fake = fake::start().await;
+    let events = events_of(builder(&fake, "cut").build().unwrap(), &go()).await;
+    verify(&events);
+    let (_, code) = run_error(&events);
+    assert_eq!(code, "upstream_cut");
+    let t = types(&events);
+    assert!(t.contains(&"TOOL_CALL_END"), "{t:?}");
+
+    let events = events_of(builder(&fake, "cut-thinking").build().unwrap(), &go()).await;
+    verify(&events);
+    let (_, code) = run_error(&events);
+    assert_eq!(code, "upstream_cut");
+    let t = types(&events);
+    let n = t.len();
+    assert_eq!(
+        t[n - 4..],
+        [
+            "REASONING_MESSAGE_CONTENT",
+            "REASONING_MESSAGE_END",
+            "REASONING_END",
+            "RUN_ERROR"
+        ],
+        "the cut block is closed, with no value (it had no signature): {t:?}"
+    );
+
+    let events = events_of(builder(&fake, "no-stop-event").build().unwrap(), &go()).await;
+    verify(&events);
+    assert_eq!(types(&events).last(), Some(&"RUN_FINISHED"));
+}
+
 #[tokio::test]
 async fn an_overloaded_answer_before_the_first_token_is_retried() {
     let fake = fake::start().await;

@@ -273,6 +273,41 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
         },
         "overloaded" => whole(text_block(0, &["after ", "a retry"]), "end_turn"),
         "echo" => whole(text_block(0, &["ok"]), "end_turn"),
+        // Cut inside a thinking block and a tool call: no stop reason, no message_stop.
+        "cut" => {
+            let mut v = vec![message_start(usage(3))];
+            v.extend(thinking_block(0, &["Half a "], SIG_A));
+            v.push(block_start(
+                1,
+                json!({ "type": "tool_use", "id": "toolu_cut", "name": "show_card", "input": {} }),
+            ));
+            v.push(delta(
+                1,
+                json!({ "type": "input_json_delta", "partial_json": "{\"ci" }),
+            ));
+            Answer::Stream(v)
+        }
+        // Cut inside a thinking block, before its signature.
+        "cut-thinking" => {
+            let mut v = vec![message_start(usage(3))];
+            v.extend(text_block(0, &["First."]));
+            v.push(block_start(
+                1,
+                json!({ "type": "thinking", "thinking": "", "signature": "" }),
+            ));
+            v.push(delta(
+                1,
+                json!({ "type": "thinking_delta", "thinking": "Half a" }),
+            ));
+            Answer::Stream(v)
+        }
+        // A stop reason, then the connection ends before `message_stop`: whole.
+        "no-stop-event" => {
+            let mut v = vec![message_start(usage(3))];
+            v.extend(text_block(0, &["Whole."]));
+            v.push(message_delta("end_turn", 2));
+            Answer::Stream(v)
+        }
         _ => Answer::Status {
             status: 404,
             body: r#"{"type":"error","error":{"type":"not_found_error","message":"no scenario"}}"#,

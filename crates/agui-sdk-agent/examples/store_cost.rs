@@ -7,7 +7,7 @@
 //!
 //! In a crate of your own this needs, besides `agui-sdk-agent` and `tokio`, `bytes = "1"`.
 
-use agui_sdk_agent::runs::{Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStore};
+use agui_sdk_agent::runs::{Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunLog};
 use bytes::Bytes;
 
 fn rss_kib() -> u64 {
@@ -27,7 +27,7 @@ async fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(120);
     let (runs, per_run, batch) = (200usize, 5_000usize, 50usize);
-    let store = InMemoryRunStore::new(RunLimits::default().max_total_bytes(usize::MAX));
+    let store = InMemoryRunStore::new(RunLimits::default().max_total_bytes(u64::MAX));
     let before = rss_kib();
     for r in 0..runs {
         let id = format!("r{r}");

@@ -12,9 +12,11 @@
 //! * [`engine`]: the [`RunDriver`](engine::RunDriver) that reads an agent's stream
 //!   through the guard, with panics, the shutdown grace period, cancellation and the
 //!   end of the run handled once for every kind of run.
-//! * [`runs`]: the run log ([`runs::RunStore`]), with threads as an index over its
-//!   runs, its in-memory implementation, the reaper, and the contract suite every store
-//!   must pass.
+//! * `runs` (feature `store`, on by default): the run store ([`runs::RunStore`], the
+//!   roles it combines: the run log, leases, the thread index), its in-memory
+//!   implementation, the reaper, and (feature `test-util`) the contract suite every
+//!   store must pass. An agent author's build needs none of it:
+//!   `default-features = false`.
 //! * [`builders`]: event builders and [`StateTracker`].
 
 pub mod agent;
@@ -24,6 +26,7 @@ pub mod context;
 pub mod engine;
 pub mod error;
 pub mod lifecycle;
+#[cfg(feature = "store")]
 pub mod runs;
 
 pub use agent::{agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, StreamAgent};

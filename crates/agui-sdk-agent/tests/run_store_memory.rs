@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use agui_sdk_agent::runs::{
-    Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStatus, RunStore,
+    Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunLog, RunStatus,
 };
 use bytes::Bytes;
 
@@ -88,7 +88,7 @@ async fn retained_runs_are_counted_at_what_the_process_holds_for_them() {
         return;
     };
     let n = 40_000;
-    let store = InMemoryRunStore::new(RunLimits::default().max_total_bytes(usize::MAX));
+    let store = InMemoryRunStore::new(RunLimits::default().max_total_bytes(u64::MAX));
     // Warm the allocator and the runtime up with runs of another store, dropped.
     {
         let warm = InMemoryRunStore::new(RunLimits::default());

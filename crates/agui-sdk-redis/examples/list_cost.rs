@@ -12,9 +12,10 @@
 use std::time::{Duration, Instant};
 
 use agui_sdk_agent::runs::{
-    owner_scope, Created, NewRun, RunKey, RunStatus, RunStore, ThreadEntry, ThreadKey, ThreadQuery,
+    owner_scope, Created, NewRun, RunKey, RunLog, RunStatus, ThreadEntry, ThreadIndex, ThreadKey,
+    ThreadQuery,
 };
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::{RedisRunStore, RunLimits};
 use bytes::Bytes;
 use futures_util::StreamExt;
 
@@ -26,7 +27,7 @@ async fn main() {
         .next()
         .unwrap_or_else(|| "redis://127.0.0.1:6379".into());
     let prefix = format!("agui-list-cost-{}", std::process::id());
-    let limits = RedisLimits::default().max_threads(n as u64 + 10);
+    let limits = RunLimits::shared().max_threads(n as u64 + 10);
     let store = RedisRunStore::connect(&url, &prefix, limits)
         .await
         .expect("connect to Redis");

@@ -1,4 +1,6 @@
-//! AG-UI runs across several server replicas: [`RedisRunStore`], a [`RunStore`] on
+//! AG-UI runs across several server replicas: [`RedisRunStore`], a
+//! [`RunStore`](agui_sdk_agent::runs::RunStore) (each of its roles: [`RunLog`],
+//! [`Leases`], [`ThreadIndex`]) on
 //! Redis Streams for `agui-sdk-server`, holding resumable runs and the CopilotKit
 //! runtime's threads (an index over the same runs).
 //!
@@ -6,10 +8,11 @@
 //! # async fn main_() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use agui_sdk_agent::runs::RunStore;
-//! use agui_sdk_redis::{RedisLimits, RedisRunStore};
+//! use agui_sdk_agent::runs::RunLimits;
+//! use agui_sdk_redis::RedisRunStore;
 //!
 //! let store: Arc<dyn RunStore> =
-//!     Arc::new(RedisRunStore::connect("redis://127.0.0.1:6379", "agui", RedisLimits::default()).await?);
+//!     Arc::new(RedisRunStore::connect("redis://127.0.0.1:6379", "agui", RunLimits::shared()).await?);
 //! // agui-sdk-server takes it for resumable runs, `Resumable::new(store.clone())`, and for
 //! // the CopilotKit runtime's threads, `CopilotRuntime::new().store(store)`.
 //! # let _ = store; Ok(()) }
@@ -36,7 +39,7 @@
 //! | `P:owner:{S}:open`, `P:owner:{S}:archived` | sorted sets | the listed threads of the owner whose scope is `S` ([`agui_sdk_agent::runs::owner_scope`]), not archived and archived, in the list's order: members `<last run, ms, 20 digits>:<thread id>\x1f<agent>`, all at score 0, so that a page is one `ZREVRANGEBYLEX` from the cursor's bound per set, O(log n + limit) |
 //! | `P:owner:{S}:open:agent:A`, `P:owner:{S}:archived:agent:A` | sorted sets | likewise, those whose latest run ran agent `A` |
 //! | `P:listed` | hash | each listed thread's member in those sets |
-//! | `P:threads` | sorted set | every thread, by the time a run of it last started or ended: the longest idle is forgotten first when [`RedisLimits::max_threads`] are held |
+//! | `P:threads` | sorted set | every thread, by the time a run of it last started or ended: the longest idle is forgotten first when [`RunLimits::max_threads`] are held |
 //!
 //! Every write is one Lua script, so each operation is atomic: an append checks the
 //! fence and that it starts right after the head, adds the events (trimming the log to
@@ -44,8 +47,9 @@
 //! expire after the retention time), and publishes the wake-up. A thread run's create
 //! checks, in the same script, that its thread's live run is not running and takes its
 //! place; its end frees the thread and adds its history entry (trimmed to
-//! [`RedisLimits::max_history_events`]); a thread's keys expire
-//! [`RedisLimits::thread_idle_ttl`] after its last run ends. Lease times come from
+//! [`RunLimits::max_history_events`] and
+//! [`RunLimits::max_history_bytes`]); a thread's keys expire
+//! [`RunLimits::thread_idle_ttl`] after its last run ends. Lease times come from
 //! Redis's `TIME`, never a replica's clock. Viewers read the log by cursor and wait on
 //! the wake-ups, polling as well since pub/sub may lose a message; each replica
 //! subscribes only to the channels of the runs its own viewers wait on, so a fleet's
@@ -58,12 +62,15 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use agui_sdk_agent::runs::{
-    Batch, CancelOutcome, Created, Fence, Heartbeat, NewRun, RunKey, RunRecord, RunStatus,
-    RunStore, RunStoreError, RunStoreFuture, ThreadEntry, ThreadKey, ThreadQuery, ThreadRecord,
-    ThreadSummary, ThreadUpdate,
+    Batch, CancelOutcome, Created, Fence, Heartbeat, Leases, NewRun, RunKey, RunLog, RunRecord,
+    RunStatus, RunStoreError, RunStoreFuture, ThreadEntry, ThreadIndex, ThreadKey, ThreadQuery,
+    ThreadRecord, ThreadSummary, ThreadUpdate,
 };
 use bytes::Bytes;
 use redis::aio::ConnectionManager;
+
+/// The bounds of every run store, this one's included: see [`RunLimits::shared`].
+pub use agui_sdk_agent::runs::RunLimits;
 
 #[macro_use]
 mod index;
@@ -74,94 +81,6 @@ use scripts::{APPEND, CANCEL, CREATE, EXPIRED, HEARTBEAT, READ, TAKE_OVER};
 
 use redis::{Script, Value};
 use wake::Wakeups;
-
-/// Bounds of a [`RedisRunStore`]. Every field has a documented default.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct RedisLimits {
-    /// How long a finished run stays readable (default 1 hour).
-    pub retention: Duration,
-    /// Most events kept per run (default 200,000); older ones are trimmed, and a
-    /// re-attach from before them gets `410`.
-    pub max_events_per_run: u64,
-    /// Most bytes of events' JSON kept per run (default 64 MiB), likewise (the last
-    /// event is always kept).
-    pub max_bytes_per_run: u64,
-    /// A run's keys expire this long after its last write even when nobody ends it
-    /// (default 2 hours): nothing stays forever.
-    pub safety_ttl: Duration,
-    /// A thread with no run for this long is forgotten (default 1 hour).
-    pub thread_idle_ttl: Duration,
-    /// Most compacted events kept in one thread's history (default 10,000); beyond it
-    /// the oldest runs are forgotten (the last one is always kept).
-    pub max_history_events: u64,
-    /// Most bytes of compacted events' JSON kept in one thread's history (default 16
-    /// MiB), likewise.
-    pub max_history_bytes: u64,
-    /// Most threads kept, all owners together (default 100,000): a new thread forgets
-    /// the one idle the longest, and is refused ([`RunStoreError::Full`]) when every
-    /// thread held is running.
-    pub max_threads: u64,
-}
-
-impl Default for RedisLimits {
-    fn default() -> Self {
-        RedisLimits {
-            retention: Duration::from_secs(3600),
-            max_events_per_run: 200_000,
-            safety_ttl: Duration::from_secs(7200),
-            thread_idle_ttl: Duration::from_secs(3600),
-            max_history_events: 10_000,
-            max_bytes_per_run: 64 << 20,
-            max_history_bytes: 16 << 20,
-            max_threads: 100_000,
-        }
-    }
-}
-
-impl RedisLimits {
-    /// Sets [`retention`](Self::retention).
-    pub fn retention(mut self, d: Duration) -> Self {
-        self.retention = d;
-        self
-    }
-
-    /// Sets [`max_events_per_run`](Self::max_events_per_run).
-    pub fn max_events_per_run(mut self, n: u64) -> Self {
-        self.max_events_per_run = n.max(1);
-        self
-    }
-
-    /// Sets [`max_bytes_per_run`](Self::max_bytes_per_run).
-    pub fn max_bytes_per_run(mut self, n: u64) -> Self {
-        self.max_bytes_per_run = n.max(1);
-        self
-    }
-
-    /// Sets [`max_history_bytes`](Self::max_history_bytes).
-    pub fn max_history_bytes(mut self, n: u64) -> Self {
-        self.max_history_bytes = n.max(1);
-        self
-    }
-
-    /// Sets [`thread_idle_ttl`](Self::thread_idle_ttl).
-    pub fn thread_idle_ttl(mut self, d: Duration) -> Self {
-        self.thread_idle_ttl = d;
-        self
-    }
-
-    /// Sets [`max_threads`](Self::max_threads).
-    pub fn max_threads(mut self, n: u64) -> Self {
-        self.max_threads = n.max(1);
-        self
-    }
-
-    /// Sets [`max_history_events`](Self::max_history_events).
-    pub fn max_history_events(mut self, n: u64) -> Self {
-        self.max_history_events = n.max(1);
-        self
-    }
-}
 
 struct Scripts {
     create: Script,
@@ -181,7 +100,7 @@ struct Scripts {
 pub struct RedisRunStore {
     con: ConnectionManager,
     prefix: String,
-    limits: RedisLimits,
+    limits: RunLimits,
     scripts: Scripts,
     wakeups: Wakeups,
     /// Index entries the thread lists have read: see [`RedisRunStore::thread_index_reads`].
@@ -265,11 +184,13 @@ fn record_from(fields: &[Value]) -> Result<RunRecord, RunStoreError> {
 
 impl RedisRunStore {
     /// Connects to the Redis at `url` (`redis://host:port[/db]`, or `rediss://` for
-    /// TLS); every key starts with `prefix`.
+    /// TLS); every key starts with `prefix`. Bounded by `limits`, whose defaults for a
+    /// store shared by replicas are [`RunLimits::shared`]; it ignores
+    /// [`RunLimits::max_total_bytes`] (Redis's `maxmemory` bounds the whole).
     pub async fn connect(
         url: &str,
         prefix: &str,
-        limits: RedisLimits,
+        limits: RunLimits,
     ) -> Result<Self, RunStoreError> {
         let (client, con) = open(url).await?;
         let wakeups = Wakeups::start(client);
@@ -492,7 +413,7 @@ impl RedisRunStore {
     }
 }
 
-impl RunStore for RedisRunStore {
+impl RunLog for RedisRunStore {
     fn create(&self, run: NewRun) -> RunStoreFuture<'_, Created> {
         Box::pin(self.do_create(run))
     }
@@ -506,45 +427,6 @@ impl RunStore for RedisRunStore {
         terminal: Option<RunStatus>,
     ) -> RunStoreFuture<'a, ()> {
         Box::pin(self.do_append(key, fence, first, events, terminal, None))
-    }
-
-    fn end_thread_run<'a>(
-        &'a self,
-        key: &'a RunKey,
-        fence: Fence,
-        first: u64,
-        events: Vec<Bytes>,
-        status: RunStatus,
-        entry: ThreadEntry,
-    ) -> RunStoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.do_append(key, fence, first, events, Some(status), Some(&entry))
-                .await
-        })
-    }
-
-    fn thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, Option<ThreadRecord>> {
-        Box::pin(self.do_thread(key))
-    }
-
-    fn list_threads<'a>(
-        &'a self,
-        scope: &'a str,
-        query: &'a ThreadQuery,
-    ) -> RunStoreFuture<'a, Vec<ThreadSummary>> {
-        Box::pin(self.do_list_threads(scope, query))
-    }
-
-    fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool> {
-        Box::pin(self.do_forget_thread(key))
-    }
-
-    fn update_thread<'a>(
-        &'a self,
-        key: &'a ThreadKey,
-        update: ThreadUpdate,
-    ) -> RunStoreFuture<'a, Option<ThreadSummary>> {
-        Box::pin(self.do_update_thread(key, update))
     }
 
     fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
@@ -574,7 +456,9 @@ impl RunStore for RedisRunStore {
             record_from(&fields).map(Some)
         })
     }
+}
 
+impl Leases for RedisRunStore {
     fn heartbeat<'a>(&'a self, key: &'a RunKey, fence: Fence) -> RunStoreFuture<'a, Heartbeat> {
         Box::pin(async move {
             let mut con = self.con.clone();
@@ -653,5 +537,46 @@ impl RunStore for RedisRunStore {
                 .map_err(unavailable)?;
             Ok(head.map(|h| (fence, h as u64)))
         })
+    }
+}
+
+impl ThreadIndex for RedisRunStore {
+    fn end_thread_run<'a>(
+        &'a self,
+        key: &'a RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        status: RunStatus,
+        entry: ThreadEntry,
+    ) -> RunStoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.do_append(key, fence, first, events, Some(status), Some(&entry))
+                .await
+        })
+    }
+
+    fn thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, Option<ThreadRecord>> {
+        Box::pin(self.do_thread(key))
+    }
+
+    fn list_threads<'a>(
+        &'a self,
+        scope: &'a str,
+        query: &'a ThreadQuery,
+    ) -> RunStoreFuture<'a, Vec<ThreadSummary>> {
+        Box::pin(self.do_list_threads(scope, query))
+    }
+
+    fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool> {
+        Box::pin(self.do_forget_thread(key))
+    }
+
+    fn update_thread<'a>(
+        &'a self,
+        key: &'a ThreadKey,
+        update: ThreadUpdate,
+    ) -> RunStoreFuture<'a, Option<ThreadSummary>> {
+        Box::pin(self.do_update_thread(key, update))
     }
 }

@@ -11,6 +11,11 @@
 //! fencing, a thread run ended by the one that took it over included.
 //! [`check_thread_expiry`] checks, on a store configured for it, that lists leave out
 //! the threads the store forgot for idleness.
+//!
+//! Behind the feature `test-util`: a store's crate names it on its dev-dependency,
+//! `agui-sdk-agent = { version = "…", features = ["test-util"] }`, and calls [`check`]
+//! from a test. A single-process store (the provided [`Leases`](super::Leases) methods)
+//! runs it with `leases: false`; a store shared by several replicas with `leases: true`.
 
 use std::sync::Arc;
 use std::time::Duration;

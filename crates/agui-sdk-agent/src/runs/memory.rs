@@ -21,38 +21,10 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::{
-    now_ms, Batch, CancelOutcome, Created, Fence, Heartbeat, LiveRun, NewRun, RunKey, RunRecord,
-    RunStatus, RunStore, RunStoreError, RunStoreFuture, ThreadEntry, ThreadKey, ThreadQuery,
-    ThreadRecord, ThreadSummary, ThreadUpdate,
+    now_ms, Batch, CancelOutcome, Created, Fence, Heartbeat, Leases, LiveRun, NewRun, RunKey,
+    RunLimits, RunLog, RunRecord, RunStatus, RunStoreError, RunStoreFuture, ThreadEntry,
+    ThreadIndex, ThreadKey, ThreadQuery, ThreadRecord, ThreadSummary, ThreadUpdate,
 };
-
-/// Bounds of an [`InMemoryRunStore`]. Every field has a documented default.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct RunLimits {
-    /// How long a finished run stays readable (default 15 minutes).
-    pub retention: Duration,
-    /// Most events kept per run (default 200,000): beyond it the oldest are dropped, and
-    /// a re-attach from before them gets `410`.
-    pub max_events_per_run: usize,
-    /// Most bytes kept per run (default 64 MiB), likewise. Bytes are counted at what an
-    /// event costs in memory: its JSON and [`EVENT_OVERHEAD`] bytes of bookkeeping.
-    pub max_bytes_per_run: usize,
-    /// Most bytes in the whole store (default 512 MiB), counted as above, and each run
-    /// at [`RUN_OVERHEAD`] bytes and its record's text besides its events: beyond it
-    /// finished runs are evicted, oldest first; when only running runs remain, new runs
-    /// are refused. Threads' histories count too; past the cap, after finished runs,
-    /// the threads idle the longest go.
-    pub max_total_bytes: usize,
-    /// Most threads held (default 10,000). A new thread beyond it evicts the thread idle
-    /// the longest; when every thread has a running run, the new run is refused.
-    pub max_threads: usize,
-    /// A thread with no run for this long is forgotten (default 1 hour).
-    pub thread_idle_ttl: Duration,
-    /// Most compacted events kept in one thread's history (default 10,000); beyond it
-    /// the oldest runs are forgotten (the last one is always kept).
-    pub max_history_events: usize,
-}
 
 /// What one kept event costs besides its JSON: its handle in the run's log and its
 /// allocation's header and rounding. Measured as 41–53 bytes per event for events of 30
@@ -82,61 +54,27 @@ fn cost(e: &Bytes) -> usize {
     e.len() + EVENT_OVERHEAD
 }
 
-impl Default for RunLimits {
-    fn default() -> Self {
-        RunLimits {
-            retention: Duration::from_secs(15 * 60),
-            max_events_per_run: 200_000,
-            max_bytes_per_run: 64 << 20,
-            max_total_bytes: 512 << 20,
-            max_threads: 10_000,
-            thread_idle_ttl: Duration::from_secs(3600),
-            max_history_events: 10_000,
-        }
-    }
+/// The limits the store keeps, in its own units (a count beyond this process's address
+/// space is no bound).
+#[derive(Debug, Clone, Copy)]
+struct Caps {
+    max_events_per_run: usize,
+    max_bytes_per_run: usize,
+    max_total_bytes: usize,
+    max_threads: usize,
+    max_history_events: usize,
 }
 
-impl RunLimits {
-    /// Sets [`retention`](Self::retention).
-    pub fn retention(mut self, d: Duration) -> Self {
-        self.retention = d;
-        self
-    }
-
-    /// Sets [`max_events_per_run`](Self::max_events_per_run).
-    pub fn max_events_per_run(mut self, n: usize) -> Self {
-        self.max_events_per_run = n.max(1);
-        self
-    }
-
-    /// Sets [`max_bytes_per_run`](Self::max_bytes_per_run).
-    pub fn max_bytes_per_run(mut self, n: usize) -> Self {
-        self.max_bytes_per_run = n.max(1);
-        self
-    }
-
-    /// Sets [`max_total_bytes`](Self::max_total_bytes).
-    pub fn max_total_bytes(mut self, n: usize) -> Self {
-        self.max_total_bytes = n;
-        self
-    }
-
-    /// Sets [`max_threads`](Self::max_threads).
-    pub fn max_threads(mut self, n: usize) -> Self {
-        self.max_threads = n.max(1);
-        self
-    }
-
-    /// Sets [`thread_idle_ttl`](Self::thread_idle_ttl).
-    pub fn thread_idle_ttl(mut self, d: Duration) -> Self {
-        self.thread_idle_ttl = d;
-        self
-    }
-
-    /// Sets [`max_history_events`](Self::max_history_events).
-    pub fn max_history_events(mut self, n: usize) -> Self {
-        self.max_history_events = n.max(1);
-        self
+impl Caps {
+    fn of(limits: &RunLimits) -> Self {
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        Caps {
+            max_events_per_run: size(limits.max_events_per_run),
+            max_bytes_per_run: size(limits.max_bytes_per_run),
+            max_total_bytes: size(limits.max_total_bytes),
+            max_threads: size(limits.max_threads),
+            max_history_events: size(limits.max_history_events),
+        }
     }
 }
 
@@ -323,12 +261,13 @@ fn entry_cost(e: &ThreadEntry) -> usize {
     e.events.len() + EVENT_OVERHEAD + e.message_ids.iter().map(|i| i.len() + 48).sum::<usize>()
 }
 
-/// Run logs kept in memory: the default [`RunStore`], for one process. Bounded by
+/// Run logs kept in memory: the default [`RunStore`](super::RunStore), for one process. Bounded by
 /// [`RunLimits`]; a restart loses every run. Leases never expire here (the producer
 /// lives and dies with the store).
 #[derive(Debug)]
 pub struct InMemoryRunStore {
     limits: RunLimits,
+    caps: Caps,
     inner: Mutex<Inner>,
 }
 
@@ -397,6 +336,7 @@ impl InMemoryRunStore {
     /// An empty store with these limits.
     pub fn new(limits: RunLimits) -> Self {
         InMemoryRunStore {
+            caps: Caps::of(&limits),
             limits,
             inner: Mutex::new(Inner::default()),
         }
@@ -438,7 +378,7 @@ impl InMemoryRunStore {
         let due = inner
             .last_sweep
             .is_none_or(|t| now.duration_since(t) >= (retention / 10).min(Duration::from_secs(1)));
-        let over = inner.total_bytes + incoming > self.limits.max_total_bytes;
+        let over = inner.total_bytes + incoming > self.caps.max_total_bytes;
         if !due && !over {
             return;
         }
@@ -450,12 +390,12 @@ impl InMemoryRunStore {
             Self::drop_oldest_ended(inner);
         }
         Self::expire_threads(inner, now, self.limits.thread_idle_ttl);
-        while inner.total_bytes + incoming > self.limits.max_total_bytes {
+        while inner.total_bytes + incoming > self.caps.max_total_bytes {
             if !Self::drop_oldest_ended(inner) {
                 break;
             }
         }
-        while inner.total_bytes + incoming > self.limits.max_total_bytes {
+        while inner.total_bytes + incoming > self.caps.max_total_bytes {
             if !Self::evict_idle_thread(inner) {
                 break;
             }
@@ -542,11 +482,11 @@ impl InMemoryRunStore {
             }
             return Ok(());
         }
-        if inner.threads.len() >= self.limits.max_threads && !Self::evict_idle_thread(inner) {
+        if inner.threads.len() >= self.caps.max_threads && !Self::evict_idle_thread(inner) {
             return Err(RunStoreError::Full(format!(
                 "{} threads held, every one running (limit {})",
                 inner.threads.len(),
-                self.limits.max_threads
+                self.caps.max_threads
             )));
         }
         inner.threads.insert(
@@ -605,7 +545,7 @@ impl InMemoryRunStore {
         inner.total_bytes += cost;
         t.history.push_back(entry);
         list(&mut inner.lists, thread, t);
-        while t.history_events > self.limits.max_history_events && t.history.len() > 1 {
+        while t.history_events > self.caps.max_history_events && t.history.len() > 1 {
             if let Some(old) = t.history.pop_front() {
                 t.history_events -= old.count;
                 let c = entry_cost(&old);
@@ -621,10 +561,10 @@ impl InMemoryRunStore {
             return Ok(Created::Existing(log.record.clone()));
         }
         self.sweep(&mut inner, 0);
-        if inner.total_bytes >= self.limits.max_total_bytes {
+        if inner.total_bytes >= self.caps.max_total_bytes {
             return Err(RunStoreError::Full(format!(
                 "{} bytes of running runs held (limit {})",
-                inner.total_bytes, self.limits.max_total_bytes
+                inner.total_bytes, self.caps.max_total_bytes
             )));
         }
         if let Some(thread) = &run.thread {
@@ -694,8 +634,8 @@ impl InMemoryRunStore {
         log.bytes += added;
         inner.total_bytes += added;
         // Per-run caps: the oldest events go (a re-attach from before them gets 410).
-        while log.events.len() > self.limits.max_events_per_run
-            || (log.bytes > self.limits.max_bytes_per_run && log.events.len() > 1)
+        while log.events.len() > self.caps.max_events_per_run
+            || (log.bytes > self.caps.max_bytes_per_run && log.events.len() > 1)
         {
             if let Some(e) = log.events.pop_front() {
                 log.bytes -= cost(&e);
@@ -749,7 +689,7 @@ impl InMemoryRunStore {
     }
 }
 
-impl RunStore for InMemoryRunStore {
+impl RunLog for InMemoryRunStore {
     fn create(&self, run: NewRun) -> RunStoreFuture<'_, Created> {
         Box::pin(std::future::ready(self.do_create(run)))
     }
@@ -767,6 +707,31 @@ impl RunStore for InMemoryRunStore {
         ))
     }
 
+    fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
+        Box::pin(std::future::ready(self.do_read(key, after, limit)))
+    }
+
+    fn wait<'a>(
+        &'a self,
+        key: &'a RunKey,
+        after: u64,
+        timeout: Duration,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        let rx = self.watcher(key, after);
+        Box::pin(async move {
+            if let Some(mut rx) = rx {
+                let _ = tokio::time::timeout(timeout, rx.changed()).await;
+            }
+        })
+    }
+
+    fn record<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, Option<RunRecord>> {
+        let r = self.lock().runs.get(key).map(|l| l.record.clone());
+        Box::pin(std::future::ready(Ok(r)))
+    }
+}
+
+impl ThreadIndex for InMemoryRunStore {
     fn end_thread_run<'a>(
         &'a self,
         key: &'a RunKey,
@@ -876,30 +841,11 @@ impl RunStore for InMemoryRunStore {
         });
         Box::pin(std::future::ready(Ok(r)))
     }
+}
 
-    fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
-        Box::pin(std::future::ready(self.do_read(key, after, limit)))
-    }
-
-    fn wait<'a>(
-        &'a self,
-        key: &'a RunKey,
-        after: u64,
-        timeout: Duration,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
-        let rx = self.watcher(key, after);
-        Box::pin(async move {
-            if let Some(mut rx) = rx {
-                let _ = tokio::time::timeout(timeout, rx.changed()).await;
-            }
-        })
-    }
-
-    fn record<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, Option<RunRecord>> {
-        let r = self.lock().runs.get(key).map(|l| l.record.clone());
-        Box::pin(std::future::ready(Ok(r)))
-    }
-
+/// A single process: every lease is held by this process (the provided
+/// [`Leases::expired_leases`] and [`Leases::take_over`]).
+impl Leases for InMemoryRunStore {
     fn heartbeat<'a>(&'a self, key: &'a RunKey, fence: Fence) -> RunStoreFuture<'a, Heartbeat> {
         let r = match self.lock().runs.get(key) {
             None => Err(RunStoreError::NotFound),
@@ -924,18 +870,6 @@ impl RunStore for InMemoryRunStore {
         };
         Box::pin(std::future::ready(r))
     }
-
-    fn expired_leases(&self, _limit: usize) -> RunStoreFuture<'_, Vec<RunKey>> {
-        Box::pin(std::future::ready(Ok(Vec::new())))
-    }
-
-    fn take_over<'a>(
-        &'a self,
-        _key: &'a RunKey,
-        _replica: &'a str,
-    ) -> RunStoreFuture<'a, Option<(Fence, u64)>> {
-        Box::pin(std::future::ready(Ok(None)))
-    }
 }
 
 #[cfg(test)]
@@ -952,7 +886,7 @@ mod tests {
 
     use super::*;
     use crate::runs::contract::{check, check_thread_expiry, ContractSetup};
-    use crate::runs::{owner_scope, Created, NewRun, RunStore};
+    use crate::runs::{owner_scope, Created, NewRun};
 
     #[tokio::test]
     async fn the_store_keeps_the_contract_and_forgets_idle_threads_in_its_lists() {
@@ -1005,8 +939,8 @@ mod tests {
         let n = 100_000;
         let store = InMemoryRunStore::new(
             RunLimits::default()
-                .max_threads(n + 10)
-                .max_total_bytes(usize::MAX),
+                .max_threads(n as u64 + 10)
+                .max_total_bytes(u64::MAX),
         );
         let owner = "many";
         let scope = owner_scope(owner);
@@ -1086,8 +1020,8 @@ mod tests {
         let n = 50_000;
         let store = InMemoryRunStore::new(
             RunLimits::default()
-                .max_threads(n)
-                .max_total_bytes(usize::MAX),
+                .max_threads(n as u64)
+                .max_total_bytes(u64::MAX),
         );
         let mut keys = Vec::new();
         for i in 0..n {
@@ -1133,7 +1067,8 @@ mod tests {
         // Room for ten 100-byte events counted with their bookkeeping, not for the 15
         // that their JSON alone would let in.
         let per_event = 100 + EVENT_OVERHEAD;
-        let store = InMemoryRunStore::new(RunLimits::default().max_bytes_per_run(10 * per_event));
+        let store =
+            InMemoryRunStore::new(RunLimits::default().max_bytes_per_run(10 * per_event as u64));
         let key = RunKey::derive("o", "a", "r1");
         let Created::New(fence) = store.create(new_run(&key, "r1")).await.unwrap() else {
             panic!("a new run")

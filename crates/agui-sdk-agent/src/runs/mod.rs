@@ -16,9 +16,16 @@
 //!
 //! * **Threads are an index over runs.** A run created with a [`ThreadKey`] belongs to
 //!   that thread (a CopilotKit conversation): a thread has at most one running run (its
-//!   live run), and each of its runs, once ended by [`RunStore::end_thread_run`], joins
-//!   the thread's history compacted ([`ThreadEntry`]). [`RunStore::thread`] reads both.
+//!   live run), and each of its runs, once ended by [`ThreadIndex::end_thread_run`],
+//!   joins the thread's history compacted ([`ThreadEntry`]). [`ThreadIndex::thread`]
+//!   reads both.
 //!   A thread run is a run like any other: the same log, viewers, fence and reaper.
+//!
+//! * **Stores by role.** A store implements three small traits: [`RunLog`] (the runs'
+//!   records and events), [`Leases`] (heartbeats, cancel requests, take-over; provided
+//!   for a single process) and [`ThreadIndex`] (threads over the runs); any type with
+//!   all three is a [`RunStore`]. One [`RunLimits`] bounds every store. The contract
+//!   suite every store passes is `contract`, behind the `test-util` feature.
 //!
 //! [`InMemoryRunStore`] is the default (one process); the `agui-sdk-redis` crate holds a
 //! Redis Streams store for several replicas. The HTTP surface (`agui_sdk_server::router`) and
@@ -33,19 +40,23 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+#[cfg(any(test, feature = "test-util"))]
 pub mod contract;
+mod limits;
 mod memory;
 mod reaper;
 mod thread;
 
-pub use memory::{InMemoryRunStore, RunLimits, EVENT_OVERHEAD, RUN_OVERHEAD};
+pub use limits::RunLimits;
+pub use memory::{InMemoryRunStore, EVENT_OVERHEAD, RUN_OVERHEAD};
 pub use reaper::{reap, thread_entry};
 pub use thread::{
     owner_scope, recorded_message_ids, LiveRun, ThreadEntry, ThreadEntryBuilder, ThreadKey,
     ThreadQuery, ThreadRecord, ThreadSummary, ThreadUpdate,
 };
 
-/// A boxed future returned by [`RunStore`] methods.
+/// A boxed future returned by the store's methods ([`RunLog`], [`Leases`],
+/// [`ThreadIndex`]).
 pub type RunStoreFuture<'a, T> =
     Pin<Box<dyn Future<Output = Result<T, RunStoreError>> + Send + 'a>>;
 
@@ -168,7 +179,7 @@ impl RunStatus {
     }
 }
 
-/// A run to create: see [`RunStore::create`].
+/// A run to create: see [`RunLog::create`].
 #[derive(Debug, Clone)]
 pub struct NewRun {
     /// Its key.
@@ -187,12 +198,12 @@ pub struct NewRun {
     /// How long the producer's lease lasts without a heartbeat.
     pub lease: Duration,
     /// The thread the run belongs to, if any: it becomes the thread's live run, and
-    /// [`RunStore::create`] fails with [`RunStoreError::Busy`] while another run of the
+    /// [`RunLog::create`] fails with [`RunStoreError::Busy`] while another run of the
     /// thread is running.
     pub thread: Option<ThreadKey>,
 }
 
-/// What [`RunStore::create`] found.
+/// What [`RunLog::create`] found.
 #[derive(Debug, Clone)]
 pub enum Created {
     /// A new run: the fence its producer writes with.
@@ -230,7 +241,7 @@ pub struct RunRecord {
     pub thread: Option<ThreadKey>,
 }
 
-/// Events read from a run's log: see [`RunStore::read`].
+/// Events read from a run's log: see [`RunLog::read`].
 #[derive(Debug, Clone)]
 pub struct Batch {
     /// The seq of `events[0]`.
@@ -243,14 +254,14 @@ pub struct Batch {
     pub status: RunStatus,
 }
 
-/// What a producer learns from [`RunStore::heartbeat`].
+/// What a producer learns from [`Leases::heartbeat`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Heartbeat {
     /// Someone asked to cancel the run.
     pub cancel_requested: bool,
 }
 
-/// What [`RunStore::request_cancel`] did.
+/// What [`Leases::request_cancel`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CancelOutcome {
     /// The request is recorded; the producer will end the run.
@@ -300,11 +311,12 @@ pub enum RunStoreError {
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
 }
 
-/// Storage of run logs and run records. See the [module docs](self).
+/// The run log: each run's record and its events by seq. One of the roles a
+/// [`RunStore`] combines; see the [module docs](self).
 ///
 /// Implementations must be safe to call from many tasks at once. Every operation names
 /// the run by its [`RunKey`].
-pub trait RunStore: Send + Sync + 'static {
+pub trait RunLog: Send + Sync + 'static {
     /// Creates the run, or returns the existing record when the key exists (an
     /// idempotent start).
     fn create(&self, run: NewRun) -> RunStoreFuture<'_, Created>;
@@ -314,7 +326,7 @@ pub trait RunStore: Send + Sync + 'static {
     /// [`RunStoreError::Conflict`] when `first` is not head + 1. With `terminal`, the
     /// run ends with that status (its retention starts); a thread run so ended frees
     /// its thread without joining its history (see
-    /// [`end_thread_run`](Self::end_thread_run)).
+    /// [`ThreadIndex::end_thread_run`]).
     fn append<'a>(
         &'a self,
         key: &'a RunKey,
@@ -339,18 +351,62 @@ pub trait RunStore: Send + Sync + 'static {
 
     /// The run's record; `None` when there is no such run.
     fn record<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, Option<RunRecord>>;
+}
 
-    /// The producer renews its lease; it learns whether a cancel was requested.
+/// Leases and cancel requests: how a run's producer proves it is alive and learns that
+/// a client asked to stop, and how another replica takes over a run whose producer
+/// died. One of the roles a [`RunStore`] combines.
+///
+/// A store for a single process needs no lease logic: the provided
+/// [`expired_leases`](Self::expired_leases) and [`take_over`](Self::take_over) treat
+/// every lease as held by this process (which holds them while it answers), so such a
+/// store implements [`heartbeat`](Self::heartbeat) and
+/// [`request_cancel`](Self::request_cancel) only. A store shared by several replicas
+/// overrides all four, and runs the contract suite with `leases: true`.
+pub trait Leases: Send + Sync + 'static {
+    /// The producer renews its lease; it learns whether a cancel was requested. Fails
+    /// with [`RunStoreError::Fenced`] when `fence` no longer owns the run, with
+    /// [`RunStoreError::NotFound`] for no such run.
     fn heartbeat<'a>(&'a self, key: &'a RunKey, fence: Fence) -> RunStoreFuture<'a, Heartbeat>;
 
     /// Asks the run's producer, wherever it runs, to cancel it.
     fn request_cancel<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, CancelOutcome>;
 
-    /// Ends a thread run: appends its last `events` as [`append`](Self::append) does
-    /// with `status` as the terminal status, and in the same step adds `entry` to the
-    /// end of its thread's history and frees the thread for its next run. Fails as
-    /// `append` does; a run that belongs to no thread fails with
-    /// [`RunStoreError::NotFound`].
+    /// Running runs whose lease has expired (their producer is gone), at most `limit`.
+    ///
+    /// Provided: none, for a store whose runs' producers all run in this process.
+    fn expired_leases(&self, limit: usize) -> RunStoreFuture<'_, Vec<RunKey>> {
+        let _ = limit;
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+
+    /// Takes over a run whose lease has expired: a new fence (the old producer's next
+    /// append fails with [`RunStoreError::Fenced`]) and the head. `None` when the run
+    /// is not running or its lease is still valid.
+    ///
+    /// Provided: `None`, for a store whose runs' producers all run in this process
+    /// (no lease of it expires).
+    fn take_over<'a>(
+        &'a self,
+        key: &'a RunKey,
+        replica: &'a str,
+    ) -> RunStoreFuture<'a, Option<(Fence, u64)>> {
+        let _ = (key, replica);
+        Box::pin(std::future::ready(Ok(None)))
+    }
+}
+
+/// The thread index: threads as an index over the runs of a [`RunLog`] (see the
+/// [module docs](self)). One of the roles a [`RunStore`] combines.
+///
+/// A thread run's end belongs here: [`end_thread_run`](Self::end_thread_run) ends the
+/// run in the log and adds its entry to its thread's history in one atomic step, which
+/// is why this role extends the run log.
+pub trait ThreadIndex: RunLog {
+    /// Ends a thread run: appends its last `events` as [`RunLog::append`] does with
+    /// `status` as the terminal status, and in the same step adds `entry` to the end of
+    /// its thread's history and frees the thread for its next run. Fails as `append`
+    /// does; a run that belongs to no thread fails with [`RunStoreError::NotFound`].
     fn end_thread_run<'a>(
         &'a self,
         key: &'a RunKey,
@@ -388,19 +444,18 @@ pub trait RunStore: Send + Sync + 'static {
     /// Forgets the thread's history (and the thread, when no run of it is running):
     /// it leaves the owner's list. Whether the store held the thread.
     fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool>;
-
-    /// Running runs whose lease has expired (their producer is gone), at most `limit`.
-    fn expired_leases(&self, limit: usize) -> RunStoreFuture<'_, Vec<RunKey>>;
-
-    /// Takes over a run whose lease has expired: a new fence (the old producer's next
-    /// append fails with [`RunStoreError::Fenced`]) and the head. `None` when the run
-    /// is not running or its lease is still valid.
-    fn take_over<'a>(
-        &'a self,
-        key: &'a RunKey,
-        replica: &'a str,
-    ) -> RunStoreFuture<'a, Option<(Fence, u64)>>;
 }
+
+/// A whole store: every role, as the server's routes hold it (`Arc<dyn RunStore>`).
+/// See the [module docs](self).
+///
+/// It has no methods of its own: implement [`RunLog`], [`Leases`] and [`ThreadIndex`],
+/// and the blanket implementation makes the type a `RunStore`. Every role's methods
+/// are callable on a `dyn RunStore`. A role added later joins this list of supertraits
+/// and the blanket implementation's bounds.
+pub trait RunStore: RunLog + Leases + ThreadIndex {}
+
+impl<T: RunLog + Leases + ThreadIndex> RunStore for T {}
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {

@@ -44,7 +44,7 @@ async fn read_log(
     }
 }
 
-/// The thread entry of run `key`: its log (see [`RunStore::read`]; from the oldest
+/// The thread entry of run `key`: its log (see [`RunLog::read`](super::RunLog::read); from the oldest
 /// kept event when the first were trimmed), then `tail` (the events about to end it),
 /// compacted.
 pub async fn thread_entry(

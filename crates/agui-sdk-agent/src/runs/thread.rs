@@ -61,7 +61,7 @@ pub fn owner_scope(owner: &str) -> String {
 }
 
 /// A thread as a list of threads shows it: see
-/// [`RunStore::list_threads`](super::RunStore::list_threads).
+/// [`ThreadIndex::list_threads`](super::ThreadIndex::list_threads).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadSummary {
     /// The thread's key.
@@ -84,7 +84,7 @@ pub struct ThreadSummary {
 }
 
 /// A change to a thread's name or archived flag: see
-/// [`RunStore::update_thread`](super::RunStore::update_thread). `None` leaves it.
+/// [`ThreadIndex::update_thread`](super::ThreadIndex::update_thread). `None` leaves it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ThreadUpdate {
     /// The new name.
@@ -94,7 +94,7 @@ pub struct ThreadUpdate {
 }
 
 /// Which of an owner's threads a list returns, and from where: see
-/// [`RunStore::list_threads`](super::RunStore::list_threads). The list's order is the
+/// [`ThreadIndex::list_threads`](super::ThreadIndex::list_threads). The list's order is the
 /// time a thread's last run ended, the latest first, then the key, the greatest first
 /// (one total order, so that pages neither repeat nor skip a thread).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,7 +235,7 @@ pub struct LiveRun {
     pub run_id: String,
 }
 
-/// A thread as it is now: see [`RunStore::thread`](super::RunStore::thread).
+/// A thread as it is now: see [`ThreadIndex::thread`](super::ThreadIndex::thread).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ThreadRecord {
     /// Each ended run, compacted, oldest first (its message ids are in

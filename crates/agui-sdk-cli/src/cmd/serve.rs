@@ -121,14 +121,14 @@ async fn store(
         "memory" => {
             let mut limits = agui_sdk_server::runs::RunLimits::default();
             if let Some(n) = args.max_threads {
-                limits = limits.max_threads(usize::try_from(n).unwrap_or(usize::MAX));
+                limits = limits.max_threads(n);
             }
             Some(Arc::new(agui_sdk_server::runs::InMemoryRunStore::new(
                 limits,
             )))
         }
         url if url.starts_with("redis://") || url.starts_with("rediss://") => {
-            let mut limits = agui_sdk_redis::RedisLimits::default();
+            let mut limits = agui_sdk_server::runs::RunLimits::shared();
             if let Some(n) = args.max_threads {
                 limits = limits.max_threads(n);
             }
@@ -164,7 +164,6 @@ fn runtimes(
     let Some(store) = store else {
         // `--store off`: the CopilotKit runtime keeps its threads in memory of its own.
         if let Some(n) = args.max_threads {
-            let n = usize::try_from(n).unwrap_or(usize::MAX);
             copilot =
                 copilot.run_limits(agui_sdk_server::runs::RunLimits::default().max_threads(n));
         }

@@ -231,7 +231,7 @@ async fn the_same_with_runs_kept_in_redis() {
         return;
     };
     let prefix = agui_sdk_testkit::redis::prefix("chaos");
-    let limits = agui_sdk_redis::RedisLimits::default().retention(Duration::from_secs(60));
+    let limits = agui_sdk_redis::RunLimits::shared().retention(Duration::from_secs(60));
     let store = agui_sdk_redis::RedisRunStore::connect(&url, &prefix, limits)
         .await
         .unwrap_or_else(|e| panic!("Redis at {url} answers but the store cannot connect: {e}"));

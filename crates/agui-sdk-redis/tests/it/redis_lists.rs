@@ -8,10 +8,10 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use agui_sdk_agent::runs::{
-    owner_scope, Created, NewRun, RunKey, RunStatus, RunStore, ThreadEntry, ThreadKey, ThreadQuery,
-    ThreadUpdate,
+    owner_scope, Created, NewRun, RunKey, RunLog, RunStatus, ThreadEntry, ThreadIndex, ThreadKey,
+    ThreadQuery, ThreadUpdate,
 };
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::{RedisRunStore, RunLimits};
 use bytes::Bytes;
 use futures_util::StreamExt;
 
@@ -86,7 +86,7 @@ async fn delete_prefix(prefix: &str) {
 async fn a_list_reads_its_page_from_its_index_not_the_owners_threads() {
     let prefix = common::prefix();
     let n = 50_000;
-    let limits = RedisLimits::default().max_threads(n as u64 + 10);
+    let limits = RunLimits::shared().max_threads(n as u64 + 10);
     let Some(s) = common::connect("lists_at_scale", &prefix, limits).await else {
         return;
     };
@@ -203,7 +203,7 @@ async fn a_list_reads_its_page_from_its_index_not_the_owners_threads() {
 #[tokio::test]
 async fn a_list_past_many_expired_threads_removes_them_in_bounded_steps() {
     let prefix = common::prefix();
-    let limits = RedisLimits::default().thread_idle_ttl(Duration::from_secs(2));
+    let limits = RunLimits::shared().thread_idle_ttl(Duration::from_secs(2));
     let Some(s) = common::connect("lists_past_expired_threads", &prefix, limits).await else {
         return;
     };

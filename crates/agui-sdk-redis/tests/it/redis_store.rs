@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_sdk_agent::runs::contract::{check, check_thread_expiry, ContractSetup};
-use agui_sdk_agent::runs::{Created, NewRun, RunKey, RunStatus, RunStore, ThreadEntry, ThreadKey};
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_agent::runs::{
+    Created, NewRun, RunKey, RunLog, RunStatus, ThreadEntry, ThreadIndex, ThreadKey,
+};
+use agui_sdk_redis::{RedisRunStore, RunLimits};
 use bytes::Bytes;
 
 use crate::common;
@@ -17,7 +19,7 @@ use common::url;
 
 /// A store under a fresh prefix, or `None` (after saying why) when Redis is not
 /// reachable and not required.
-async fn store(test: &str, limits: RedisLimits) -> Option<(RedisRunStore, String)> {
+async fn store(test: &str, limits: RunLimits) -> Option<(RedisRunStore, String)> {
     let prefix = common::prefix();
     let s = common::connect(test, &prefix, limits).await?;
     Some((s, prefix))
@@ -27,7 +29,7 @@ async fn store(test: &str, limits: RedisLimits) -> Option<(RedisRunStore, String
 async fn the_redis_store_keeps_the_contract() {
     let Some((s, prefix)) = store(
         "the_redis_store_keeps_the_contract",
-        RedisLimits::default().max_events_per_run(8),
+        RunLimits::shared().max_events_per_run(8),
     )
     .await
     else {
@@ -49,7 +51,7 @@ async fn the_redis_stores_lists_leave_out_threads_whose_keys_expired() {
     let ttl = Duration::from_secs(2);
     let Some((s, prefix)) = store(
         "the_redis_stores_lists_leave_out_expired_threads",
-        RedisLimits::default().thread_idle_ttl(ttl),
+        RunLimits::shared().thread_idle_ttl(ttl),
     )
     .await
     else {
@@ -83,14 +85,14 @@ async fn the_redis_stores_lists_leave_out_threads_whose_keys_expired() {
 async fn a_finished_run_expires_after_its_retention_and_a_second_store_sees_the_same_run() {
     let Some((a, prefix)) = store(
         "a_finished_run_expires",
-        RedisLimits::default().retention(Duration::from_secs(120)),
+        RunLimits::shared().retention(Duration::from_secs(120)),
     )
     .await
     else {
         return;
     };
     // A second store on the same prefix: another replica.
-    let b = RedisRunStore::connect(&url(), &prefix, RedisLimits::default())
+    let b = RedisRunStore::connect(&url(), &prefix, RunLimits::shared())
         .await
         .unwrap();
     let key = RunKey::derive("owner", "agent", "r1");
@@ -147,11 +149,11 @@ async fn a_finished_run_expires_after_its_retention_and_a_second_store_sees_the_
 /// receives none of another run's, and is woken at once by its own.
 #[tokio::test]
 async fn a_replica_receives_only_the_wake_ups_of_the_runs_it_waits_on() {
-    let Some((a, prefix)) = store("targeted_wake_ups", RedisLimits::default()).await else {
+    let Some((a, prefix)) = store("targeted_wake_ups", RunLimits::shared()).await else {
         return;
     };
     let b = Arc::new(
-        RedisRunStore::connect(&url(), &prefix, RedisLimits::default())
+        RedisRunStore::connect(&url(), &prefix, RunLimits::shared())
             .await
             .unwrap(),
     );
@@ -229,7 +231,7 @@ async fn a_replica_receives_only_the_wake_ups_of_the_runs_it_waits_on() {
 /// of compacted runs (the last run always stays).
 #[tokio::test]
 async fn a_runs_log_and_a_threads_history_are_bounded_by_bytes() {
-    let limits = RedisLimits::default()
+    let limits = RunLimits::shared()
         .max_bytes_per_run(250)
         .max_history_bytes(300);
     let Some((s, prefix)) = store(

@@ -9,18 +9,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_sdk_agent::runs::{
-    reap, thread_entry, CancelOutcome, Created, NewRun, RunKey, RunStatus, RunStore, RunStoreError,
-    ThreadKey,
+    reap, thread_entry, CancelOutcome, Created, Leases, NewRun, RunKey, RunLog, RunStatus,
+    RunStoreError, ThreadIndex, ThreadKey,
 };
 use agui_sdk_core::Event;
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::{RedisRunStore, RunLimits};
 use bytes::Bytes;
 
 async fn store(test: &str) -> Option<RedisRunStore> {
-    store_with(test, &PREFIX, RedisLimits::default()).await
+    store_with(test, &PREFIX, RunLimits::shared()).await
 }
 
-async fn store_with(test: &str, prefix: &str, limits: RedisLimits) -> Option<RedisRunStore> {
+async fn store_with(test: &str, prefix: &str, limits: RunLimits) -> Option<RedisRunStore> {
     common::connect(test, prefix, limits).await
 }
 
@@ -149,7 +149,7 @@ async fn a_thread_run_whose_replica_died_is_closed_by_the_reaper_into_the_histor
 #[tokio::test]
 async fn a_new_thread_beyond_the_cap_forgets_the_longest_idle_or_is_refused() {
     let prefix = common::prefix();
-    let Some(s) = store_with("thread_cap", &prefix, RedisLimits::default().max_threads(2)).await
+    let Some(s) = store_with("thread_cap", &prefix, RunLimits::shared().max_threads(2)).await
     else {
         return;
     };

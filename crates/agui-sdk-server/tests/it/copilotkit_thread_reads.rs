@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_sdk_core::{Event, RunAgentInput};
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::{RedisRunStore, RunLimits};
 use agui_sdk_server::copilotkit::CopilotRuntime;
 use agui_sdk_server::runs::RunStore;
 use agui_sdk_server::{agent_fn, AgentError, Emitter, RunContext, ServerConfig, Shutdown};
@@ -29,7 +29,7 @@ async fn redis(test: &str) -> Option<Arc<dyn RunStore>> {
     let store = tokio::time::timeout(
         Duration::from_secs(10),
         RedisRunStore::connect(&url, &prefix, {
-            let mut limits = RedisLimits::default();
+            let mut limits = RunLimits::shared();
             // Room for the large thread below.
             limits.max_history_bytes = 64 << 20;
             limits

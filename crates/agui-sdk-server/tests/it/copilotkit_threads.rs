@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_sdk_core::{Event, RunAgentInput};
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::{RedisRunStore, RunLimits};
 use agui_sdk_server::copilotkit::CopilotRuntime;
 use agui_sdk_server::runs::{Owner, RunStore};
 use agui_sdk_server::{agent_fn, AgentError, Emitter, RunContext, Shutdown};
@@ -29,7 +29,7 @@ async fn redis(test: &str) -> Option<Arc<dyn RunStore>> {
     let prefix = agui_sdk_testkit::redis::prefix("ck");
     let store = tokio::time::timeout(
         Duration::from_secs(10),
-        RedisRunStore::connect(&url, &prefix, RedisLimits::default()),
+        RedisRunStore::connect(&url, &prefix, RunLimits::shared()),
     )
     .await
     .unwrap_or_else(|_| panic!("{test}: Redis at {url} answers but connecting timed out"))

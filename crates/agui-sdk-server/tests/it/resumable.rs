@@ -547,7 +547,7 @@ struct Counting {
     largest: std::sync::Mutex<usize>,
 }
 
-impl agui_sdk_server::runs::RunStore for Counting {
+impl agui_sdk_server::runs::RunLog for Counting {
     fn create(
         &self,
         run: agui_sdk_server::runs::NewRun,
@@ -566,6 +566,61 @@ impl agui_sdk_server::runs::RunStore for Counting {
         *l = (*l).max(events.len());
         self.inner.append(key, fence, first, events, terminal)
     }
+    fn read<'a>(
+        &'a self,
+        key: &'a agui_sdk_server::runs::RunKey,
+        after: u64,
+        limit: usize,
+    ) -> agui_sdk_server::runs::RunStoreFuture<'a, agui_sdk_server::runs::Batch> {
+        self.inner.read(key, after, limit)
+    }
+    fn wait<'a>(
+        &'a self,
+        key: &'a agui_sdk_server::runs::RunKey,
+        after: u64,
+        timeout: Duration,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        self.inner.wait(key, after, timeout)
+    }
+    fn record<'a>(
+        &'a self,
+        key: &'a agui_sdk_server::runs::RunKey,
+    ) -> agui_sdk_server::runs::RunStoreFuture<'a, Option<agui_sdk_server::runs::RunRecord>> {
+        self.inner.record(key)
+    }
+}
+
+impl agui_sdk_server::runs::Leases for Counting {
+    fn heartbeat<'a>(
+        &'a self,
+        key: &'a agui_sdk_server::runs::RunKey,
+        fence: agui_sdk_server::runs::Fence,
+    ) -> agui_sdk_server::runs::RunStoreFuture<'a, agui_sdk_server::runs::Heartbeat> {
+        self.inner.heartbeat(key, fence)
+    }
+    fn request_cancel<'a>(
+        &'a self,
+        key: &'a agui_sdk_server::runs::RunKey,
+    ) -> agui_sdk_server::runs::RunStoreFuture<'a, agui_sdk_server::runs::CancelOutcome> {
+        self.inner.request_cancel(key)
+    }
+    fn expired_leases(
+        &self,
+        limit: usize,
+    ) -> agui_sdk_server::runs::RunStoreFuture<'_, Vec<agui_sdk_server::runs::RunKey>> {
+        self.inner.expired_leases(limit)
+    }
+    fn take_over<'a>(
+        &'a self,
+        key: &'a agui_sdk_server::runs::RunKey,
+        replica: &'a str,
+    ) -> agui_sdk_server::runs::RunStoreFuture<'a, Option<(agui_sdk_server::runs::Fence, u64)>>
+    {
+        self.inner.take_over(key, replica)
+    }
+}
+
+impl agui_sdk_server::runs::ThreadIndex for Counting {
     fn end_thread_run<'a>(
         &'a self,
         key: &'a agui_sdk_server::runs::RunKey,
@@ -605,55 +660,6 @@ impl agui_sdk_server::runs::RunStore for Counting {
         key: &'a agui_sdk_server::runs::ThreadKey,
     ) -> agui_sdk_server::runs::RunStoreFuture<'a, bool> {
         self.inner.forget_thread(key)
-    }
-    fn read<'a>(
-        &'a self,
-        key: &'a agui_sdk_server::runs::RunKey,
-        after: u64,
-        limit: usize,
-    ) -> agui_sdk_server::runs::RunStoreFuture<'a, agui_sdk_server::runs::Batch> {
-        self.inner.read(key, after, limit)
-    }
-    fn wait<'a>(
-        &'a self,
-        key: &'a agui_sdk_server::runs::RunKey,
-        after: u64,
-        timeout: Duration,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
-        self.inner.wait(key, after, timeout)
-    }
-    fn record<'a>(
-        &'a self,
-        key: &'a agui_sdk_server::runs::RunKey,
-    ) -> agui_sdk_server::runs::RunStoreFuture<'a, Option<agui_sdk_server::runs::RunRecord>> {
-        self.inner.record(key)
-    }
-    fn heartbeat<'a>(
-        &'a self,
-        key: &'a agui_sdk_server::runs::RunKey,
-        fence: agui_sdk_server::runs::Fence,
-    ) -> agui_sdk_server::runs::RunStoreFuture<'a, agui_sdk_server::runs::Heartbeat> {
-        self.inner.heartbeat(key, fence)
-    }
-    fn request_cancel<'a>(
-        &'a self,
-        key: &'a agui_sdk_server::runs::RunKey,
-    ) -> agui_sdk_server::runs::RunStoreFuture<'a, agui_sdk_server::runs::CancelOutcome> {
-        self.inner.request_cancel(key)
-    }
-    fn expired_leases(
-        &self,
-        limit: usize,
-    ) -> agui_sdk_server::runs::RunStoreFuture<'_, Vec<agui_sdk_server::runs::RunKey>> {
-        self.inner.expired_leases(limit)
-    }
-    fn take_over<'a>(
-        &'a self,
-        key: &'a agui_sdk_server::runs::RunKey,
-        replica: &'a str,
-    ) -> agui_sdk_server::runs::RunStoreFuture<'a, Option<(agui_sdk_server::runs::Fence, u64)>>
-    {
-        self.inner.take_over(key, replica)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::{RedisRunStore, RunLimits};
 
 pub use agui_sdk_testkit::redis::configured_url as url;
 
@@ -13,7 +13,7 @@ pub fn prefix() -> String {
 
 /// A store under `prefix` on the Redis at [`url`], or `None` (after saying why) when no
 /// Redis answers there and none is required (`AGUI_REQUIRE_REDIS`).
-pub async fn connect(test: &str, prefix: &str, limits: RedisLimits) -> Option<RedisRunStore> {
+pub async fn connect(test: &str, prefix: &str, limits: RunLimits) -> Option<RedisRunStore> {
     let url = agui_sdk_testkit::redis::url(test)?;
     let store = tokio::time::timeout(
         Duration::from_secs(10),

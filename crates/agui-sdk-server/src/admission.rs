@@ -1,13 +1,13 @@
-//! The one way a request becomes a run, for every route that starts one (the agent
-//! routes, resumable or not, and the CopilotKit runtime's).
+//! The one way a request is admitted as a run, for every route that starts one (the
+//! agent routes, resumable or not, and the CopilotKit runtime's).
 //!
 //! In order: the server is not shutting down; a run slot is free
 //! ([`ServerConfig::max_runs`]); the body is JSON by its content type (required: see
 //! [`require_json`]), within
 //! [`ServerConfig::body_limit`] (by its declared length, then as it arrives) and
 //! [`ServerConfig::body_timeout`]; the memory budget has room for it
-//! ([`ServerConfig::memory_budget`]); it parses as a `RunAgentInput`. Then the run's
-//! context, lifecycle guard and [`RunDriver`] are made the same way for every route.
+//! ([`ServerConfig::memory_budget`]); it parses as a `RunAgentInput`. The admitted run
+//! is then started by [`crate::launch`], the same way for every route.
 //!
 //! Refusals are [`ApiError`]s; each route maps them to its documented body at its
 //! edge (the agent routes' `{"error":{code,message,…}}`, the CopilotKit runtime's
@@ -20,13 +20,9 @@ use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
 use futures_util::StreamExt;
 
-use crate::agent::Agent;
 use crate::budget::RunPermit;
-use crate::config::{ServerConfig, VerifierFactory};
-use crate::context::RunContext;
-use crate::engine::RunDriver;
+use crate::config::ServerConfig;
 use crate::error::ApiError;
-use crate::lifecycle::{default_verifier, LifecycleGuard};
 use crate::shutdown::Shutdown;
 
 /// A request admitted as a run: its body, its input and the limits it holds.
@@ -39,22 +35,17 @@ pub(crate) struct Admitted {
     pub permit: RunPermit,
 }
 
-/// What admits requests of one router: its limits, switch and verifier.
+/// What admits requests of one router: its limits and switch.
 pub(crate) struct Admission {
     config: ServerConfig,
     shutdown: Shutdown,
-    verifier: Option<VerifierFactory>,
     runs: Option<Arc<tokio::sync::Semaphore>>,
     /// The memory budget, in KiB permits.
     memory: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 impl Admission {
-    pub(crate) fn new(
-        config: ServerConfig,
-        shutdown: Shutdown,
-        verifier: Option<VerifierFactory>,
-    ) -> Self {
+    pub(crate) fn new(config: ServerConfig, shutdown: Shutdown) -> Self {
         let runs = config.max_runs.map(|n| {
             Arc::new(tokio::sync::Semaphore::new(
                 n.min(tokio::sync::Semaphore::MAX_PERMITS),
@@ -64,7 +55,6 @@ impl Admission {
         Admission {
             config,
             shutdown,
-            verifier,
             runs,
             memory,
         }
@@ -182,69 +172,6 @@ impl Admission {
     #[cfg(feature = "copilotkit")]
     pub(crate) fn hold_text(&self, body: &[u8]) -> Result<RunPermit, ApiError> {
         crate::budget::request_permit(self.memory.as_ref(), body, body.len().saturating_mul(2))
-    }
-
-    /// The context and lifecycle guard of a run of the agent `name` on `input`: the
-    /// verifier when verification is on, the protocol version the client can take,
-    /// whether the client has a state.
-    pub(crate) fn prepare(
-        &self,
-        name: &str,
-        input: &RunAgentInput,
-    ) -> (RunContext, LifecycleGuard) {
-        let ctx = RunContext::new(
-            name,
-            input.thread_id.clone(),
-            input.run_id.clone(),
-            self.shutdown.token(),
-        );
-        let verifier = self.config.verify.then(|| match &self.verifier {
-            Some(f) => f(),
-            None => default_verifier(),
-        });
-        let guard = LifecycleGuard::new(input.thread_id.clone(), input.run_id.clone(), verifier)
-            .declare_protocol_version(Some(declared_version(input.protocol_version.as_deref())))
-            .input_state(input.state.is_some());
-        (ctx, guard)
-    }
-
-    /// Starts `agent` on `input` with the context and guard of [`prepare`](Self::prepare),
-    /// inside `span`.
-    pub(crate) fn start(
-        &self,
-        agent: &dyn Agent,
-        input: RunAgentInput,
-        ctx: RunContext,
-        guard: LifecycleGuard,
-        span: &tracing::Span,
-    ) -> RunDriver {
-        let _entered = span.enter();
-        RunDriver::start(
-            agent,
-            input,
-            guard,
-            ctx,
-            self.shutdown.token(),
-            self.config.shutdown_grace,
-        )
-    }
-}
-
-/// The protocol version to declare to a client that declared `client`: the client's own
-/// when it is a `MAJOR.MINOR` this crate speaks (same or older), else this crate's.
-pub(crate) fn declared_version(client: Option<&str>) -> std::borrow::Cow<'static, str> {
-    use agui_sdk_core::semantics::ProtocolVersion;
-    use std::borrow::Cow;
-    // Written once: every run that declares no older version declares this one.
-    static CURRENT: std::sync::LazyLock<String> =
-        std::sync::LazyLock::new(|| ProtocolVersion::current().to_string());
-    let current = ProtocolVersion::current();
-    match client {
-        Some(v) if v.split('.').count() == 2 => match ProtocolVersion::parse(v) {
-            Some(p) if p <= current => Cow::Owned(v.to_owned()),
-            _ => Cow::Borrowed(CURRENT.as_str()),
-        },
-        _ => Cow::Borrowed(CURRENT.as_str()),
     }
 }
 

@@ -22,6 +22,7 @@
 mod admission;
 pub use agui_sdk_agent::{agent, builders, context, engine, lifecycle};
 mod budget;
+mod launch;
 pub mod config;
 #[cfg(feature = "copilotkit")]
 pub mod copilotkit;

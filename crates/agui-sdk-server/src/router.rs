@@ -39,8 +39,11 @@ use crate::admission::{Admission, Admitted};
 use crate::agent::Agent;
 use crate::config::{ServerConfig, VerifierFactory};
 use crate::error::ApiError;
+#[cfg(feature = "resumable")]
+use crate::launch::Stored;
+use crate::launch::{Launcher, Route, Run, Target};
 use crate::lifecycle::EventVerifier;
-use crate::response::{streaming_response, RunStream, StreamSettings};
+use crate::response::StreamSettings;
 #[cfg(feature = "resumable")]
 use crate::runs::http::{self as runs_http, Owner, Resumable};
 use crate::shutdown::Shutdown;
@@ -238,7 +241,8 @@ impl AgentRouter {
             "an agent named 'agents' conflicts with the GET /agents listing"
         );
         let shared = Arc::new(Shared {
-            admission: Admission::new(self.config.clone(), self.shutdown.clone(), self.verifier),
+            admission: Admission::new(self.config.clone(), self.shutdown.clone()),
+            launcher: Launcher::new(self.config.clone(), self.shutdown.clone(), self.verifier),
             agents: self.agents,
             config: self.config,
             #[cfg(feature = "resumable")]
@@ -273,6 +277,7 @@ impl AgentRouter {
 
 struct Shared {
     admission: Admission,
+    launcher: Launcher,
     agents: Vec<(String, Arc<dyn Agent>)>,
     config: ServerConfig,
     #[cfg(feature = "resumable")]
@@ -392,6 +397,8 @@ async fn run(
     }
 }
 
+/// Reads the request, admits it and chooses its target: a resumable run when the
+/// request asks for one and may have it, else a plain run.
 async fn start_run(
     s: &Arc<Shared>,
     name: &str,
@@ -409,33 +416,29 @@ async fn start_run(
 
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let encoding = s.config.negotiation.pick(accept);
-    let span = tracing::info_span!(
-        "run",
-        agent = %name,
-        // Client-supplied: escaped for whatever subscriber writes the line.
-        thread_id = %agui_sdk_core::Escaped(&input.thread_id),
-        run_id = %agui_sdk_core::Escaped(&input.run_id),
-    );
-    let _entered = span.enter();
-    tracing::info!(?encoding, messages = input.messages.len(), "run started");
-
-    let (ctx, guard) = s.admission.prepare(name, &input);
+    let run = Run {
+        route: Route::Agent,
+        name,
+        agent: agent.as_ref(),
+        input,
+        permit,
+    };
+    let plain = Target::Plain(StreamSettings {
+        encoding,
+        keep_alive: s.config.keep_alive,
+        // The agent routes write every event as it is.
+        downgrade: agui_sdk_core::semantics::Downgrade::none(),
+    });
 
     // A resumable run: produced on a task of its own, served from the run store.
     #[cfg(feature = "resumable")]
-    let mut not_resumable = None;
-    #[cfg(feature = "resumable")]
     if let Some(rs) = s.resume.as_ref() {
-        let owner = parts.extensions.get::<Owner>();
         if runs_http::opted_in(headers, rs.config.mode) {
-            let owner = runs_http::owner_of(headers, owner)?;
-            match owner {
-                None => not_resumable = Some("no-owner"),
-                Some(_) if !runs_http::resumable_run_id(&input.run_id) => {
-                    not_resumable = Some("run-id")
-                }
+            let not_resumable = match runs_http::owner_of(headers, parts.extensions.get::<Owner>())?
+            {
+                None => "no-owner",
+                Some(_) if !runs_http::resumable_run_id(&run.input.run_id) => "run-id",
                 Some(owner) => {
-                    drop(_entered);
                     rs.ensure_reaper(s.shutdown.token().clone());
                     // Boxed: this rare path's future would otherwise size every run's.
                     let started = Box::pin(runs_http::start(runs_http::Start {
@@ -444,58 +447,34 @@ async fn start_run(
                         owner,
                         body: &bytes,
                         headers,
-                        input: &input,
+                        input: &run.input,
                         encoding,
                         keep_alive: s.config.keep_alive,
                     }))
                     .await?;
                     return Ok(match started {
                         runs_http::Started::Attached(res) => res,
-                        runs_http::Started::New {
-                            key,
-                            fence,
-                            local,
-                            response,
-                        } => {
-                            let run = s.admission.start(agent.as_ref(), input, ctx, guard, &span);
-                            let production = crate::runs::producer::Production {
+                        runs_http::Started::New { key, fence, viewer } => {
+                            let target = Target::Stored(Stored {
                                 store: rs.config.store.clone(),
                                 registry: rs.registry.clone(),
-                                local,
                                 key,
                                 fence,
-                                settings: rs.producer_settings(),
-                                permit,
+                                producer: rs.producer_settings(),
+                                viewer,
+                                seq_headers: true,
                                 thread: None,
-                            };
-                            tokio::spawn(tracing::Instrument::instrument(
-                                crate::runs::producer::produce(production, run),
-                                span,
-                            ));
-                            response
+                            });
+                            s.launcher.launch(run, target)
                         }
                     });
                 }
-            }
+            };
+            let res = s.launcher.launch(run, plain);
+            return Ok(runs_http::mark_not_resumable(res, not_resumable));
         }
     }
-
-    drop(_entered);
-    let run = s.admission.start(agent.as_ref(), input, ctx, guard, &span);
-    let settings = StreamSettings {
-        encoding,
-        keep_alive: s.config.keep_alive,
-        // The agent routes write every event as it is.
-        downgrade: agui_sdk_core::semantics::Downgrade::none(),
-    };
-    let run = RunStream::new(run, &settings, span, permit);
-    let res = streaming_response(&settings, run);
-    #[cfg(feature = "resumable")]
-    let res = match not_resumable {
-        Some(reason) => runs_http::mark_not_resumable(res, reason),
-        None => res,
-    };
-    Ok(res)
+    Ok(s.launcher.launch(run, plain))
 }
 
 #[cfg(feature = "resumable")]

@@ -23,9 +23,8 @@ use crate::agent::Agent;
 use crate::budget::RunPermit;
 use crate::engine::STOP_MESSAGE;
 use crate::error::ApiError;
-use crate::runs::producer::{
-    self, DetachPolicy, ProducerSettings, Registry, ThreadRun, ViewerGuard,
-};
+use crate::launch::{Launcher, Route, Run, Stored, Target};
+use crate::runs::producer::{DetachPolicy, ProducerSettings, Registry, ViewerGuard};
 use crate::runs::viewer::ViewerSettings;
 use crate::runs::{
     CancelOutcome, Created, InMemoryRunStore, NewRun, Owner, RunKey, RunLimits, RunStore,
@@ -41,6 +40,7 @@ struct Runtime {
     default_agent: Option<String>,
     store: Arc<dyn RunStore>,
     admission: Admission,
+    launcher: Launcher,
     registry: Arc<Registry>,
     replica: String,
     lease: std::time::Duration,
@@ -74,7 +74,8 @@ pub(super) fn router(rt: CopilotRuntime) -> Router {
         agents: rt.agents,
         default_agent: rt.default_agent,
         store,
-        admission: Admission::new(rt.config, rt.shutdown, rt.verifier),
+        admission: Admission::new(rt.config.clone(), rt.shutdown.clone()),
+        launcher: Launcher::new(rt.config, rt.shutdown, rt.verifier),
         registry: Arc::new(Registry::default()),
         replica: rt.replica,
         lease: rt.lease,
@@ -272,45 +273,19 @@ impl Runtime {
                 Default::default()
             }
         };
-        let span = tracing::info_span!(
-            "copilotkit_run",
-            agent = %name,
-            thread_id = %agui_sdk_core::Escaped(&thread_id),
-            run_id = %agui_sdk_core::Escaped(&run_id),
-        );
-        let local = self.registry.insert(&key);
-        // The response is the run's first viewer from the start.
-        let guard = ViewerGuard::new(Some(local.clone()));
-        let response = stream::run_response(
-            self.store.clone(),
-            key.clone(),
-            run_id.clone(),
-            self.viewer_settings(downgrade),
-            guard,
-        );
-        let (ctx, lifecycle) = self.admission.prepare(name, &input);
-        let run = self
-            .admission
-            .start(agent.as_ref(), input.clone(), ctx, lifecycle, &span);
-        let production = producer::Production {
+        let target = Target::Stored(Stored {
             store: self.store.clone(),
             registry: self.registry.clone(),
-            local,
             key,
             fence,
-            settings: self.settings.clone(),
-            permit,
-            thread: Some(ThreadRun {
-                input: Some(input),
-                known_message_ids,
-                entry: Default::default(),
-            }),
-        };
-        tokio::spawn(tracing::Instrument::instrument(
-            producer::produce(production, run),
-            span,
-        ));
-        Ok(response)
+            producer: self.settings.clone(),
+            viewer: self.viewer_settings(downgrade),
+            seq_headers: false,
+            thread: Some(known_message_ids),
+        });
+        Ok(self
+            .launcher
+            .launch(Self::admitted(name, agent, input, permit), target))
     }
 
     /// `/agent/{id}/suggest`: a run that is not kept (no thread, no store), streamed
@@ -333,23 +308,29 @@ impl Runtime {
         input: RunAgentInput,
         permit: RunPermit,
     ) -> Response {
-        let span = tracing::info_span!(
-            "copilotkit_suggest",
-            agent = %name,
-            thread_id = %agui_sdk_core::Escaped(&input.thread_id),
-            run_id = %agui_sdk_core::Escaped(&input.run_id),
-        );
-        let settings = crate::response::StreamSettings {
+        let target = Target::Plain(crate::response::StreamSettings {
             encoding: agui_sdk_core::encoding::Encoding::Sse,
             keep_alive: self.admission.config().keep_alive,
             downgrade: Downgrade::for_declared(input.protocol_version.as_deref()),
-        };
-        let (ctx, lifecycle) = self.admission.prepare(name, &input);
-        let run = self
-            .admission
-            .start(agent.as_ref(), input, ctx, lifecycle, &span);
-        let run = crate::response::RunStream::new(run, &settings, span, permit);
-        crate::response::streaming_response(&settings, run)
+        });
+        self.launcher
+            .launch(Self::admitted(name, agent, input, permit), target)
+    }
+
+    /// An admitted run of the agent `name`, launched from these routes.
+    fn admitted<'a>(
+        name: &'a str,
+        agent: &'a Arc<dyn Agent>,
+        input: RunAgentInput,
+        permit: RunPermit,
+    ) -> Run<'a> {
+        Run {
+            route: Route::CopilotKit,
+            name,
+            agent: agent.as_ref(),
+            input,
+            permit,
+        }
     }
 
     async fn connect(

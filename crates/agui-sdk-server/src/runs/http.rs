@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-use super::producer::{self, DetachPolicy, ProducerSettings, Registry, ViewerGuard};
+use super::producer::{DetachPolicy, ProducerSettings, Registry, ViewerGuard};
 use super::viewer::{self, ViewerSettings};
 use super::{
     sha256_hex, CancelOutcome, Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStore,
@@ -479,12 +479,12 @@ pub(crate) struct Start<'a> {
 
 /// What a resumable start decided.
 pub(crate) enum Started {
-    /// A new run: the caller spawns its producer with this fence; the response streams.
+    /// A new run: the caller launches it with this fence (its response is a viewer
+    /// with these settings, from the start).
     New {
         key: RunKey,
         fence: super::Fence,
-        local: Arc<producer::Local>,
-        response: Response,
+        viewer: ViewerSettings,
     },
     /// The run existed with the same body: this response attaches to it.
     Attached(Response),
@@ -516,27 +516,11 @@ pub(crate) async fn start(s: Start<'_>) -> Result<Started, ApiError> {
         downgrade: agui_sdk_core::semantics::Downgrade::none(),
     };
     match created {
-        Created::New(fence) => {
-            let local = s.state.registry.insert(&key);
-            // The response is the run's first viewer from the start, so that a
-            // detach policy never sees the run unwatched before it is served.
-            let guard = ViewerGuard::new(Some(local.clone()));
-            let response = viewer::response(
-                store.clone(),
-                key.clone(),
-                run_id.clone(),
-                0,
-                Some(0),
-                settings,
-                guard,
-            );
-            Ok(Started::New {
-                key,
-                fence,
-                local,
-                response,
-            })
-        }
+        Created::New(fence) => Ok(Started::New {
+            key,
+            fence,
+            viewer: settings,
+        }),
         Created::Existing(record) => {
             if record.body_hash != body_hash {
                 return Err(ApiError::new(

@@ -23,8 +23,8 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::{
-    owner_scope, CancelOutcome, Created, Fence, NewRun, RunKey, RunStatus, RunStore, RunStoreError,
-    ThreadEntry, ThreadKey, ThreadQuery, ThreadSummary, ThreadUpdate,
+    owner_scope, CancelOutcome, Created, Fence, NewRun, RunKey, RunLog, RunStatus, RunStore,
+    RunStoreError, ThreadEntry, ThreadKey, ThreadQuery, ThreadSummary, ThreadUpdate,
 };
 
 /// What the store under test is configured to do.
@@ -725,7 +725,7 @@ async fn check_thread_take_over(s: &dyn RunStore, setup: &ContractSetup) {
 }
 
 async fn fresh(
-    store: &dyn RunStore,
+    store: &dyn RunLog,
     setup: &ContractSetup,
     name: &str,
     lease: Duration,
@@ -738,8 +738,13 @@ async fn fresh(
     }
 }
 
-/// Runs the whole contract against `store`. Panics with the broken rule.
-pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
+/// The run log's part of the contract ([`RunLog`]): idempotent create, contiguous and
+/// atomic appends, `Conflict` and `Fenced`, reads after any cursor and their limit, the
+/// wake-up of a waiter, the end of a run, trimming to `setup.max_events_per_run` with
+/// `Gone`, unknown runs. What a store implementing the run log alone can run; [`check`]
+/// runs it first. Panics with the broken rule.
+pub async fn check_run_log(store: Arc<dyn RunLog>, setup: &ContractSetup) {
+    let setup = setup.clone();
     let s = store.as_ref();
     let long = Duration::from_secs(60);
 
@@ -796,7 +801,7 @@ pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
 
     // A wake-up for a waiter at the head.
     let waiter = {
-        let store = store.clone();
+        let store = Arc::clone(&store);
         let key = key.clone();
         tokio::spawn(async move {
             let t0 = tokio::time::Instant::now();
@@ -812,15 +817,6 @@ pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
         "wait must wake on append (waited {waited:?})"
     );
 
-    // Cancel, seen by the heartbeat.
-    assert!(!s.heartbeat(&key, fence).await.unwrap().cancel_requested);
-    assert_eq!(
-        s.request_cancel(&key).await.unwrap(),
-        CancelOutcome::Requested
-    );
-    assert!(s.heartbeat(&key, fence).await.unwrap().cancel_requested);
-    assert!(s.record(&key).await.unwrap().unwrap().cancel_requested);
-
     // A terminal append ends the run.
     s.append(&key, fence, 5, vec![ev(5)], Some(RunStatus::Cancelled))
         .await
@@ -832,10 +828,6 @@ pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
         Err(RunStoreError::Ended) => {}
         other => panic!("an ended run takes nothing: {other:?}"),
     }
-    assert_eq!(
-        s.request_cancel(&key).await.unwrap(),
-        CancelOutcome::AlreadyEnded
-    );
     let b = s.read(&key, 5, 10).await.unwrap();
     assert!(b.events.is_empty() && b.status == RunStatus::Cancelled);
     // A wait on an ended run returns at once.
@@ -878,11 +870,41 @@ pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
         s.append(&ghost, fence, 1, vec![ev(1)], None).await,
         Err(RunStoreError::NotFound)
     ));
+}
+
+/// Cancel requests ([`Leases`](super::Leases)): seen by the heartbeat and the record while the run
+/// runs, `AlreadyEnded` after its end, `NotFound` for no such run.
+async fn check_cancel(s: &dyn RunStore, setup: &ContractSetup) {
+    let long = Duration::from_secs(60);
+    let (key, fence) = fresh(s, setup, "cancel", long).await;
+    assert!(!s.heartbeat(&key, fence).await.unwrap().cancel_requested);
+    assert_eq!(
+        s.request_cancel(&key).await.unwrap(),
+        CancelOutcome::Requested
+    );
+    assert!(s.heartbeat(&key, fence).await.unwrap().cancel_requested);
+    assert!(s.record(&key).await.unwrap().unwrap().cancel_requested);
+    s.append(&key, fence, 1, vec![ev(1)], Some(RunStatus::Cancelled))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.request_cancel(&key).await.unwrap(),
+        CancelOutcome::AlreadyEnded
+    );
+    let ghost = RunKey::derive(&setup.namespace, "agent", "ghost");
     assert!(matches!(
         s.request_cancel(&ghost).await,
         Err(RunStoreError::NotFound)
     ));
+}
 
+/// Runs the whole contract against `store`: each role's part ([`check_run_log`], then
+/// cancel requests, threads, and with `setup.leases` expiry and take-over). Panics with
+/// the broken rule.
+pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
+    check_run_log(store.clone(), &setup).await;
+    let s = store.as_ref();
+    check_cancel(s, &setup).await;
     check_threads(s, &setup).await;
     check_thread_lists(s, &setup).await;
     check_thread_list_filters(s, &setup).await;

@@ -13,11 +13,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::RedisRunStore;
 use agui_sdk_server::runs::{
-    Batch, CancelOutcome, Created, Fence, Heartbeat, InMemoryRunStore, NewRun, Resumable, RunKey,
-    RunLimits, RunRecord, RunStatus, RunStore, RunStoreFuture, ThreadEntry, ThreadKey, ThreadQuery,
-    ThreadRecord, ThreadSummary, ThreadUpdate,
+    Batch, CancelOutcome, Created, Fence, Heartbeat, InMemoryRunStore, Leases, NewRun, Resumable,
+    RunKey, RunLimits, RunLog, RunRecord, RunStatus, RunStore, RunStoreFuture, ThreadEntry,
+    ThreadIndex, ThreadKey, ThreadQuery, ThreadRecord, ThreadSummary, ThreadUpdate,
 };
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -33,7 +33,7 @@ struct Counting {
     events: AtomicU64,
 }
 
-impl RunStore for Counting {
+impl RunLog for Counting {
     fn create(&self, run: NewRun) -> RunStoreFuture<'_, Created> {
         self.inner.create(run)
     }
@@ -50,6 +50,42 @@ impl RunStore for Counting {
             .fetch_add(events.len() as u64, Ordering::Relaxed);
         self.inner.append(key, fence, first, events, terminal)
     }
+    fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
+        self.inner.read(key, after, limit)
+    }
+    fn wait<'a>(
+        &'a self,
+        key: &'a RunKey,
+        after: u64,
+        timeout: Duration,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        self.inner.wait(key, after, timeout)
+    }
+    fn record<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, Option<RunRecord>> {
+        self.inner.record(key)
+    }
+}
+
+impl Leases for Counting {
+    fn heartbeat<'a>(&'a self, key: &'a RunKey, fence: Fence) -> RunStoreFuture<'a, Heartbeat> {
+        self.inner.heartbeat(key, fence)
+    }
+    fn request_cancel<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, CancelOutcome> {
+        self.inner.request_cancel(key)
+    }
+    fn expired_leases(&self, limit: usize) -> RunStoreFuture<'_, Vec<RunKey>> {
+        self.inner.expired_leases(limit)
+    }
+    fn take_over<'a>(
+        &'a self,
+        key: &'a RunKey,
+        replica: &'a str,
+    ) -> RunStoreFuture<'a, Option<(Fence, u64)>> {
+        self.inner.take_over(key, replica)
+    }
+}
+
+impl ThreadIndex for Counting {
     fn end_thread_run<'a>(
         &'a self,
         key: &'a RunKey,
@@ -84,36 +120,6 @@ impl RunStore for Counting {
     }
     fn forget_thread<'a>(&'a self, key: &'a ThreadKey) -> RunStoreFuture<'a, bool> {
         self.inner.forget_thread(key)
-    }
-    fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
-        self.inner.read(key, after, limit)
-    }
-    fn wait<'a>(
-        &'a self,
-        key: &'a RunKey,
-        after: u64,
-        timeout: Duration,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
-        self.inner.wait(key, after, timeout)
-    }
-    fn record<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, Option<RunRecord>> {
-        self.inner.record(key)
-    }
-    fn heartbeat<'a>(&'a self, key: &'a RunKey, fence: Fence) -> RunStoreFuture<'a, Heartbeat> {
-        self.inner.heartbeat(key, fence)
-    }
-    fn request_cancel<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, CancelOutcome> {
-        self.inner.request_cancel(key)
-    }
-    fn expired_leases(&self, limit: usize) -> RunStoreFuture<'_, Vec<RunKey>> {
-        self.inner.expired_leases(limit)
-    }
-    fn take_over<'a>(
-        &'a self,
-        key: &'a RunKey,
-        replica: &'a str,
-    ) -> RunStoreFuture<'a, Option<(Fence, u64)>> {
-        self.inner.take_over(key, replica)
     }
 }
 
@@ -154,7 +160,7 @@ async fn server(mode: Mode, redis_url: &str, what: &str) -> Server {
             let s = RedisRunStore::connect(
                 redis_url,
                 &prefix,
-                RedisLimits::default().retention(Duration::from_secs(120)),
+                RunLimits::shared().retention(Duration::from_secs(120)),
             )
             .await
             .expect("Redis store");

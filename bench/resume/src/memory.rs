@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::RedisRunStore;
 use agui_sdk_server::runs::{sha256_hex, InMemoryRunStore, Resumable, RunKey, RunLimits, RunStore};
 use futures_util::StreamExt;
 use serde_json::json;
@@ -137,7 +137,7 @@ pub async fn child(
         }
         "redis" => {
             let p = common::unique_prefix("mem");
-            let s = RedisRunStore::connect(redis_url, &p, RedisLimits::default())
+            let s = RedisRunStore::connect(redis_url, &p, RunLimits::shared())
                 .await
                 .expect("Redis store");
             prefix = Some(p);

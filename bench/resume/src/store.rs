@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agui_sdk_redis::{RedisLimits, RedisRunStore};
+use agui_sdk_redis::RedisRunStore;
 use agui_sdk_server::runs::{
     Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStatus, RunStore,
 };
@@ -272,8 +272,8 @@ pub async fn idle_replica(redis_url: &str, prefix: &str) {
 
 /// Short retention, so that what the phase leaves behind expires by itself even if the
 /// clean-up does not run.
-fn limits() -> RedisLimits {
-    RedisLimits::default().retention(Duration::from_secs(60))
+fn limits() -> RunLimits {
+    RunLimits::shared().retention(Duration::from_secs(60))
 }
 
 /// The markdown table of `rows`, with the Redis/memory ratio per configuration.

@@ -159,7 +159,7 @@ async fn main() -> std::io::Result<()> {
     let store: Arc<dyn RunStore> = match redis {
         Some(url) => {
             let prefix = format!("ck-bench-{}", std::process::id());
-            let limits = agui_sdk_redis::RedisLimits::default().max_threads(1_000_000);
+            let limits = agui_sdk_redis::RunLimits::shared().max_threads(1_000_000);
             Arc::new(
                 agui_sdk_redis::RedisRunStore::connect(&url, &prefix, limits)
                     .await

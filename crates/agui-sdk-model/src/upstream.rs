@@ -194,8 +194,12 @@ async fn send<P: Provider>(
                 tracing::warn!(status, body = %shown, "the model endpoint refused the request");
                 let retryable = status == 429 || (500..=599).contains(&status);
                 if !retryable || attempt >= config.retries {
+                    // The URL called, as it may be shown (no userinfo, no query).
                     return Err(fail(
-                        format!("the model endpoint answered HTTP {status}"),
+                        format!(
+                            "the model endpoint failed: POST {} answered {status}",
+                            shown_url(&url)
+                        ),
                         "upstream_error",
                     ));
                 }
@@ -205,7 +209,10 @@ async fn send<P: Provider>(
         if !retryable || attempt >= config.retries {
             tracing::warn!(error = %why, "the model endpoint failed");
             return Err(fail(
-                "the model endpoint could not be reached",
+                format!(
+                    "the model endpoint could not be reached: POST {}",
+                    shown_url(&url)
+                ),
                 "upstream_error",
             ));
         }

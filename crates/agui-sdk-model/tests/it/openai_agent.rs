@@ -271,7 +271,14 @@ async fn rate_limits_and_server_errors_are_retried_before_the_first_token() {
     let (message, code) = run_error(&o.events);
     assert_eq!(
         (message.as_str(), code.as_str()),
-        ("the model endpoint answered HTTP 503", "upstream_error")
+        (
+            format!(
+                "the model endpoint failed: POST {}/chat/completions answered 503",
+                fake.url()
+            )
+            .as_str(),
+            "upstream_error"
+        )
     );
     assert_eq!(
         fake.requests_for("down").len(),
@@ -281,7 +288,13 @@ async fn rate_limits_and_server_errors_are_retried_before_the_first_token() {
 
     let o = turn(&fake, "denied", false).await;
     let (message, _) = run_error(&o.events);
-    assert_eq!(message, "the model endpoint answered HTTP 401");
+    assert_eq!(
+        message,
+        format!(
+            "the model endpoint failed: POST {}/chat/completions answered 401",
+            fake.url()
+        )
+    );
     assert_eq!(
         fake.requests_for("denied").len(),
         1,

@@ -1,11 +1,13 @@
 //! A model agent for AG-UI: one loop (turns, server-side tools, frontend tools that end
 //! the run, the state shown to the model, a step limit, retries before the first token,
 //! cancellation, usage, bounds on every byte), over the provider API its constructor
-//! names, each behind a cargo feature (both on by default):
+//! names, each behind a cargo feature (all on by default):
 //!
 //! - [`ModelAgent::chat_completions`] (feature `chat`; [`OpenAiAgent::builder`] is the
 //!   same): any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp's
 //!   server, Ollama, LM Studio, OpenRouter, Groq, DeepSeek, …);
+//! - [`ModelAgent::responses`] (feature `responses`): the OpenAI Responses API,
+//!   stateless, its reasoning kept encrypted by the client;
 //! - [`ModelAgent::anthropic`] (feature `anthropic`): the Anthropic Messages API.
 //!
 //! A provider API is an adapter that only translates: the run's input into a request,
@@ -68,6 +70,37 @@
 //! a value of another provider's type (`openai.encrypted_content`, …) is never sent: it
 //! is dropped with a warning naming the message.
 //!
+//! # What a run becomes: OpenAI Responses
+//!
+//! One streaming request to `{base}/responses` with `Authorization: Bearer …`,
+//! stateless (`store: false`) and asking for the reasoning's encrypted content
+//! (`include: ["reasoning.encrypted_content"]`); `reasoning.effort` as configured
+//! ([`ModelAgentBuilder::reasoning_effort`]). The system prompt, the `context` and the
+//! state shown to the model make the `instructions`; tools go as function tools;
+//! `max_tokens` is sent as `max_output_tokens`, and the parameters the API does not
+//! take (`stop`, `seed`, penalties) are left out with a warning.
+//!
+//! Out: each reasoning item becomes a reasoning message of its own whose id is the
+//! item's (`rs_…`), its summary and reasoning text deltas the content, its
+//! `encrypted_content` (from the item's `response.output_item.done`) a
+//! `REASONING_ENCRYPTED_VALUE` (subtype `message`) of type `openai.encrypted_content`;
+//! output text a `TEXT_MESSAGE_*`; `function_call` items `TOOL_CALL_*` with the
+//! `call_id` as `toolCallId`. Usage: `cachedInputTokens` from
+//! `input_tokens_details.cached_tokens`, `reasoningTokens` from
+//! `output_tokens_details.reasoning_tokens`. A refusal ends the run with code
+//! `refusal`; `response.incomplete` with code `max_tokens` (`max_output_tokens`),
+//! `content_filter`, or `upstream_error` naming another reason; `response.failed` and
+//! an `error` event (its fields at the top level or under `error`) with code
+//! `upstream_error` naming the error's code.
+//!
+//! Back: each assistant turn as its reasoning items (the message's id, its content as
+//! the summary, its encrypted content byte for byte), then its text, then its
+//! `function_call` items; tool results as `function_call_output` items by `call_id`. A
+//! reasoning message's value without a type is taken as OpenAI's encrypted content; a
+//! value of another provider's type (`anthropic.thinking_signature`, …) is never sent:
+//! it is dropped with a warning naming the message. A reasoning message without a value
+//! cannot be replayed statelessly and is not sent.
+//!
 //! # Tools
 //!
 //! A call of a tool the run's client provides (one of the input's `tools`) ends the run:
@@ -87,7 +120,9 @@
 //! `RUN_ERROR` (codes `upstream_error`, `upstream_cut`, `upstream_timeout`,
 //! `upstream_too_large`, `tool_arguments_too_large`, `refusal`, `content_filter`,
 //! `max_tokens`, `context_window_exceeded`, `max_steps`) whose message says what happened without the
-//! endpoint's internals, after what was received. A client that goes away drops the
+//! endpoint's internals, after what was received. An error answer names the request
+//! and its status, the URL without userinfo or query (`the model endpoint failed: POST
+//! https://api.example.com/v1/responses answered 404`). A client that goes away drops the
 //! upstream request at once.
 //!
 //! # Redirects
@@ -97,14 +132,18 @@
 //! `upstream_error`, whose message names the URL called and where it redirected
 //! (without userinfo or query). Configure the URL the endpoint redirects to instead.
 
-#[cfg(not(any(feature = "chat", feature = "anthropic")))]
-compile_error!("a model agent needs a provider API: enable the feature `chat` or `anthropic`");
+#[cfg(not(any(feature = "chat", feature = "anthropic", feature = "responses")))]
+compile_error!(
+    "a model agent needs a provider API: enable the feature `chat`, `responses` or `anthropic`"
+);
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
 #[cfg(feature = "chat")]
 mod chat;
 mod provider;
+#[cfg(feature = "responses")]
+mod responses;
 mod sse;
 mod upstream;
 
@@ -211,6 +250,49 @@ enum Api {
     /// Anthropic Messages.
     #[cfg(feature = "anthropic")]
     Anthropic,
+    /// OpenAI Responses.
+    #[cfg(feature = "responses")]
+    Responses,
+}
+
+/// How much an OpenAI reasoning model reasons before it answers
+/// ([`ModelAgentBuilder::reasoning_effort`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Effort {
+    /// `low`: faster answers, fewer reasoning tokens.
+    Low,
+    /// `medium`.
+    Medium,
+    /// `high`: more reasoning tokens, for harder problems.
+    High,
+}
+
+impl Effort {
+    /// The name the APIs take (`low`, `medium`, `high`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
+}
+
+impl std::str::FromStr for Effort {
+    type Err = ConfigError;
+
+    /// `low`, `medium` or `high`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "low" => Ok(Effort::Low),
+            "medium" => Ok(Effort::Medium),
+            "high" => Ok(Effort::High),
+            other => Err(ConfigError(format!(
+                "reasoning effort {other:?}: expected low, medium or high"
+            ))),
+        }
+    }
 }
 
 /// How an Anthropic model thinks before it answers ([`ModelAgentBuilder::thinking`]).
@@ -255,6 +337,7 @@ struct Config {
 pub struct ModelAgentBuilder {
     api: Api,
     thinking: Option<Thinking>,
+    effort: Option<Effort>,
     config: Config,
     connect_timeout: Duration,
     error: Option<String>,
@@ -268,6 +351,7 @@ impl std::fmt::Debug for ModelAgentBuilder {
         f.debug_struct("ModelAgentBuilder")
             .field("api", &self.api)
             .field("thinking", &self.thinking)
+            .field("effort", &self.effort)
             .field("base_url", &endpoint::redact_url(&self.config.base_url))
             .field("model", &self.config.model)
             .field("api_key", &self.config.api_key.as_ref().map(|_| "<set>"))
@@ -330,6 +414,30 @@ impl ModelAgent {
     pub fn anthropic(base_url: impl Into<String>, model: impl Into<String>) -> ModelAgentBuilder {
         ModelAgentBuilder::new(Api::Anthropic, base_url.into(), model.into())
     }
+
+    /// An agent over the OpenAI Responses API at `base_url` (the URL `/responses` is
+    /// appended to, e.g. `https://api.openai.com/v1`) and `model`. Requests are
+    /// stateless (`store: false`) and ask for the reasoning's encrypted content, which
+    /// goes back to the model with the next run; the key goes as
+    /// `Authorization: Bearer …`; the reasoning effort is the model's default unless
+    /// set ([`ModelAgentBuilder::reasoning_effort`]).
+    ///
+    /// ```no_run
+    /// use agui_sdk_model::{Effort, ModelAgent};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let agent = ModelAgent::responses("https://api.openai.com/v1", "o4-mini")
+    ///     .api_key(std::env::var("OPENAI_API_KEY")?)
+    ///     .reasoning_effort(Effort::Low)
+    ///     .build()?;
+    /// # let _ = agent;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "responses")]
+    pub fn responses(base_url: impl Into<String>, model: impl Into<String>) -> ModelAgentBuilder {
+        ModelAgentBuilder::new(Api::Responses, base_url.into(), model.into())
+    }
 }
 
 /// An agent over a chat-completions endpoint, by its first name: see
@@ -378,6 +486,7 @@ impl ModelAgentBuilder {
             connect_timeout: Duration::from_secs(10),
             error: None,
             thinking: None,
+            effort: None,
         }
     }
 
@@ -389,13 +498,24 @@ impl ModelAgentBuilder {
         self
     }
 
-    /// The most tokens one answer may have (`max_tokens`, a model parameter).
+    /// How much an OpenAI reasoning model reasons: for the Responses API
+    /// `reasoning.effort`, for chat completions the parameter `reasoning_effort`.
+    /// Building an Anthropic Messages agent with it fails (there, configure
+    /// [`ModelAgentBuilder::thinking`]).
+    pub fn reasoning_effort(mut self, effort: Effort) -> Self {
+        self.effort = Some(effort);
+        self
+    }
+
+    /// The most tokens one answer may have (`max_tokens`, a model parameter; sent to
+    /// the Responses API as `max_output_tokens`).
     pub fn max_tokens(self, n: u64) -> Self {
         self.param("max_tokens", json!(n))
     }
 
     /// The API key (never logged), sent as the provider API wants it: for chat
-    /// completions `Authorization: Bearer …`, for Anthropic Messages `x-api-key`.
+    /// completions and Responses `Authorization: Bearer …`, for Anthropic Messages
+    /// `x-api-key`.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.config.api_key = Some(key.into());
         self
@@ -553,6 +673,7 @@ impl ModelAgentBuilder {
             return Err(ConfigError("an endpoint URL and a model are needed".into()));
         }
         self.check_thinking()?;
+        self.check_effort()?;
         // No redirect is followed: the key goes to the configured endpoint's origin and
         // nowhere else (a `3xx` answer fails the run, naming where it pointed).
         self.config.client = reqwest::Client::builder()
@@ -570,6 +691,13 @@ impl ModelAgentBuilder {
                 config,
                 anthropic::Anthropic {
                     thinking: self.thinking,
+                },
+            ),
+            #[cfg(feature = "responses")]
+            Api::Responses => agent(
+                config,
+                responses::Responses {
+                    effort: self.effort,
                 },
             ),
         };
@@ -614,6 +742,10 @@ impl ModelAgentBuilder {
             Api::Chat => Err(ConfigError(
                 "thinking (ModelAgentBuilder::thinking) is configured for the Anthropic Messages API only; for chat completions set a model parameter such as reasoning_effort".into(),
             )),
+            #[cfg(feature = "responses")]
+            Api::Responses => Err(ConfigError(
+                "thinking (ModelAgentBuilder::thinking) is configured for the Anthropic Messages API only; for the Responses API set ModelAgentBuilder::reasoning_effort".into(),
+            )),
             #[cfg(feature = "anthropic")]
             Api::Anthropic => {
                 let Thinking::Budget(budget) = thinking else {
@@ -637,6 +769,33 @@ impl ModelAgentBuilder {
                 }
                 Ok(())
             }
+        }
+    }
+}
+
+impl ModelAgentBuilder {
+    /// A reasoning effort is for OpenAI's APIs; for chat completions it is the
+    /// parameter `reasoning_effort`.
+    #[cfg_attr(not(feature = "chat"), allow(unused_variables))]
+    fn check_effort(&mut self) -> Result<(), ConfigError> {
+        let Some(effort) = self.effort else {
+            return Ok(());
+        };
+        match self.api {
+            #[cfg(feature = "chat")]
+            Api::Chat => {
+                self.config
+                    .params
+                    .entry("reasoning_effort")
+                    .or_insert_with(|| json!(effort.as_str()));
+                Ok(())
+            }
+            #[cfg(feature = "responses")]
+            Api::Responses => Ok(()),
+            #[cfg(feature = "anthropic")]
+            Api::Anthropic => Err(ConfigError(
+                "a reasoning effort (ModelAgentBuilder::reasoning_effort) is for OpenAI's APIs; for Anthropic Messages configure ModelAgentBuilder::thinking".into(),
+            )),
         }
     }
 }

@@ -58,7 +58,10 @@ pub(crate) struct TurnResult {
     pub stop: Option<AgentError>,
     /// The assistant turn in the provider's own form, for the next request of the
     /// run (only providers that need more than the text and calls fill it).
-    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "anthropic", feature = "responses")),
+        allow(dead_code)
+    )]
     pub blocks: Vec<Value>,
 }
 

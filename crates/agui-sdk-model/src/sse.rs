@@ -11,7 +11,10 @@ use crate::fail;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Frame<'a> {
     /// Its `event:` field, when it had one.
-    #[cfg_attr(not(feature = "anthropic"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "anthropic", feature = "responses")),
+        allow(dead_code)
+    )]
     pub event: Option<&'a str>,
     /// Its data lines, joined with `\n`.
     pub data: &'a [u8],

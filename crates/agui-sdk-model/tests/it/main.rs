@@ -4,6 +4,8 @@
 mod fake;
 #[cfg(feature = "anthropic")]
 mod fake_anthropic;
+#[cfg(feature = "responses")]
+mod fake_responses;
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
@@ -14,3 +16,5 @@ mod openai_agent;
 mod openai_interop;
 #[cfg(feature = "chat")]
 mod openai_upstream;
+#[cfg(feature = "responses")]
+mod responses;

@@ -1,0 +1,88 @@
+//! OpenAI Responses (`POST {base}/responses`, streaming, stateless): the adapter. The
+//! run's input becomes the request's `input` items (each reasoning item replayed with
+//! its id, summary and encrypted content before the calls it preceded), the stream
+//! becomes events (each reasoning item a reasoning message of its own, whose id is the
+//! item's and whose encrypted value is its `encrypted_content`).
+
+mod request;
+mod translate;
+
+use agui_sdk_core::RunAgentInput;
+use serde_json::{json, Value};
+
+use crate::provider::{MadeCall, Provider, RequestParts, TurnResult};
+use crate::Effort;
+
+/// The type of a reasoning item's encrypted content.
+pub(crate) const ENCRYPTED_TYPE: &str = "openai.encrypted_content";
+
+/// The Responses API, with its agent's reasoning effort.
+#[derive(Debug, Clone)]
+pub(crate) struct Responses {
+    pub effort: Option<Effort>,
+}
+
+/// The conversation in the Responses API's form.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct History {
+    /// The parts of the top-level `instructions`.
+    instructions: Vec<String>,
+    /// Which part of `instructions` shows the state.
+    state_at: Option<usize>,
+    /// The `input` items.
+    items: Vec<Value>,
+}
+
+impl Provider for Responses {
+    type History = History;
+    type Turn = translate::Turn;
+
+    fn url(&self, base_url: &str) -> String {
+        format!("{base_url}/responses")
+    }
+
+    fn headers(
+        &self,
+        req: reqwest::RequestBuilder,
+        api_key: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        match api_key {
+            Some(key) => req.bearer_auth(key),
+            None => req,
+        }
+    }
+
+    fn history(&self, input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
+        request::history(input, parts)
+    }
+
+    fn body(&self, input: &RunAgentInput, history: &History, parts: &RequestParts<'_>) -> Value {
+        request::body(input, history, parts, self.effort)
+    }
+
+    fn turn(&self, message_id: String) -> translate::Turn {
+        translate::Turn::new(message_id)
+    }
+
+    fn record_turn(&self, history: &mut History, result: &TurnResult) {
+        history.items.extend(result.blocks.iter().cloned());
+    }
+
+    fn record_result(&self, history: &mut History, call: &MadeCall, content: &str) {
+        history.items.push(json!({
+            "type": "function_call_output",
+            "call_id": call.id,
+            "output": content,
+        }));
+    }
+
+    fn refresh_state(&self, history: &mut History, state: &Value) {
+        if let Some(i) = history.state_at {
+            history.instructions[i] = request::state_text(state);
+        }
+    }
+
+    fn vendor(&self) -> Option<&'static str> {
+        Some("openai")
+    }
+}

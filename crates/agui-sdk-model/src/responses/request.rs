@@ -1,0 +1,323 @@
+//! A run's input as a stateless Responses request (`store: false`, the reasoning's
+//! encrypted content asked for): the history in the order it was produced, each
+//! assistant turn's reasoning items first (id, summary and encrypted content byte for
+//! byte), then its text, then its `function_call` items; tool results as
+//! `function_call_output` items by `call_id`.
+
+use agui_sdk_core::types::{Content, ContentPart, PartSource, ReasoningMessage};
+use agui_sdk_core::{Escaped, Message, RunAgentInput};
+use serde_json::{json, Map, Value};
+
+use super::{History, ENCRYPTED_TYPE};
+use crate::provider::RequestParts;
+use crate::Effort;
+
+/// The text that shows the model the state.
+pub(super) fn state_text(state: &impl std::fmt::Display) -> String {
+    format!("The shared application state (JSON):\n{state}")
+}
+
+/// One assistant turn as the history gives it, possibly in several messages.
+#[derive(Default)]
+struct AssistantTurn {
+    reasoning: Vec<Value>,
+    text: Vec<Value>,
+    calls: Vec<Value>,
+}
+
+impl AssistantTurn {
+    fn flush(&mut self, items: &mut Vec<Value>) {
+        let turn = std::mem::take(self);
+        items.extend(turn.reasoning);
+        items.extend(turn.text);
+        items.extend(turn.calls);
+    }
+}
+
+/// A reasoning message as a reasoning item: its value of OpenAI's type, or without a
+/// type (taken as OpenAI's own). A value of another provider's type is never sent.
+fn reasoning_item(r: &ReasoningMessage) -> Option<Value> {
+    let Some(value) = r.encrypted_value.as_deref() else {
+        tracing::debug!(message = %Escaped(&r.id), "a reasoning message without encrypted content is not sent to the model");
+        return None;
+    };
+    match r.encrypted_value_type.as_deref() {
+        None | Some(ENCRYPTED_TYPE) => {
+            let summary = if r.content.is_empty() {
+                json!([])
+            } else {
+                json!([{ "type": "summary_text", "text": r.content }])
+            };
+            Some(json!({
+                "type": "reasoning",
+                "id": r.id,
+                "summary": summary,
+                "encrypted_content": value,
+            }))
+        }
+        Some(other) => {
+            tracing::warn!(
+                message = %Escaped(&r.id),
+                value_type = %Escaped(other),
+                "a reasoning message's encrypted value is of another provider's type: not sent to the OpenAI Responses model"
+            );
+            None
+        }
+    }
+}
+
+/// A user's content part as an input content item; what the API cannot take is noted
+/// as text, so that nothing is dropped silently.
+fn part(p: &ContentPart) -> Value {
+    let (kind, media) = match p {
+        ContentPart::Text(t) => return json!({ "type": "input_text", "text": t.text }),
+        ContentPart::Image(m) => ("image", m),
+        ContentPart::Audio(m) => ("audio", m),
+        ContentPart::Video(m) => ("video", m),
+        ContentPart::Document(m) => ("document", m),
+    };
+    match (kind, &media.source) {
+        ("image", PartSource::Url(u)) => {
+            return json!({ "type": "input_image", "image_url": u.value, "detail": "auto" })
+        }
+        ("image", PartSource::Data(d)) => {
+            return json!({
+                "type": "input_image",
+                "image_url": format!("data:{};base64,{}", d.mime_type, d.value),
+                "detail": "auto",
+            })
+        }
+        ("document", PartSource::Url(u)) => {
+            return json!({ "type": "input_file", "file_url": u.value })
+        }
+        ("document", PartSource::Data(d)) if d.mime_type == "application/pdf" => {
+            return json!({
+                "type": "input_file",
+                "filename": "document.pdf",
+                "file_data": format!("data:{};base64,{}", d.mime_type, d.value),
+            })
+        }
+        _ => {}
+    }
+    let what = match &media.source {
+        PartSource::Url(u) => format!("at {}", u.value),
+        PartSource::Data(d) => format!("of type {}", d.mime_type),
+        PartSource::File(f) => format!("file {}", f.value),
+    };
+    tracing::warn!(
+        kind,
+        "a content part the Responses API cannot take is sent as a note"
+    );
+    json!({ "type": "input_text", "text": format!("[{kind} attachment {what} not supported by this model endpoint]") })
+}
+
+fn user_item(c: &Content) -> Option<Value> {
+    let content = match c {
+        Content::Text(t) if t.is_empty() => return None,
+        Content::Text(t) => json!(t),
+        Content::Parts(parts) => Value::Array(parts.iter().map(part).collect()),
+    };
+    Some(json!({ "type": "message", "role": "user", "content": content }))
+}
+
+/// The history the run's input gives.
+pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
+    let mut h = History::default();
+    if let Some(p) = parts.system_prompt {
+        h.instructions.push(p.to_owned());
+    }
+    if !input.context.is_empty() {
+        let mut text = String::from("Context from the application:");
+        for c in &input.context {
+            text.push_str(&format!("\n- {}: {}", c.description, c.value));
+        }
+        h.instructions.push(text);
+    }
+    if let Some(state) = input
+        .state
+        .as_ref()
+        .filter(|s| parts.expose_state && !s.is_null())
+    {
+        h.state_at = Some(h.instructions.len());
+        h.instructions.push(state_text(state));
+    }
+    let mut turn = AssistantTurn::default();
+    for m in &input.messages {
+        match m {
+            Message::System(s) => {
+                turn.flush(&mut h.items);
+                h.items
+                    .push(json!({ "type": "message", "role": "system", "content": s.content }));
+            }
+            Message::Developer(d) => {
+                turn.flush(&mut h.items);
+                h.items
+                    .push(json!({ "type": "message", "role": "developer", "content": d.content }));
+            }
+            Message::Reasoning(r) => turn.reasoning.extend(reasoning_item(r)),
+            Message::Assistant(a) => {
+                if let Some(text) = a.content.as_deref().filter(|t| !t.is_empty()) {
+                    turn.text
+                        .push(json!({ "type": "message", "role": "assistant", "content": text }));
+                }
+                for c in a.tool_calls.iter().flatten() {
+                    turn.calls.push(json!({
+                        "type": "function_call",
+                        "call_id": c.id,
+                        "name": c.function.name,
+                        "arguments": c.function.arguments,
+                    }));
+                }
+            }
+            Message::User(u) => {
+                turn.flush(&mut h.items);
+                h.items.extend(user_item(&u.content));
+            }
+            Message::Tool(t) => {
+                turn.flush(&mut h.items);
+                let mut text = t.content.to_text();
+                if let Some(e) = &t.error {
+                    text = if text.is_empty() {
+                        format!("error: {e}")
+                    } else {
+                        format!("{text}\nerror: {e}")
+                    };
+                }
+                h.items.push(json!({
+                    "type": "function_call_output",
+                    "call_id": t.tool_call_id,
+                    "output": text,
+                }));
+            }
+            Message::Activity(_) => {}
+        }
+    }
+    turn.flush(&mut h.items);
+    h
+}
+
+/// Puts a model parameter in the body under the Responses API's name for it; one it
+/// does not take is left out, with a warning.
+fn put_param(o: &mut Map<String, Value>, name: &str, value: &Value) {
+    match name {
+        "max_tokens" | "max_completion_tokens" => {
+            o.insert("max_output_tokens".into(), value.clone());
+        }
+        "reasoning_effort" => {
+            let reasoning = o.entry("reasoning").or_insert_with(|| json!({}));
+            if let Some(r) = reasoning.as_object_mut() {
+                r.insert("effort".into(), value.clone());
+            }
+        }
+        "tool_choice" => {
+            // The chat-completions shape names the function under `function`.
+            let v = match value.pointer("/function/name") {
+                Some(n) => json!({ "type": "function", "name": n }),
+                None => value.clone(),
+            };
+            o.insert("tool_choice".into(), v);
+        }
+        "stop" | "seed" | "presence_penalty" | "frequency_penalty" | "top_k" | "stop_sequences" => {
+            tracing::warn!(
+                param = %Escaped(name),
+                "a model parameter the Responses API does not take is not sent"
+            );
+        }
+        "reasoning" => {
+            // Merged with an effort already set.
+            match (o.get_mut("reasoning"), value) {
+                (Some(Value::Object(have)), Value::Object(new)) => {
+                    for (k, v) in new {
+                        have.insert(k.clone(), v.clone());
+                    }
+                }
+                _ => {
+                    o.insert("reasoning".into(), value.clone());
+                }
+            }
+        }
+        _ => {
+            o.insert(name.to_owned(), value.clone());
+        }
+    }
+}
+
+/// The whole request body.
+pub(super) fn body(
+    input: &RunAgentInput,
+    history: &History,
+    parts: &RequestParts<'_>,
+    effort: Option<Effort>,
+) -> Value {
+    let mut o = Map::new();
+    o.insert("model".into(), json!(parts.model));
+    if !history.instructions.is_empty() {
+        o.insert(
+            "instructions".into(),
+            json!(history.instructions.join("\n\n")),
+        );
+    }
+    o.insert("input".into(), Value::Array(history.items.clone()));
+    o.insert("stream".into(), json!(true));
+    // Stateless: nothing is kept upstream, the reasoning comes back encrypted and goes
+    // back with the next request.
+    o.insert("store".into(), json!(false));
+    o.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    if let Some(e) = effort {
+        o.insert("reasoning".into(), json!({ "effort": e.as_str() }));
+    }
+    for (k, v) in parts.params {
+        put_param(&mut o, k, v);
+    }
+    let props = input.forwarded_props.as_ref().map(|p| p.to_value());
+    if let Some(props) = props.as_ref().and_then(Value::as_object) {
+        for name in parts.forwardable {
+            if let Some(v) = props.get(name) {
+                put_param(&mut o, name, v);
+            }
+        }
+    }
+    let mut tools: Vec<Value> = parts
+        .server_tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": false,
+            })
+        })
+        .collect();
+    for t in &input.tools {
+        tools.push(json!({
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.parameters.as_ref().map_or_else(|| json!({ "type": "object", "properties": {} }), |p| p.to_value()),
+            "strict": false,
+        }));
+    }
+    // A client names the tool to call in `forwardedProps.toolChoice` (in the
+    // chat-completions shape, as CopilotKit's suggestion runs do): asked of the model
+    // in the Responses API's shape when it names an offered tool.
+    let choice = props
+        .as_ref()
+        .and_then(|p| p.get("toolChoice"))
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
+        .and_then(|c| c.pointer("/function/name"))
+        .and_then(Value::as_str);
+    if let Some(name) = choice {
+        if tools.iter().any(|t| t["name"] == name) {
+            o.insert(
+                "tool_choice".into(),
+                json!({ "type": "function", "name": name }),
+            );
+        }
+    }
+    if !tools.is_empty() {
+        o.insert("tools".into(), Value::Array(tools));
+    }
+    Value::Object(o)
+}

@@ -1,0 +1,543 @@
+//! One Responses stream as AG-UI events: each reasoning item a reasoning message of its
+//! own (its id the item's, its summary and reasoning text the content, its encrypted
+//! content an encrypted value), output text a text message, `function_call` items tool
+//! calls by `call_id`. No I/O.
+
+use std::collections::BTreeMap;
+
+use agui_sdk_agent::AgentError;
+use agui_sdk_core::event::{EncryptedValueSubtype, ReasoningEncryptedValue, ToolCallStart};
+use agui_sdk_core::types::TokenUsage;
+use agui_sdk_core::Event;
+use serde_json::{json, Value};
+
+use super::ENCRYPTED_TYPE;
+use crate::fail;
+use crate::provider::{MadeCall, ProviderTurn, TurnResult};
+use crate::sse::Frame;
+
+/// One output item of the answer, by its `output_index`.
+#[derive(Debug)]
+enum Item {
+    Reasoning {
+        /// The reasoning message's id: the item's own.
+        id: String,
+        /// The summary parts, by `summary_index`.
+        summary: Vec<String>,
+        /// Whether any text (summary or reasoning text) was streamed.
+        streamed: bool,
+        encrypted: String,
+        open: bool,
+    },
+    Message {
+        text: String,
+    },
+    Call {
+        call_id: String,
+        name: String,
+        arguments: String,
+        open: bool,
+    },
+    /// An item kind this adapter does not take (built-in tools' calls, …).
+    Other,
+}
+
+/// Turns the events of one Responses stream into AG-UI events.
+#[derive(Debug)]
+pub(crate) struct Turn {
+    message_id: String,
+    text_open: bool,
+    text_id: String,
+    text_segments: u32,
+    reasoning_count: u32,
+    any_call: bool,
+    items: BTreeMap<u64, Item>,
+    text: String,
+    refusal: String,
+    usage: Option<TokenUsage>,
+    /// How the response ended: `completed`, or `incomplete` with its reason.
+    end: Option<End>,
+}
+
+#[derive(Debug)]
+enum End {
+    Completed,
+    Incomplete(String),
+}
+
+fn usage(u: &Value) -> TokenUsage {
+    let n = |p: &str| u.pointer(p).and_then(Value::as_u64);
+    TokenUsage {
+        input_tokens: n("/input_tokens"),
+        output_tokens: n("/output_tokens"),
+        total_tokens: n("/total_tokens"),
+        reasoning_tokens: n("/output_tokens_details/reasoning_tokens"),
+        cached_input_tokens: n("/input_tokens_details/cached_tokens"),
+        cache_write_input_tokens: n("/input_tokens_details/cache_write_tokens"),
+        ..TokenUsage::default()
+    }
+}
+
+/// The run's failure for a stream's `error` event or a `response.failed`: the error
+/// object's kind (`code`, else `type`) when it is a plain word, never its message.
+fn reported(what: &str, error: Option<&Value>, whole: &Value) -> AgentError {
+    tracing::warn!(error = %whole, "the model's stream reported an error");
+    let kind = error
+        .and_then(|e| e.get("code").or_else(|| e.get("type")))
+        .and_then(Value::as_str)
+        .filter(|k| crate::is_plain_word(k) && *k != "error");
+    let message = match kind {
+        Some(k) => format!("the model endpoint reported {what} ({k})"),
+        None => format!("the model endpoint reported {what}"),
+    };
+    fail(message, "upstream_error")
+}
+
+impl Turn {
+    pub(crate) fn new(message_id: String) -> Self {
+        Turn {
+            text_id: message_id.clone(),
+            message_id,
+            text_open: false,
+            text_segments: 0,
+            reasoning_count: 0,
+            any_call: false,
+            items: BTreeMap::new(),
+            text: String::new(),
+            refusal: String::new(),
+            usage: None,
+            end: None,
+        }
+    }
+
+    fn close_text(&mut self, out: &mut Vec<Event>) {
+        if self.text_open {
+            out.push(Event::text_message_end(self.text_id.clone()));
+            self.text_open = false;
+        }
+    }
+
+    fn text(&mut self, piece: &str, out: &mut Vec<Event>) {
+        if piece.is_empty() {
+            return;
+        }
+        if !self.text_open {
+            // The first text is the assistant message itself; a text after a tool
+            // call or a reasoning item is a message of its own.
+            self.text_id = match self.text_segments {
+                0 if !self.any_call => self.message_id.clone(),
+                n => format!("{}-text-{}", self.message_id, n + 1),
+            };
+            self.text_segments += 1;
+            out.push(Event::text_message_start(self.text_id.clone()));
+            self.text_open = true;
+        }
+        self.text.push_str(piece);
+        out.push(Event::text_message_content(
+            self.text_id.clone(),
+            piece.to_owned(),
+        ));
+    }
+
+    /// Opens item `index` from its `output_item.added` (or its `done`, when no `added`
+    /// came), once.
+    fn start(&mut self, index: u64, item: &Value, out: &mut Vec<Event>) {
+        if self.items.contains_key(&index) {
+            return;
+        }
+        let s = |k: &str| item[k].as_str().unwrap_or("").to_owned();
+        let it = match item["type"].as_str().unwrap_or("") {
+            "reasoning" => {
+                self.close_text(out);
+                self.reasoning_count += 1;
+                let id = match s("id") {
+                    id if !id.is_empty() => id,
+                    _ => format!("{}-reasoning-{}", self.message_id, self.reasoning_count),
+                };
+                out.push(Event::reasoning_start(id.clone()));
+                out.push(Event::reasoning_message_start(id.clone()));
+                Item::Reasoning {
+                    id,
+                    summary: Vec::new(),
+                    streamed: false,
+                    encrypted: String::new(),
+                    open: true,
+                }
+            }
+            "message" => Item::Message {
+                text: String::new(),
+            },
+            "function_call" => {
+                self.close_text(out);
+                self.any_call = true;
+                let call_id = match s("call_id") {
+                    id if !id.is_empty() => id,
+                    _ => format!("{}-call-{index}", self.message_id),
+                };
+                let name = s("name");
+                let mut start = ToolCallStart::new(call_id.clone(), name.clone());
+                start.parent_message_id = Some(self.message_id.clone());
+                out.push(start.into());
+                Item::Call {
+                    call_id,
+                    name,
+                    arguments: String::new(),
+                    open: true,
+                }
+            }
+            other => {
+                tracing::debug!(
+                    kind = %agui_sdk_core::Escaped(other),
+                    "an output item this agent does not take: skipped"
+                );
+                Item::Other
+            }
+        };
+        self.items.insert(index, it);
+    }
+
+    /// A piece of reasoning: of summary part `summary` (`None`: reasoning text).
+    fn reasoning(&mut self, index: u64, summary: Option<usize>, piece: &str, out: &mut Vec<Event>) {
+        let Some(Item::Reasoning {
+            id,
+            summary: parts,
+            streamed,
+            open: true,
+            ..
+        }) = self.items.get_mut(&index)
+        else {
+            return;
+        };
+        if piece.is_empty() {
+            return;
+        }
+        if let Some(i) = summary {
+            // Summary parts are apart in the message's text by a blank line.
+            if i >= parts.len() {
+                if *streamed {
+                    out.push(Event::reasoning_message_content(id.clone(), "\n\n"));
+                }
+                parts.resize(i + 1, String::new());
+            }
+            parts[i].push_str(piece);
+        }
+        *streamed = true;
+        out.push(Event::reasoning_message_content(
+            id.clone(),
+            piece.to_owned(),
+        ));
+    }
+
+    fn arguments(&mut self, index: u64, piece: &str, out: &mut Vec<Event>) {
+        if let Some(Item::Call {
+            call_id,
+            arguments,
+            open: true,
+            ..
+        }) = self.items.get_mut(&index)
+        {
+            if !piece.is_empty() {
+                arguments.push_str(piece);
+                out.push(Event::tool_call_args(call_id.clone(), piece.to_owned()));
+            }
+        }
+    }
+
+    /// Closes item `index` with the whole item of its `output_item.done`: what was not
+    /// streamed is taken from it.
+    fn done(&mut self, index: u64, item: &Value, out: &mut Vec<Event>) {
+        self.start(index, item, out);
+        let texts = |k: &str| -> Vec<String> {
+            item[k]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|p| p["text"].as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut message_text = None;
+        let mut close = false;
+        match self.items.get_mut(&index) {
+            Some(Item::Reasoning {
+                id,
+                summary,
+                streamed,
+                encrypted,
+                open,
+            }) if *open => {
+                if !*streamed {
+                    let parts = texts("summary");
+                    let mut whole: Vec<String> =
+                        parts.iter().filter(|t| !t.is_empty()).cloned().collect();
+                    whole.extend(texts("content").into_iter().filter(|t| !t.is_empty()));
+                    if !whole.is_empty() {
+                        out.push(Event::reasoning_message_content(
+                            id.clone(),
+                            whole.join("\n\n"),
+                        ));
+                    }
+                    *summary = parts;
+                }
+                if let Some(e) = item["encrypted_content"].as_str() {
+                    e.clone_into(encrypted);
+                }
+                close = true;
+            }
+            // Nothing streamed: the item's whole content.
+            Some(Item::Message { text }) if text.is_empty() => {
+                let mut whole = String::new();
+                for p in item["content"].as_array().into_iter().flatten() {
+                    match p["type"].as_str() {
+                        Some("output_text") => {
+                            whole.push_str(p["text"].as_str().unwrap_or(""));
+                        }
+                        Some("refusal") if self.refusal.is_empty() => {
+                            self.refusal = p["refusal"].as_str().unwrap_or("").to_owned();
+                        }
+                        _ => {}
+                    }
+                }
+                message_text = Some(whole);
+            }
+            Some(Item::Call {
+                call_id,
+                arguments,
+                open,
+                ..
+            }) if *open => {
+                if arguments.is_empty() {
+                    let whole = item["arguments"].as_str().unwrap_or("");
+                    if !whole.is_empty() {
+                        out.push(Event::tool_call_args(call_id.clone(), whole.to_owned()));
+                        whole.clone_into(arguments);
+                    }
+                }
+                close = true;
+            }
+            _ => {}
+        }
+        if close {
+            Self::close(self.items.get_mut(&index), out);
+        }
+        if let Some(t) = message_text {
+            self.text(&t, out);
+            if let Some(Item::Message { text }) = self.items.get_mut(&index) {
+                *text = t;
+            }
+        }
+    }
+
+    /// Closes an open reasoning message or tool call.
+    fn close(item: Option<&mut Item>, out: &mut Vec<Event>) {
+        match item {
+            Some(Item::Reasoning {
+                id,
+                encrypted,
+                open,
+                ..
+            }) if *open => {
+                if !encrypted.is_empty() {
+                    let mut e = ReasoningEncryptedValue::new(
+                        EncryptedValueSubtype::Message,
+                        id.clone(),
+                        encrypted.clone(),
+                    );
+                    e.encrypted_value_type = Some(ENCRYPTED_TYPE.to_owned());
+                    out.push(e.into());
+                }
+                out.push(Event::reasoning_message_end(id.clone()));
+                out.push(Event::reasoning_end(id.clone()));
+                *open = false;
+            }
+            Some(Item::Call { call_id, open, .. }) if *open => {
+                out.push(Event::tool_call_end(call_id.clone()));
+                *open = false;
+            }
+            _ => {}
+        }
+    }
+}
+
+impl ProviderTurn for Turn {
+    fn push(&mut self, frame: Frame<'_>, out: &mut Vec<Event>) -> Result<bool, AgentError> {
+        if frame.data.is_empty() {
+            return Ok(false);
+        }
+        if frame.data == b"[DONE]" {
+            return Ok(true);
+        }
+        let v: Value = serde_json::from_slice(frame.data).map_err(|e| {
+            fail(
+                format!("the model's stream is malformed: an event's data is not JSON: {e}"),
+                "upstream_error",
+            )
+        })?;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .or(frame.event)
+            .unwrap_or("");
+        let index = v.get("output_index").and_then(Value::as_u64).unwrap_or(0);
+        let delta = v.get("delta").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "response.output_item.added" => self.start(index, &v["item"], out),
+            "response.output_item.done" => self.done(index, &v["item"], out),
+            "response.output_text.delta" => {
+                if matches!(self.items.get(&index), Some(Item::Message { .. }) | None) {
+                    self.text(delta, out);
+                    if let Some(Item::Message { text }) = self.items.get_mut(&index) {
+                        text.push_str(delta);
+                    }
+                }
+            }
+            "response.refusal.delta" => self.refusal.push_str(delta),
+            "response.reasoning_summary_text.delta" => {
+                let part = v.get("summary_index").and_then(Value::as_u64).unwrap_or(0);
+                self.reasoning(index, Some(part.min(1 << 16) as usize), delta, out);
+            }
+            "response.reasoning_text.delta" => self.reasoning(index, None, delta, out),
+            "response.function_call_arguments.delta" => self.arguments(index, delta, out),
+            "response.function_call_arguments.done" => {
+                let whole = v.get("arguments").and_then(Value::as_str).unwrap_or("");
+                if matches!(self.items.get(&index), Some(Item::Call { arguments, .. }) if arguments.is_empty())
+                {
+                    self.arguments(index, whole, out);
+                }
+            }
+            "response.completed" => {
+                if let Some(u) = v.pointer("/response/usage").filter(|u| u.is_object()) {
+                    self.usage = Some(usage(u));
+                }
+                self.end = Some(End::Completed);
+                return Ok(true);
+            }
+            "response.incomplete" => {
+                if let Some(u) = v.pointer("/response/usage").filter(|u| u.is_object()) {
+                    self.usage = Some(usage(u));
+                }
+                let reason = v
+                    .pointer("/response/incomplete_details/reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                self.end = Some(End::Incomplete(reason));
+                return Ok(true);
+            }
+            "response.failed" => {
+                return Err(reported(
+                    "a failed response",
+                    v.pointer("/response/error"),
+                    &v,
+                ))
+            }
+            "error" => {
+                // The error's fields at the top level, or under `error`.
+                let e = v.get("error").filter(|e| e.is_object()).unwrap_or(&v);
+                return Err(reported("an error", Some(e), &v));
+            }
+            // `response.created`, `response.in_progress`, content parts, `.done`
+            // events whose whole is in the item's `done`, and kinds added later.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn longest_arguments(&self) -> usize {
+        self.items
+            .values()
+            .map(|i| match i {
+                Item::Call { arguments, .. } => arguments.len(),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn is_whole(&self) -> bool {
+        self.end.is_some()
+    }
+
+    fn finish(mut self, out: &mut Vec<Event>) -> TurnResult {
+        self.close_text(out);
+        let mut result = TurnResult {
+            usage: self.usage.take(),
+            ..TurnResult::default()
+        };
+        for (_, mut item) in std::mem::take(&mut self.items) {
+            Self::close(Some(&mut item), out);
+            match item {
+                Item::Reasoning {
+                    id,
+                    summary,
+                    encrypted,
+                    ..
+                } if !encrypted.is_empty() => {
+                    let summary: Vec<Value> = summary
+                        .into_iter()
+                        .filter(|t| !t.is_empty())
+                        .map(|t| json!({ "type": "summary_text", "text": t }))
+                        .collect();
+                    result.blocks.push(json!({
+                        "type": "reasoning",
+                        "id": id,
+                        "summary": summary,
+                        "encrypted_content": encrypted,
+                    }));
+                }
+                Item::Message { text } if !text.is_empty() => {
+                    result
+                        .blocks
+                        .push(json!({ "type": "message", "role": "assistant", "content": text }));
+                }
+                Item::Call {
+                    call_id,
+                    name,
+                    arguments,
+                    ..
+                } => {
+                    result.blocks.push(json!({
+                        "type": "function_call",
+                        "call_id": call_id,
+                        "name": name,
+                        "arguments": arguments,
+                    }));
+                    result.calls.push(MadeCall {
+                        id: call_id,
+                        name,
+                        arguments,
+                    });
+                }
+                _ => {}
+            }
+        }
+        result.text = self.text;
+        result.stop = if !self.refusal.is_empty() {
+            Some(fail(
+                format!("the model refused: {}", self.refusal),
+                "refusal",
+            ))
+        } else {
+            match self.end {
+                Some(End::Incomplete(reason)) => Some(match reason.as_str() {
+                    "max_output_tokens" => fail(
+                        "the model's answer reached its max_output_tokens before it was whole (response incomplete)",
+                        "max_tokens",
+                    ),
+                    "content_filter" => fail(
+                        "the model's answer was stopped by its content filter (response incomplete)",
+                        "content_filter",
+                    ),
+                    r if crate::is_plain_word(r) => fail(
+                        format!("the model's answer is incomplete ({r})"),
+                        "upstream_error",
+                    ),
+                    _ => fail("the model's answer is incomplete", "upstream_error"),
+                }),
+                _ => None,
+            }
+        };
+        result
+    }
+}

@@ -50,17 +50,41 @@ pub struct ServeArgs {
     /// `run_lost`) by another once it expires.
     #[arg(long, default_value_t = 10_000)]
     pub lease_ms: u64,
-    /// An OpenAI-compatible chat-completions endpoint (`https://api.openai.com/v1`,
-    /// `http://127.0.0.1:11434/v1`, …): adds an agent `chat` backed by it.
+    /// A model endpoint (`https://api.openai.com/v1`, `https://api.anthropic.com/v1`,
+    /// `http://127.0.0.1:11434/v1`, …), spoken to in the API `--model-api` names: adds
+    /// an agent `chat` backed by it.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "model",
+        conflicts_with = "openai_url"
+    )]
+    pub model_url: Option<String>,
+    /// The API `--model-url` speaks: `chat` (OpenAI-compatible chat completions),
+    /// `responses` (OpenAI Responses) or `anthropic` (Anthropic Messages).
+    #[arg(long, value_name = "API", default_value = "chat", value_parser = ["chat", "responses", "anthropic"])]
+    pub model_api: String,
+    /// An OpenAI-compatible chat-completions endpoint: the same as `--model-url URL
+    /// --model-api chat`.
     #[arg(long, value_name = "URL", requires = "model")]
     pub openai_url: Option<String>,
     /// The model the `chat` agent asks for.
-    #[arg(long, value_name = "NAME", requires = "openai_url")]
+    #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// The environment variable holding the endpoint's API key (never a flag: a key on
-    /// a command line is seen by every process of the machine). Unset: no key is sent.
-    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
-    pub api_key_env: String,
+    /// a command line is seen by every process of the machine); default
+    /// `OPENAI_API_KEY`, or `ANTHROPIC_API_KEY` for `--model-api anthropic`. Unset: no
+    /// key is sent.
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Turns Anthropic's extended thinking on with this budget of tokens (at least
+    /// 1024; the answer's `max_tokens` is raised above it when needed).
+    #[arg(long, value_name = "TOKENS")]
+    pub thinking_budget: Option<u32>,
+    /// How much an OpenAI reasoning model reasons: `low`, `medium` or `high` (sent to
+    /// Responses as `reasoning.effort`, to chat completions as `reasoning_effort`).
+    #[arg(long, value_name = "EFFORT", value_parser = ["low", "medium", "high"])]
+    pub reasoning_effort: Option<String>,
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -71,14 +95,41 @@ struct AddArgs {
     b: f64,
 }
 
-/// The `chat` agent `--openai-url` asks for, with one demonstration server-side tool
-/// (`add`).
+/// The `chat` agent `--model-url` (or `--openai-url`) asks for, with one
+/// demonstration server-side tool (`add`).
 fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliError> {
-    let (Some(url), Some(model)) = (&args.openai_url, &args.model) else {
-        return Ok(None);
+    let (flag, url, api) = match (&args.model_url, &args.openai_url) {
+        (Some(url), _) => ("--model-url", url, args.model_api.as_str()),
+        (None, Some(url)) => ("--openai-url", url, "chat"),
+        (None, None) => {
+            if args.model.is_some() {
+                return Err(CliError::Usage(
+                    "--model needs the endpoint it is asked of: --model-url URL (or --openai-url URL)".into(),
+                ));
+            }
+            return Ok(None);
+        }
+    };
+    let Some(model) = &args.model else {
+        return Err(CliError::Usage(format!("{flag} needs --model NAME")));
     };
     let shown = agui_sdk_client::endpoint::redact_url(url);
-    let mut b = agui_sdk_model::OpenAiAgent::builder(url.clone(), model.clone())
+    let (builder, default_key): (fn(String, String) -> agui_sdk_model::ModelAgentBuilder, _) =
+        match api {
+            "responses" => (
+                |u, m| agui_sdk_model::ModelAgent::responses(u, m),
+                "OPENAI_API_KEY",
+            ),
+            "anthropic" => (
+                |u, m| agui_sdk_model::ModelAgent::anthropic(u, m),
+                "ANTHROPIC_API_KEY",
+            ),
+            _ => (
+                |u, m| agui_sdk_model::ModelAgent::chat_completions(u, m),
+                "OPENAI_API_KEY",
+            ),
+        };
+    let mut b = builder(url.clone(), model.clone())
         .description(format!("{model} at {shown}"))
         .forward_params(&["temperature", "max_tokens"])
         .tool(
@@ -88,13 +139,27 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliE
                 Ok(agui_sdk_model::ToolResult::text((x.a + x.b).to_string()))
             },
         );
-    match std::env::var(&args.api_key_env) {
+    if let Some(budget) = args.thinking_budget {
+        // The answer's tokens include the thinking's: `max_tokens` is kept above it.
+        let floor = u64::from(budget).saturating_add(4096);
+        b = b
+            .thinking(agui_sdk_model::Thinking::Budget(budget))
+            .max_tokens(floor);
+    }
+    if let Some(effort) = &args.reasoning_effort {
+        let effort = effort
+            .parse::<agui_sdk_model::Effort>()
+            .map_err(|e| CliError::Usage(format!("--reasoning-effort: {e}")))?;
+        b = b.reasoning_effort(effort);
+    }
+    let var = args.api_key_env.as_deref().unwrap_or(default_key);
+    match std::env::var(var) {
         Ok(key) if !key.is_empty() => b = b.api_key(key),
-        _ => tracing::info!(var = %args.api_key_env, "no API key in the environment: none is sent"),
+        _ => tracing::info!(var = %var, "no API key in the environment: none is sent"),
     }
     b.build()
         .map(Some)
-        .map_err(|e| CliError::Usage(format!("--openai-url {shown}: {e}")))
+        .map_err(|e| CliError::Usage(format!("{flag} {shown} ({api}): {e}")))
 }
 
 /// A store that cannot be opened: its URL, and the cause (which a client library may

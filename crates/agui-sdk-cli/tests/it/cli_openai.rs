@@ -1,10 +1,18 @@
 //! `agui serve --openai-url … --model …` fronting a (fake, loopback) chat-completions
 //! endpoint, driven by `agui run`: a server-side tool loop, and a frontend-tool round
 //! trip over two runs. The API key comes from the environment and never shows in the
-//! output.
+//! output. `--model-url … --model-api anthropic|responses` in front of the model
+//! crate's fakes of those APIs, with the key from the variable `--api-key-env` names.
 
 use crate::common;
 use crate::fake;
+
+// The model crate's fakes of the other provider APIs, on loopback.
+#[allow(dead_code)]
+#[path = "../../../agui-sdk-model/tests/it/fake_anthropic.rs"]
+mod fake_anthropic;
+#[path = "../../../agui-sdk-model/tests/it/fake_responses.rs"]
+mod fake_responses;
 
 use std::process::{Command, Output, Stdio};
 
@@ -189,4 +197,162 @@ async fn no_secret_in_a_url_shows_in_any_output() {
     assert!(!out.status.success(), "nothing listens on port 1: {text}");
     assert!(text.contains("redis://***@127.0.0.1:1/0"), "{text}");
     assert!(!text.contains("store-url-secret-42"), "{text}");
+}
+
+/// `agui serve --model-url URL --model-api API --model NAME --api-key-env VAR` and
+/// `extra` flags, the key in `VAR`.
+fn serve_model(url: &str, api: &str, model: &str, extra: &[&str]) -> Served {
+    let mut args = vec![
+        "--delay-ms",
+        "0",
+        "--model-url",
+        url,
+        "--model-api",
+        api,
+        "--model",
+        model,
+        "--api-key-env",
+        "SOME_MODEL_KEY_VAR",
+    ];
+    args.extend_from_slice(extra);
+    spawn_serve(
+        &[],
+        &args,
+        &[
+            ("SOME_MODEL_KEY_VAR", "sk-some-secret-777"),
+            ("AGUI_LOG", "debug"),
+        ],
+    )
+}
+
+/// One run through `POST /chat`: the final line of `agui run --json`.
+async fn run_chat(srv: &Served) -> Output {
+    let url = format!("{}/chat", srv.base);
+    tokio::task::spawn_blocking(move || agui_run(&[&url, "--message", "hello", "--json"], None))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_anthropic_api_with_the_key_of_the_named_variable_and_thinking() {
+    let fake = fake_anthropic::start().await;
+    let srv = serve_model(
+        &fake.url(),
+        "anthropic",
+        "text",
+        &["--thinking-budget", "2048"],
+    );
+    let out = run_chat(&srv).await;
+    let fin = final_line(&out);
+    assert_eq!(
+        fin["messages"].as_array().unwrap().last().unwrap()["content"],
+        "Hello, w\u{f6}rld! \u{1f600}"
+    );
+    let req = fake.requests_for("text").pop().unwrap();
+    assert_eq!(req.path, "/v1/messages");
+    assert_eq!(
+        req.headers.get("x-api-key").map(String::as_str),
+        Some("sk-some-secret-777")
+    );
+    assert_eq!(
+        req.body["thinking"],
+        json!({ "type": "enabled", "budget_tokens": 2048 })
+    );
+    assert!(req.body["max_tokens"].as_u64().unwrap() > 2048);
+    let log = srv.log.lock().unwrap().clone();
+    assert!(!log.contains("sk-some-secret-777"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_responses_api_with_the_key_of_the_named_variable_and_an_effort() {
+    let fake = fake_responses::start().await;
+    let srv = serve_model(
+        &fake.url(),
+        "responses",
+        "text",
+        &["--reasoning-effort", "high"],
+    );
+    let out = run_chat(&srv).await;
+    let fin = final_line(&out);
+    assert_eq!(
+        fin["messages"].as_array().unwrap().last().unwrap()["content"],
+        "Hello, w\u{f6}rld! \u{1f600}"
+    );
+    let req = fake.requests_for("text").pop().unwrap();
+    assert_eq!(req.path, "/v1/responses");
+    assert_eq!(
+        req.headers.get("authorization").map(String::as_str),
+        Some("Bearer sk-some-secret-777")
+    );
+    assert_eq!(req.body["store"], false);
+    assert_eq!(req.body["reasoning"], json!({ "effort": "high" }));
+}
+
+/// An endpoint answering 404 (a wrong base URL, say): the run's error names the
+/// request, and not the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_error_names_the_url_it_called() {
+    let fake = fake_anthropic::start().await;
+    let srv = serve_model(&fake.url(), "anthropic", "no-such-model", &[]);
+    let out = run_chat(&srv).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let error = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "RUN_ERROR")
+        .unwrap_or_else(|| panic!("no RUN_ERROR in {stdout}"));
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "POST http://{}/v1/messages answered 404",
+            fake.addr
+        )),
+        "{message}"
+    );
+    assert!(!stdout.contains("sk-some-secret-777"), "{stdout}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("sk-some-secret-777"));
+}
+
+/// The flags that do not fit together are refused before anything listens.
+#[test]
+fn model_flags_that_do_not_fit_are_refused() {
+    for (args, says) in [
+        (&["--model", "m"][..], "--model needs the endpoint"),
+        (
+            &[
+                "--model-url",
+                "http://127.0.0.1:9/v1",
+                "--model-api",
+                "anthropic",
+                "--model",
+                "m",
+                "--reasoning-effort",
+                "low",
+            ][..],
+            "ModelAgentBuilder::thinking",
+        ),
+        (
+            &[
+                "--model-url",
+                "http://127.0.0.1:9/v1",
+                "--model-api",
+                "responses",
+                "--model",
+                "m",
+                "--thinking-budget",
+                "2048",
+            ][..],
+            "Anthropic Messages API only",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_agui"))
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {text}");
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
 }

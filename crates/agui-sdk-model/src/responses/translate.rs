@@ -22,8 +22,10 @@ enum Item {
     Reasoning {
         /// The reasoning message's id: the item's own.
         id: String,
-        /// The summary parts, by `summary_index`.
+        /// The summary parts, in the order they came.
         summary: Vec<String>,
+        /// The `summary_index` of the last part.
+        last_part: Option<usize>,
         /// Whether any text (summary or reasoning text) was streamed.
         streamed: bool,
         encrypted: String,
@@ -159,6 +161,7 @@ impl Turn {
                 Item::Reasoning {
                     id,
                     summary: Vec::new(),
+                    last_part: None,
                     streamed: false,
                     encrypted: String::new(),
                     open: true,
@@ -201,6 +204,7 @@ impl Turn {
         let Some(Item::Reasoning {
             id,
             summary: parts,
+            last_part,
             streamed,
             open: true,
             ..
@@ -213,13 +217,18 @@ impl Turn {
         }
         if let Some(i) = summary {
             // Summary parts are apart in the message's text by a blank line.
-            if i >= parts.len() {
+            // Another index than the last starts a new part (one part per index seen,
+            // never one per index skipped: memory follows what came).
+            if *last_part != Some(i) || parts.is_empty() {
+                *last_part = Some(i);
                 if *streamed {
                     out.push(Event::reasoning_message_content(id.clone(), "\n\n"));
                 }
-                parts.resize(i + 1, String::new());
+                parts.push(String::new());
             }
-            parts[i].push_str(piece);
+            if let Some(last) = parts.last_mut() {
+                last.push_str(piece);
+            }
         }
         *streamed = true;
         out.push(Event::reasoning_message_content(
@@ -266,6 +275,7 @@ impl Turn {
                 streamed,
                 encrypted,
                 open,
+                ..
             }) if *open => {
                 if !*streamed {
                     let parts = texts("summary");
@@ -395,7 +405,8 @@ impl ProviderTurn for Turn {
             "response.refusal.delta" => self.refusal.push_str(delta),
             "response.reasoning_summary_text.delta" => {
                 let part = v.get("summary_index").and_then(Value::as_u64).unwrap_or(0);
-                self.reasoning(index, Some(part.min(1 << 16) as usize), delta, out);
+                let part = usize::try_from(part).unwrap_or(usize::MAX);
+                self.reasoning(index, Some(part), delta, out);
             }
             "response.reasoning_text.delta" => self.reasoning(index, None, delta, out),
             "response.function_call_arguments.delta" => self.arguments(index, delta, out),
@@ -539,5 +550,119 @@ impl ProviderTurn for Turn {
             }
         };
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agui_sdk_core::semantics::Verifier;
+
+    fn push(turn: &mut Turn, v: Value, out: &mut Vec<Event>) -> bool {
+        let data = v.to_string();
+        turn.push(
+            Frame {
+                event: None,
+                data: data.as_bytes(),
+            },
+            out,
+        )
+        .unwrap()
+    }
+
+    fn contents(out: &[Event]) -> String {
+        out.iter()
+            .filter_map(|e| match e {
+                Event::ReasoningMessageContent(c) => Some(c.delta.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn summary_parts_are_apart_and_an_index_far_off_is_one_part() {
+        let mut turn = Turn::new("m".into());
+        let mut out = vec![Event::run_started("t", "r")];
+        let d = |i: u64, t: &str| {
+            json!({ "type": "response.reasoning_summary_text.delta", "output_index": 0,
+                    "item_id": "rs_1", "summary_index": i, "delta": t })
+        };
+        push(
+            &mut turn,
+            json!({ "type": "response.output_item.added", "output_index": 0,
+                    "item": { "type": "reasoning", "id": "rs_1", "summary": [] } }),
+            &mut out,
+        );
+        push(&mut turn, d(0, "One."), &mut out);
+        push(&mut turn, d(u64::MAX, "Two"), &mut out);
+        push(&mut turn, d(u64::MAX, "."), &mut out);
+        push(
+            &mut turn,
+            json!({ "type": "response.output_item.done", "output_index": 0,
+                    "item": { "type": "reasoning", "id": "rs_1", "encrypted_content": "enc",
+                              "summary": [{ "type": "summary_text", "text": "ignored: streamed" }] } }),
+            &mut out,
+        );
+        assert!(push(
+            &mut turn,
+            json!({ "type": "response.completed", "response": { "usage": null } }),
+            &mut out
+        ));
+        let result = turn.finish(&mut out);
+        out.push(Event::run_finished("t", "r"));
+        let mut v = Verifier::new();
+        for e in &out {
+            v.push(e).unwrap_or_else(|err| panic!("{err}: {out:?}"));
+        }
+        assert_eq!(contents(&out), "One.\n\nTwo.");
+        assert_eq!(
+            result.blocks,
+            [
+                json!({ "type": "reasoning", "id": "rs_1", "encrypted_content": "enc",
+                     "summary": [{ "type": "summary_text", "text": "One." },
+                                 { "type": "summary_text", "text": "Two." }] })
+            ]
+        );
+    }
+
+    /// Items whose content comes only in their `done` (a server that does not stream
+    /// the deltas) are taken whole from it.
+    #[test]
+    fn items_without_deltas_are_taken_from_their_done() {
+        let mut turn = Turn::new("m".into());
+        let mut out = vec![Event::run_started("t", "r")];
+        for item in [
+            json!({ "type": "reasoning", "id": "rs_2", "encrypted_content": "e2",
+                    "summary": [{ "type": "summary_text", "text": "Short." }] }),
+            json!({ "type": "message", "id": "msg_2", "role": "assistant",
+                    "content": [{ "type": "output_text", "text": "Hi.", "annotations": [] }] }),
+            json!({ "type": "function_call", "id": "fc_2", "call_id": "call_2",
+                    "name": "f", "arguments": "{\"x\":1}" }),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            push(
+                &mut turn,
+                json!({ "type": "response.output_item.done", "output_index": item.0, "item": item.1 }),
+                &mut out,
+            );
+        }
+        let result = turn.finish(&mut out);
+        out.push(Event::run_finished("t", "r"));
+        let mut v = Verifier::new();
+        for e in &out {
+            v.push(e).unwrap_or_else(|err| panic!("{err}: {out:?}"));
+        }
+        assert_eq!(contents(&out), "Short.");
+        assert_eq!(result.text, "Hi.");
+        assert_eq!(
+            result.calls,
+            [MadeCall {
+                id: "call_2".into(),
+                name: "f".into(),
+                arguments: "{\"x\":1}".into()
+            }]
+        );
     }
 }

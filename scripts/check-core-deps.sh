@@ -16,7 +16,7 @@ echo "agui-sdk-core: $(printf '%s\n' "$deps" | wc -l) crates in its normal depen
 # The agent layer, a model adapter and a store compile no HTTP server: no axum, no h2,
 # no server feature of hyper or hyper-util (agui-sdk-model's HTTP client, reqwest, with
 # hyper's client side, is allowed).
-for crate in agui-sdk-agent agui-sdk-model agui-sdk-redis; do
+for crate in agui-sdk-agent agui-sdk-model agui-sdk-redis agui-sdk-postgres; do
   tree=$(cargo tree -p "$crate" -e normal,features --prefix none)
   bad=$(printf '%s\n' "$tree" | grep -E '^(axum|axum-core|h2) v|^hyper(-util)? feature "server' | sort -u || true)
   if [ -n "$bad" ]; then

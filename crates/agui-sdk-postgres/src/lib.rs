@@ -1,0 +1,530 @@
+//! AG-UI runs in PostgreSQL: [`PostgresRunStore`], the run log of a run store
+//! ([`RunLog`]) in tables of a schema of its own, for several server replicas sharing
+//! one database.
+//!
+//! This is the store's first piece: its run log (create, append, read, wait, record)
+//! keeps the run log's part of the store contract
+//! (`agui_sdk_agent::runs::contract::check_run_log`). Its leases and thread index come
+//! next; until then it is no [`RunStore`](agui_sdk_agent::runs::RunStore) and the
+//! server cannot hold it.
+//!
+//! ```no_run
+//! # async fn main_() -> Result<(), Box<dyn std::error::Error>> {
+//! use agui_sdk_agent::runs::RunLimits;
+//! use agui_sdk_postgres::PostgresRunStore;
+//!
+//! let store =
+//!     PostgresRunStore::connect("postgres://agui@127.0.0.1/agui", "agui", RunLimits::shared())
+//!         .await?;
+//! # let _ = store; Ok(()) }
+//! ```
+//!
+//! # Schema
+//!
+//! Every table is in the schema the store is given (`agui` above), created on connect
+//! when it does not exist, and brought to this build's version by the migrations
+//! embedded in the crate ([`MIGRATIONS`], [`SCHEMA_VERSION`]): each runs once, in order,
+//! in one transaction under an advisory lock, so replicas starting together apply it
+//! once. A schema a newer build migrated past [`SCHEMA_VERSION`] is refused
+//! ([`ConnectError::NewerSchema`]) rather than written with an older layout.
+//!
+//! | table | holds |
+//! |---|---|
+//! | `schema_version` | each migration applied, by version |
+//! | `runs` | one row per run: its record, fence, head, oldest kept seq, kept bytes |
+//! | `events` | one row per kept event, by run key and seq: the event's JSON |
+//!
+//! An append is one transaction that locks its run's row (`SELECT … FOR UPDATE`): it
+//! checks the fence, that the run runs and that the batch starts right after the head,
+//! adds the events, trims the oldest past [`RunLimits::max_events_per_run`] and
+//! [`RunLimits::max_bytes_per_run`] (the last one always kept), and moves the head. A
+//! read is one statement, so its events and its head come from one snapshot. A
+//! waiter polls the run's head every [`POLL`]; wake-ups by `LISTEN`/`NOTIFY` come with
+//! the leases. Retention of ended runs ([`RunLimits::retention`]) is not applied yet.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use agui_sdk_agent::runs::{
+    Batch, Created, Fence, NewRun, RunKey, RunLimits, RunLog, RunRecord, RunStatus, RunStoreError,
+    RunStoreFuture, ThreadKey,
+};
+use bytes::Bytes;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+
+mod migrate;
+
+pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
+
+/// How often a waiter reads its run's head.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// Connections the store's pool holds at most.
+const POOL_SIZE: usize = 16;
+
+/// How long a connection or a free pooled one is waited for.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why [`PostgresRunStore::connect`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The schema's name is no plain identifier.
+    #[error(
+        "schema name {0:?}: expected 1 to 63 characters of a-z, 0-9 and _, not starting with a digit"
+    )]
+    SchemaName(String),
+    /// The URL does not parse.
+    #[error("PostgreSQL URL: {0}")]
+    Url(#[source] tokio_postgres::Error),
+    /// The pool could not be built.
+    #[error("PostgreSQL connection pool: {0}")]
+    Pool(#[source] deadpool_postgres::BuildError),
+    /// No connection could be made.
+    #[error("PostgreSQL unreachable: {0}")]
+    Unreachable(#[source] deadpool_postgres::PoolError),
+    /// Reading or writing the schema's version failed.
+    #[error("migrating schema {schema:?}: {source}")]
+    Migrate {
+        /// The schema.
+        schema: String,
+        /// What PostgreSQL answered.
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// A migration failed; the schema is left at its version before the connect.
+    #[error("schema {schema:?}: migration {version} failed: {source}")]
+    Migration {
+        /// The schema.
+        schema: String,
+        /// The migration's version.
+        version: i32,
+        /// What PostgreSQL answered.
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// The schema is at a version a newer build wrote.
+    #[error(
+        "schema {schema:?} is at version {found}, newer than this build's {known}: upgrade agui-sdk-postgres, or give this build another schema"
+    )]
+    NewerSchema {
+        /// The schema.
+        schema: String,
+        /// Its version.
+        found: i32,
+        /// This build's version ([`SCHEMA_VERSION`]).
+        known: i32,
+    },
+}
+
+/// The SQL of each operation, written for the store's schema.
+#[derive(Debug)]
+struct Sql {
+    create: String,
+    record: String,
+    lock: String,
+    insert: String,
+    drop_before: String,
+    byte_cut: String,
+    update: String,
+    read: String,
+    head: String,
+}
+
+impl Sql {
+    fn new(s: &str) -> Self {
+        Sql {
+            create: format!(
+                "INSERT INTO {s}.runs (key, run_id, thread_id, agent, body_hash, owner_replica, \
+                 fence, status, lease_ms, created_at_ms, thread) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10) \
+                 ON CONFLICT (key) DO NOTHING"
+            ),
+            record: format!(
+                "SELECT run_id, thread_id, agent, status, head, oldest, body_hash, owner_replica, \
+                 cancel_requested, created_at_ms, finished_at_ms, thread \
+                 FROM {s}.runs WHERE key = $1"
+            ),
+            lock: format!(
+                "SELECT fence, status, head, oldest, bytes FROM {s}.runs WHERE key = $1 FOR UPDATE"
+            ),
+            insert: format!(
+                "INSERT INTO {s}.events (key, seq, event) \
+                 SELECT $1, seq, event FROM unnest($2::bigint[], $3::bytea[]) AS e (seq, event)"
+            ),
+            drop_before: format!(
+                "WITH d AS (DELETE FROM {s}.events WHERE key = $1 AND seq < $2 \
+                 RETURNING octet_length(event) AS n) \
+                 SELECT coalesce(sum(n), 0)::bigint FROM d"
+            ),
+            byte_cut: format!(
+                "SELECT seq FROM (SELECT seq, sum(octet_length(event)) OVER (ORDER BY seq) AS upto \
+                 FROM {s}.events WHERE key = $1) t \
+                 WHERE upto >= $2 ORDER BY seq LIMIT 1"
+            ),
+            update: format!(
+                "UPDATE {s}.runs SET head = $2, oldest = $3, bytes = $4, status = $5, \
+                 finished_at_ms = $6 WHERE key = $1"
+            ),
+            read: format!(
+                "SELECT r.head, r.oldest, r.status, e.event \
+                 FROM {s}.runs r LEFT JOIN LATERAL \
+                 (SELECT seq, event FROM {s}.events \
+                  WHERE key = r.key AND seq > $2 ORDER BY seq LIMIT $3) e ON true \
+                 WHERE r.key = $1 ORDER BY e.seq"
+            ),
+            head: format!("SELECT head, status FROM {s}.runs WHERE key = $1"),
+        }
+    }
+}
+
+/// A run log in PostgreSQL, shared by every replica. See the [crate docs](crate).
+pub struct PostgresRunStore {
+    pool: Pool,
+    schema: String,
+    limits: RunLimits,
+    sql: Sql,
+}
+
+impl std::fmt::Debug for PostgresRunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresRunStore")
+            .field("schema", &self.schema)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unavailable(e: impl std::error::Error + Send + Sync + 'static) -> RunStoreError {
+    RunStoreError::Unavailable(Box::new(e))
+}
+
+fn corrupt(what: String) -> RunStoreError {
+    RunStoreError::Unavailable(what.into())
+}
+
+/// A count or size as PostgreSQL's `bigint` holds it.
+fn big(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn status_of(text: &str) -> Result<RunStatus, RunStoreError> {
+    RunStatus::parse(text).ok_or_else(|| corrupt(format!("a stored run status {text:?}")))
+}
+
+fn fence_text(fence: Fence) -> String {
+    format!("{:032x}", fence.0)
+}
+
+impl PostgresRunStore {
+    /// Connects to the PostgreSQL at `url` (`postgres://user:password@host:port/db` or
+    /// `host=… user=… dbname=…`), keeps the store's tables in `schema` (created and
+    /// migrated to [`SCHEMA_VERSION`] here), bounded by `limits`, whose defaults for a
+    /// store shared by replicas are [`RunLimits::shared`]. The store ignores
+    /// [`RunLimits::max_total_bytes`] (the database's disk bounds the whole) and, in this
+    /// first piece, the retention, thread and history fields. Connections are made
+    /// without TLS.
+    pub async fn connect(url: &str, schema: &str, limits: RunLimits) -> Result<Self, ConnectError> {
+        if !migrate::valid_schema(schema) {
+            return Err(ConnectError::SchemaName(schema.to_owned()));
+        }
+        let mut config: tokio_postgres::Config = url.parse().map_err(ConnectError::Url)?;
+        config.connect_timeout(CONNECT_TIMEOUT);
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(ConnectError::Pool)?;
+        let mut client = pool.get().await.map_err(ConnectError::Unreachable)?;
+        migrate::migrate(&mut client, schema).await?;
+        drop(client);
+        Ok(PostgresRunStore {
+            pool,
+            schema: schema.to_owned(),
+            limits,
+            sql: Sql::new(schema),
+        })
+    }
+
+    /// The schema holding the store's tables.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &RunLimits {
+        &self.limits
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, RunStoreError> {
+        self.pool.get().await.map_err(unavailable)
+    }
+
+    async fn do_create(&self, run: NewRun) -> Result<Created, RunStoreError> {
+        let client = self.client().await?;
+        let fence = Fence::random();
+        let created_at_ms = big(now_ms());
+        let lease_ms = big(u64::try_from(run.lease.as_millis()).unwrap_or(u64::MAX));
+        let thread = run.thread.as_ref().map(|t| t.as_str());
+        let inserted = client
+            .execute(
+                &self.sql.create,
+                &[
+                    &run.key.as_str(),
+                    &run.run_id,
+                    &run.thread_id,
+                    &run.agent,
+                    &run.body_hash,
+                    &run.replica,
+                    &fence_text(fence),
+                    &lease_ms,
+                    &created_at_ms,
+                    &thread,
+                ],
+            )
+            .await
+            .map_err(unavailable)?;
+        if inserted == 1 {
+            return Ok(Created::New(fence));
+        }
+        match self.do_record(&client, &run.key).await? {
+            Some(r) => Ok(Created::Existing(r)),
+            // Gone between the two statements (a retention sweep): none was created.
+            None => Err(RunStoreError::NotFound),
+        }
+    }
+
+    async fn do_record(
+        &self,
+        client: &tokio_postgres::Client,
+        key: &RunKey,
+    ) -> Result<Option<RunRecord>, RunStoreError> {
+        let Some(row) = client
+            .query_opt(&self.sql.record, &[&key.as_str()])
+            .await
+            .map_err(unavailable)?
+        else {
+            return Ok(None);
+        };
+        let seq = |i: usize| -> u64 { u64::try_from(row.get::<_, i64>(i)).unwrap_or(0) };
+        Ok(Some(RunRecord {
+            run_id: row.get(0),
+            thread_id: row.get(1),
+            agent: row.get(2),
+            status: status_of(row.get(3))?,
+            head: seq(4),
+            oldest: seq(5),
+            body_hash: row.get(6),
+            owner_replica: row.get(7),
+            cancel_requested: row.get(8),
+            created_at_ms: seq(9),
+            finished_at_ms: row
+                .get::<_, Option<i64>>(10)
+                .map(|t| u64::try_from(t).unwrap_or(0)),
+            thread: row.get::<_, Option<&str>>(11).map(ThreadKey::from_text),
+        }))
+    }
+
+    async fn do_append(
+        &self,
+        key: &RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        terminal: Option<RunStatus>,
+    ) -> Result<(), RunStoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(unavailable)?;
+        let key_text = key.as_str();
+        let row = tx
+            .query_opt(&self.sql.lock, &[&key_text])
+            .await
+            .map_err(unavailable)?
+            .ok_or(RunStoreError::NotFound)?;
+        if row.get::<_, &str>(0) != fence_text(fence) {
+            return Err(RunStoreError::Fenced);
+        }
+        if status_of(row.get(1))?.is_terminal() {
+            return Err(RunStoreError::Ended);
+        }
+        let mut head: i64 = row.get(2);
+        let mut oldest: i64 = row.get(3);
+        let mut bytes: i64 = row.get(4);
+        if big(first) != head + 1 {
+            return Err(RunStoreError::Conflict {
+                head: u64::try_from(head).unwrap_or(0),
+            });
+        }
+        if !events.is_empty() {
+            let seqs: Vec<i64> = (0..events.len() as i64).map(|i| head + 1 + i).collect();
+            let json: Vec<&[u8]> = events.iter().map(|e| e.as_ref()).collect();
+            tx.execute(&self.sql.insert, &[&key_text, &seqs, &json])
+                .await
+                .map_err(unavailable)?;
+            head += events.len() as i64;
+            bytes += events.iter().map(|e| e.len() as i64).sum::<i64>();
+        }
+        // Per-run caps: the oldest events go (a re-attach from before them gets 410);
+        // the last one stays.
+        let max_events = big(self.limits.max_events_per_run.max(1));
+        if head - oldest + 1 > max_events {
+            oldest = head - max_events + 1;
+            let dropped: i64 = tx
+                .query_one(&self.sql.drop_before, &[&key_text, &oldest])
+                .await
+                .map_err(unavailable)?
+                .get(0);
+            bytes -= dropped;
+        }
+        let max_bytes = big(self.limits.max_bytes_per_run.max(1));
+        if bytes > max_bytes && head > oldest {
+            let cut: i64 = tx
+                .query_opt(&self.sql.byte_cut, &[&key_text, &(bytes - max_bytes)])
+                .await
+                .map_err(unavailable)?
+                .map_or(head, |r| r.get(0));
+            oldest = (cut + 1).min(head);
+            let dropped: i64 = tx
+                .query_one(&self.sql.drop_before, &[&key_text, &oldest])
+                .await
+                .map_err(unavailable)?
+                .get(0);
+            bytes -= dropped;
+        }
+        let status = terminal.unwrap_or(RunStatus::Running);
+        let finished = terminal.map(|_| big(now_ms()));
+        tx.execute(
+            &self.sql.update,
+            &[
+                &key_text,
+                &head,
+                &oldest,
+                &bytes,
+                &status.as_str(),
+                &finished,
+            ],
+        )
+        .await
+        .map_err(unavailable)?;
+        tx.commit().await.map_err(unavailable)
+    }
+
+    async fn do_read(
+        &self,
+        key: &RunKey,
+        after: u64,
+        limit: usize,
+    ) -> Result<Batch, RunStoreError> {
+        let client = self.client().await?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = client
+            .query(&self.sql.read, &[&key.as_str(), &big(after), &limit])
+            .await
+            .map_err(unavailable)?;
+        let first = rows.first().ok_or(RunStoreError::NotFound)?;
+        let head = u64::try_from(first.get::<_, i64>(0)).unwrap_or(0);
+        let oldest = u64::try_from(first.get::<_, i64>(1)).unwrap_or(1);
+        let status = status_of(first.get(2))?;
+        if after + 1 < oldest && after < head {
+            return Err(RunStoreError::Gone { oldest, head });
+        }
+        let events = rows
+            .iter()
+            .filter_map(|r| r.get::<_, Option<Vec<u8>>>(3))
+            .map(Bytes::from)
+            .collect();
+        Ok(Batch {
+            first: after + 1,
+            events,
+            head,
+            status,
+        })
+    }
+
+    /// Whether run `key` has moved past `after` or ended (or is gone): a waiter's check.
+    async fn moved(&self, key: &RunKey, after: u64) -> Result<bool, RunStoreError> {
+        let client = self.client().await?;
+        let Some(row) = client
+            .query_opt(&self.sql.head, &[&key.as_str()])
+            .await
+            .map_err(unavailable)?
+        else {
+            return Ok(true);
+        };
+        Ok(row.get::<_, i64>(0) > big(after) || status_of(row.get(1))?.is_terminal())
+    }
+}
+
+impl RunLog for PostgresRunStore {
+    fn create(&self, run: NewRun) -> RunStoreFuture<'_, Created> {
+        Box::pin(self.do_create(run))
+    }
+
+    fn append<'a>(
+        &'a self,
+        key: &'a RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        terminal: Option<RunStatus>,
+    ) -> RunStoreFuture<'a, ()> {
+        Box::pin(self.do_append(key, fence, first, events, terminal))
+    }
+
+    fn read<'a>(&'a self, key: &'a RunKey, after: u64, limit: usize) -> RunStoreFuture<'a, Batch> {
+        Box::pin(self.do_read(key, after, limit))
+    }
+
+    fn wait<'a>(
+        &'a self,
+        key: &'a RunKey,
+        after: u64,
+        timeout: Duration,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                match self.moved(key, after).await {
+                    Ok(false) => {}
+                    Ok(true) => return,
+                    Err(e) => {
+                        // A wake-up may come early: the waiter reads and sees the error.
+                        tracing::debug!(run_key = %key, error = %e, "wait: cannot read the head");
+                        return;
+                    }
+                }
+                let now = tokio::time::Instant::now();
+                if now >= deadline {
+                    return;
+                }
+                tokio::time::sleep(POLL.min(deadline - now)).await;
+            }
+        })
+    }
+
+    fn record<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, Option<RunRecord>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            self.do_record(&client, key).await
+        })
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}

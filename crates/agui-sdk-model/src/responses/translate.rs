@@ -395,7 +395,11 @@ impl ProviderTurn for Turn {
             "response.output_item.added" => self.start(index, &v["item"], out),
             "response.output_item.done" => self.done(index, &v["item"], out),
             "response.output_text.delta" => {
-                if matches!(self.items.get(&index), Some(Item::Message { .. }) | None) {
+                // A delta before its item was added: its `done` must not repeat it.
+                self.items.entry(index).or_insert_with(|| Item::Message {
+                    text: String::new(),
+                });
+                if matches!(self.items.get(&index), Some(Item::Message { .. })) {
                     self.text(delta, out);
                     if let Some(Item::Message { text }) = self.items.get_mut(&index) {
                         text.push_str(delta);
@@ -622,6 +626,32 @@ mod tests {
                      "summary": [{ "type": "summary_text", "text": "One." },
                                  { "type": "summary_text", "text": "Two." }] })
             ]
+        );
+    }
+
+    /// Text deltas before their item was added are not repeated by its `done`.
+    #[test]
+    fn text_deltas_without_their_item_added_are_not_repeated() {
+        let mut turn = Turn::new("m".into());
+        let mut out = Vec::new();
+        push(
+            &mut turn,
+            json!({ "type": "response.output_text.delta", "output_index": 0, "item_id": "msg_1",
+                    "content_index": 0, "delta": "Hi." }),
+            &mut out,
+        );
+        push(
+            &mut turn,
+            json!({ "type": "response.output_item.done", "output_index": 0,
+                    "item": { "type": "message", "id": "msg_1", "role": "assistant",
+                              "content": [{ "type": "output_text", "text": "Hi.", "annotations": [] }] } }),
+            &mut out,
+        );
+        let result = turn.finish(&mut out);
+        assert_eq!(result.text, "Hi.");
+        assert_eq!(
+            result.blocks,
+            [json!({ "type": "message", "role": "assistant", "content": "Hi." })]
         );
     }
 

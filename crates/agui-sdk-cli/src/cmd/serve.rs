@@ -100,6 +100,12 @@ struct AddArgs {
 fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliError> {
     let (flag, url, api) = match (&args.model_url, &args.openai_url) {
         (Some(url), _) => ("--model-url", url, args.model_api.as_str()),
+        (None, Some(_)) if args.model_api != "chat" => {
+            return Err(CliError::Usage(format!(
+                "--openai-url is a chat-completions endpoint; for --model-api {} give it as --model-url URL",
+                args.model_api
+            )));
+        }
         (None, Some(url)) => ("--openai-url", url, "chat"),
         (None, None) => {
             if args.model.is_some() {

@@ -324,6 +324,26 @@ fn model_flags_that_do_not_fit_are_refused() {
                 "http://127.0.0.1:9/v1",
                 "--model-api",
                 "anthropic",
+            ][..],
+            "--model",
+        ),
+        (
+            &[
+                "--openai-url",
+                "http://127.0.0.1:9/v1",
+                "--model-api",
+                "responses",
+                "--model",
+                "m",
+            ][..],
+            "give it as --model-url URL",
+        ),
+        (
+            &[
+                "--model-url",
+                "http://127.0.0.1:9/v1",
+                "--model-api",
+                "anthropic",
                 "--model",
                 "m",
                 "--reasoning-effort",

@@ -1,36 +1,4 @@
-//! The one writer of outgoing frames: an event as it is produced (live), or as a run
-//! log keeps it (its canonical JSON, stored), in one encoding, rewritten for an older
-//! consumer when asked, with an optional SSE `id:`, and refused when the frame is larger
-//! than a client accepts.
-//!
-//! The size rule is the decoders' ([`DecoderLimits::max_event_size`]): for SSE the
-//! event's data (its JSON, without `id:`, `data: ` and the blank line), for protobuf the
-//! frame including its 4-byte length prefix. A frame that would break it is not
-//! written, so that no client of this SDK (or of the reference SDKs, whose limit is the
-//! same) is sent an event it refuses.
-//!
-//! A stored event and the same event live give the same bytes. A stored event is framed
-//! without being decoded when SSE carries it and the downgrade can rewrite its text (or
-//! has nothing to rewrite); protobuf, and a downgrade that needs the event itself
-//! ([`JsonRewrite::Decode`]), decode it first.
-//!
-//! ```
-//! use agui_sdk_core::encoding::{Encoding, FrameWriter, Written};
-//! use agui_sdk_core::semantics::Downgrade;
-//! use agui_sdk_core::Event;
-//!
-//! let writer = FrameWriter::new(Encoding::Sse, Downgrade::none());
-//! let event = Event::text_message_end("m1");
-//! let mut live = Vec::new();
-//! writer.write_event(event.clone(), Some(format_args!("run-1:{}", 7)), &mut live).unwrap();
-//! let mut stored = Vec::new();
-//! let mut json = Vec::new();
-//! event.write_json(&mut json);
-//! let written = writer.write_stored(&json, Some(format_args!("run-1:{}", 7)), &mut stored);
-//! assert_eq!(written, Ok(Written::Frame));
-//! assert_eq!(live, stored);
-//! assert_eq!(live, b"id: run-1:7\ndata: {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m1\"}\n\n");
-//! ```
+//! The one writer of outgoing frames ([`FrameWriter`]).
 
 use std::fmt;
 
@@ -54,8 +22,7 @@ pub enum Written {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FrameError {
-    /// The frame is over the size limit (see the [module docs](self) for what is
-    /// measured).
+    /// The frame is over the size limit (see [`FrameWriter`] for what is measured).
     #[error("a {event_type} event of {size} bytes is over the {limit} a client accepts")]
     TooLarge {
         /// The event's type (before any downgrade).
@@ -71,7 +38,39 @@ pub enum FrameError {
     Undecodable(String),
 }
 
-/// Writes frames in one encoding, for one consumer. See the [module docs](self).
+/// The one writer of outgoing frames: an event as it is produced (live), or as a run
+/// log keeps it (its canonical JSON, stored), in one encoding, rewritten for an older
+/// consumer when asked, with an optional SSE `id:`, and refused when the frame is larger
+/// than a client accepts.
+///
+/// The size rule is the decoders' ([`DecoderLimits::max_event_size`]): for SSE the
+/// event's data (its JSON, without `id:`, `data: ` and the blank line), for protobuf the
+/// frame including its 4-byte length prefix. A frame that would break it is not
+/// written, so that no client of this SDK (or of the reference SDKs, whose limit is the
+/// same) is sent an event it refuses.
+///
+/// A stored event and the same event live give the same bytes. A stored event is framed
+/// without being decoded when SSE carries it and the downgrade can rewrite its text (or
+/// has nothing to rewrite); protobuf, and a downgrade that needs the event itself
+/// ([`JsonRewrite::Decode`]), decode it first.
+///
+/// ```
+/// use agui_sdk_core::encoding::{Encoding, FrameWriter, Written};
+/// use agui_sdk_core::semantics::Downgrade;
+/// use agui_sdk_core::Event;
+///
+/// let writer = FrameWriter::new(Encoding::Sse, Downgrade::none());
+/// let event = Event::text_message_end("m1");
+/// let mut live = Vec::new();
+/// writer.write_event(event.clone(), Some(format_args!("run-1:{}", 7)), &mut live).unwrap();
+/// let mut stored = Vec::new();
+/// let mut json = Vec::new();
+/// event.write_json(&mut json);
+/// let written = writer.write_stored(&json, Some(format_args!("run-1:{}", 7)), &mut stored);
+/// assert_eq!(written, Ok(Written::Frame));
+/// assert_eq!(live, stored);
+/// assert_eq!(live, b"id: run-1:7\ndata: {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m1\"}\n\n");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameWriter {
     encoding: Encoding,
@@ -170,7 +169,7 @@ impl FrameWriter {
     /// Appends the frame of a stored event, `json` its canonical JSON (as
     /// [`Event::write_json`] writes it), to `out`: the bytes [`write_event`](Self::write_event)
     /// writes for that event. Decoded only when it must be (see the
-    /// [module docs](self)).
+    /// [`FrameWriter`] docs).
     pub fn write_stored(
         &self,
         json: &[u8],

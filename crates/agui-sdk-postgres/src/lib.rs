@@ -2,11 +2,11 @@
 //! ([`RunLog`]) in tables of a schema of its own, for several server replicas sharing
 //! one database.
 //!
-//! This is the store's first piece: its run log (create, append, read, wait, record)
-//! keeps the run log's part of the store contract
-//! (`agui_sdk_agent::runs::contract::check_run_log`). Its leases and thread index come
-//! next; until then it is no [`RunStore`](agui_sdk_agent::runs::RunStore) and the
-//! server cannot hold it.
+//! Its run log (create, append, read, wait, record) and its leases (heartbeat, cancel
+//! requests, expired leases, take-over) keep their parts of the store contract
+//! (`agui_sdk_agent::runs::contract::check_run_log` and `check_leases`). Its thread
+//! index comes next; until then it is no [`RunStore`](agui_sdk_agent::runs::RunStore)
+//! and the server cannot hold it.
 //!
 //! ```no_run
 //! # async fn main_() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,7 +31,7 @@
 //! | table | holds |
 //! |---|---|
 //! | `schema_version` | each migration applied, by version |
-//! | `runs` | one row per run: its record, fence, head, oldest kept seq, kept bytes |
+//! | `runs` | one row per run: its record, fence, lease, head, oldest kept seq, kept bytes |
 //! | `events` | one row per kept event, by run key and seq: the event's JSON |
 //!
 //! An append is one transaction that locks its run's row (`SELECT … FOR UPDATE`): it
@@ -47,8 +47,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use agui_sdk_agent::runs::{
-    Batch, Created, Fence, NewRun, RunKey, RunLimits, RunLog, RunRecord, RunStatus, RunStoreError,
-    RunStoreFuture, ThreadKey,
+    Batch, CancelOutcome, Created, Fence, Heartbeat, Leases, NewRun, RunKey, RunLimits, RunLog,
+    RunRecord, RunStatus, RunStoreError, RunStoreFuture, ThreadKey,
 };
 use bytes::Bytes;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -119,6 +119,10 @@ pub enum ConnectError {
     },
 }
 
+/// The database's clock in milliseconds since the Unix epoch: what leases are timed by,
+/// so that replicas whose clocks differ agree on when a lease ends.
+const NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
 /// The SQL of each operation, written for the store's schema.
 #[derive(Debug)]
 struct Sql {
@@ -131,6 +135,11 @@ struct Sql {
     update: String,
     read: String,
     head: String,
+    exists: String,
+    heartbeat: String,
+    cancel: String,
+    expired: String,
+    take_over: String,
 }
 
 impl Sql {
@@ -138,8 +147,8 @@ impl Sql {
         Sql {
             create: format!(
                 "INSERT INTO {s}.runs (key, run_id, thread_id, agent, body_hash, owner_replica, \
-                 fence, status, lease_ms, created_at_ms, thread) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10) \
+                 fence, status, lease_ms, created_at_ms, thread, lease_until_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, {NOW_MS} + $8) \
                  ON CONFLICT (key) DO NOTHING"
             ),
             record: format!(
@@ -176,6 +185,26 @@ impl Sql {
                  WHERE r.key = $1 ORDER BY e.seq"
             ),
             head: format!("SELECT head, status FROM {s}.runs WHERE key = $1"),
+            exists: format!("SELECT status FROM {s}.runs WHERE key = $1"),
+            heartbeat: format!(
+                "UPDATE {s}.runs SET lease_until_ms = CASE WHEN status = 'running' \
+                 THEN {NOW_MS} + lease_ms ELSE lease_until_ms END \
+                 WHERE key = $1 AND fence = $2 RETURNING cancel_requested"
+            ),
+            cancel: format!(
+                "UPDATE {s}.runs SET cancel_requested = true \
+                 WHERE key = $1 AND status = 'running' RETURNING key"
+            ),
+            expired: format!(
+                "SELECT key FROM {s}.runs WHERE status = 'running' AND lease_until_ms < {NOW_MS} \
+                 ORDER BY lease_until_ms LIMIT $1"
+            ),
+            take_over: format!(
+                "UPDATE {s}.runs SET fence = $2, owner_replica = $3, \
+                 lease_until_ms = {NOW_MS} + lease_ms \
+                 WHERE key = $1 AND status = 'running' AND lease_until_ms < {NOW_MS} \
+                 RETURNING head"
+            ),
         }
     }
 }
@@ -518,6 +547,107 @@ impl RunLog for PostgresRunStore {
             let client = self.client().await?;
             self.do_record(&client, key).await
         })
+    }
+}
+
+impl PostgresRunStore {
+    /// Whether run `key` exists: what tells a stale fence from no run, and an ended
+    /// run from no run.
+    async fn exists(
+        &self,
+        client: &tokio_postgres::Client,
+        key: &RunKey,
+    ) -> Result<bool, RunStoreError> {
+        Ok(client
+            .query_opt(&self.sql.exists, &[&key.as_str()])
+            .await
+            .map_err(unavailable)?
+            .is_some())
+    }
+
+    async fn do_heartbeat(&self, key: &RunKey, fence: Fence) -> Result<Heartbeat, RunStoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(&self.sql.heartbeat, &[&key.as_str(), &fence_text(fence)])
+            .await
+            .map_err(unavailable)?;
+        match row {
+            Some(row) => Ok(Heartbeat {
+                cancel_requested: row.get(0),
+            }),
+            None if self.exists(&client, key).await? => Err(RunStoreError::Fenced),
+            None => Err(RunStoreError::NotFound),
+        }
+    }
+
+    async fn do_request_cancel(&self, key: &RunKey) -> Result<CancelOutcome, RunStoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(&self.sql.cancel, &[&key.as_str()])
+            .await
+            .map_err(unavailable)?;
+        match row {
+            Some(_) => Ok(CancelOutcome::Requested),
+            None if self.exists(&client, key).await? => Ok(CancelOutcome::AlreadyEnded),
+            None => Err(RunStoreError::NotFound),
+        }
+    }
+
+    async fn do_expired_leases(&self, limit: usize) -> Result<Vec<RunKey>, RunStoreError> {
+        let client = self.client().await?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = client
+            .query(&self.sql.expired, &[&limit])
+            .await
+            .map_err(unavailable)?;
+        Ok(rows
+            .iter()
+            .map(|r| RunKey::from_text(r.get::<_, &str>(0)))
+            .collect())
+    }
+
+    async fn do_take_over(
+        &self,
+        key: &RunKey,
+        replica: &str,
+    ) -> Result<Option<(Fence, u64)>, RunStoreError> {
+        let client = self.client().await?;
+        let fence = Fence::random();
+        let row = client
+            .query_opt(
+                &self.sql.take_over,
+                &[&key.as_str(), &fence_text(fence), &replica],
+            )
+            .await
+            .map_err(unavailable)?;
+        Ok(row.map(|r| (fence, u64::try_from(r.get::<_, i64>(0)).unwrap_or(0))))
+    }
+}
+
+/// Leases in the runs' rows, timed by the database's clock: a heartbeat moves the
+/// run's `lease_until_ms`; the expired leases are found by a partial index over the
+/// running runs; a take-over is one conditional `UPDATE` that mints a new fence, so
+/// two reapers cannot both take a run over and the old producer's next append or
+/// heartbeat is [`RunStoreError::Fenced`].
+impl Leases for PostgresRunStore {
+    fn heartbeat<'a>(&'a self, key: &'a RunKey, fence: Fence) -> RunStoreFuture<'a, Heartbeat> {
+        Box::pin(self.do_heartbeat(key, fence))
+    }
+
+    fn request_cancel<'a>(&'a self, key: &'a RunKey) -> RunStoreFuture<'a, CancelOutcome> {
+        Box::pin(self.do_request_cancel(key))
+    }
+
+    fn expired_leases(&self, limit: usize) -> RunStoreFuture<'_, Vec<RunKey>> {
+        Box::pin(self.do_expired_leases(limit))
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        key: &'a RunKey,
+        replica: &'a str,
+    ) -> RunStoreFuture<'a, Option<(Fence, u64)>> {
+        Box::pin(self.do_take_over(key, replica))
     }
 }
 

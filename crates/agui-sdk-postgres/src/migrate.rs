@@ -9,7 +9,10 @@ use crate::ConnectError;
 
 /// Each migration's version and SQL (`{schema}` stands for the store's schema), oldest
 /// first: what a schema at version `n` lacks is every migration after `n`.
-pub const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("../migrations/0001_run_log.sql"))];
+pub const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../migrations/0001_run_log.sql")),
+    (2, include_str!("../migrations/0002_leases.sql")),
+];
 
 /// The schema version this build writes: its last migration's.
 pub const SCHEMA_VERSION: i32 = MIGRATIONS[MIGRATIONS.len() - 1].0;

@@ -9,7 +9,8 @@
 //! with threads ending in the same millisecond; pages through every filter; a cursor at
 //! a thread forgotten since), and (for stores with leases) expiry, take-over and
 //! fencing, a thread run ended by the one that took it over included.
-//! [`check_thread_expiry`] checks, on a store configured for it, that lists leave out
+//! Each role's part runs alone too, for a store built role by role: [`check_run_log`],
+//! then [`check_leases`]. [`check_thread_expiry`] checks, on a store configured for it, that lists leave out
 //! the threads the store forgot for idleness.
 //!
 //! Behind the feature `test-util`: a store's crate names it on its dev-dependency,
@@ -23,8 +24,8 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::{
-    owner_scope, CancelOutcome, Created, Fence, NewRun, RunKey, RunLog, RunStatus, RunStore,
-    RunStoreError, ThreadEntry, ThreadKey, ThreadQuery, ThreadSummary, ThreadUpdate,
+    owner_scope, CancelOutcome, Created, Fence, Leases, NewRun, RunKey, RunLog, RunStatus,
+    RunStore, RunStoreError, ThreadEntry, ThreadKey, ThreadQuery, ThreadSummary, ThreadUpdate,
 };
 
 /// What the store under test is configured to do.
@@ -724,8 +725,8 @@ async fn check_thread_take_over(s: &dyn RunStore, setup: &ContractSetup) {
     assert_eq!(t.history, vec![kept("t-lost")]);
 }
 
-async fn fresh(
-    store: &dyn RunLog,
+async fn fresh<S: RunLog + ?Sized>(
+    store: &S,
     setup: &ContractSetup,
     name: &str,
     lease: Duration,
@@ -872,9 +873,13 @@ pub async fn check_run_log(store: Arc<dyn RunLog>, setup: &ContractSetup) {
     ));
 }
 
-/// Cancel requests ([`Leases`](super::Leases)): seen by the heartbeat and the record while the run
-/// runs, `AlreadyEnded` after its end, `NotFound` for no such run.
-async fn check_cancel(s: &dyn RunStore, setup: &ContractSetup) {
+/// The leases' part of the contract ([`Leases`]): cancel requests seen by the heartbeat
+/// and the record while the run runs, `AlreadyEnded` after its end, `NotFound` for no
+/// such run; and with `setup.leases` (a store shared by several replicas) expiry,
+/// take-over once, and fencing of the old producer's appends and heartbeats. What a
+/// store implementing the run log and its leases can run; [`check`] runs it second.
+/// Panics with the broken rule.
+pub async fn check_leases<S: RunLog + Leases + ?Sized>(s: &S, setup: &ContractSetup) {
     let long = Duration::from_secs(60);
     let (key, fence) = fresh(s, setup, "cancel", long).await;
     assert!(!s.heartbeat(&key, fence).await.unwrap().cancel_requested);
@@ -896,25 +901,12 @@ async fn check_cancel(s: &dyn RunStore, setup: &ContractSetup) {
         s.request_cancel(&ghost).await,
         Err(RunStoreError::NotFound)
     ));
-}
-
-/// Runs the whole contract against `store`: each role's part ([`check_run_log`], then
-/// cancel requests, threads, and with `setup.leases` expiry and take-over). Panics with
-/// the broken rule.
-pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
-    check_run_log(store.clone(), &setup).await;
-    let s = store.as_ref();
-    check_cancel(s, &setup).await;
-    check_threads(s, &setup).await;
-    check_thread_lists(s, &setup).await;
-    check_thread_list_filters(s, &setup).await;
 
     if !setup.leases {
         return;
     }
-    check_thread_take_over(s, &setup).await;
     // Leases: expiry, take-over, fencing of the old producer.
-    let (lkey, lfence) = fresh(s, &setup, "lease", Duration::from_millis(50)).await;
+    let (lkey, lfence) = fresh(s, setup, "lease", Duration::from_millis(50)).await;
     s.append(&lkey, lfence, 1, vec![ev(1)], None).await.unwrap();
     assert!(
         s.take_over(&lkey, "replica-b").await.unwrap().is_none(),
@@ -954,4 +946,21 @@ pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
         !s.expired_leases(1000).await.unwrap().contains(&lkey),
         "an ended run holds no lease"
     );
+}
+
+/// Runs the whole contract against `store`: each role's part ([`check_run_log`], then
+/// [`check_leases`], threads, and with `setup.leases` a thread run's take-over). Panics
+/// with the broken rule.
+pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
+    check_run_log(store.clone(), &setup).await;
+    let s = store.as_ref();
+    check_leases(s, &setup).await;
+    check_threads(s, &setup).await;
+    check_thread_lists(s, &setup).await;
+    check_thread_list_filters(s, &setup).await;
+
+    if !setup.leases {
+        return;
+    }
+    check_thread_take_over(s, &setup).await;
 }

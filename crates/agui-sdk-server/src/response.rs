@@ -310,3 +310,58 @@ where
         Poll::Pending
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agui_sdk_core::encoding::sse;
+    use futures_util::StreamExt;
+
+    type Chunks = tokio::sync::mpsc::UnboundedSender<Result<Bytes, Infallible>>;
+
+    /// A body whose chunks the test sends, wrapped in the keep-alive.
+    fn body(every: Option<Duration>) -> (Chunks, impl Stream<Item = Result<Bytes, Infallible>>) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let inner = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
+        (tx, KeepAlive::new(inner, every))
+    }
+
+    fn bytes(item: Option<Result<Bytes, Infallible>>) -> Bytes {
+        match item {
+            Some(Ok(b)) => b,
+            None => panic!("the body ended"),
+        }
+    }
+
+    // Tokio's paused clock: the runtime moves time to the next timer when idle.
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_body_gets_a_keep_alive_each_interval_after_its_last_chunk() {
+        let every = Duration::from_secs(10);
+        let (tx, ka) = body(Some(every));
+        let mut ka = std::pin::pin!(ka);
+        let start = Instant::now();
+        assert_eq!(bytes(ka.next().await), sse::KEEP_ALIVE);
+        assert_eq!(Instant::now() - start, every);
+        // A chunk five seconds later: the next keep-alive is due ten after it.
+        tokio::time::advance(Duration::from_secs(5)).await;
+        tx.send(Ok(Bytes::from_static(b"data: {}\n\n"))).unwrap();
+        assert_eq!(bytes(ka.next().await), &b"data: {}\n\n"[..]);
+        let chunk_at = Instant::now();
+        assert_eq!(bytes(ka.next().await), sse::KEEP_ALIVE);
+        assert_eq!(Instant::now() - chunk_at, every);
+        drop(tx);
+        assert!(ka.next().await.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_an_interval_a_silent_body_stays_silent() {
+        let (tx, ka) = body(None);
+        let mut ka = std::pin::pin!(ka);
+        let hour = Duration::from_secs(3600);
+        assert!(tokio::time::timeout(hour, ka.next()).await.is_err());
+        tx.send(Ok(Bytes::from_static(b"x"))).unwrap();
+        drop(tx);
+        assert_eq!(bytes(ka.next().await), &b"x"[..]);
+        assert!(ka.next().await.is_none());
+    }
+}

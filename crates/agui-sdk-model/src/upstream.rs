@@ -191,7 +191,7 @@ async fn send<P: Provider>(
                 )
                 .await;
                 let shown: String = text.text.chars().take(500).collect();
-                tracing::warn!(status, body = %shown, "the model endpoint refused the request");
+                tracing::warn!(status, body = %agui_sdk_core::Escaped(&shown), "the model endpoint refused the request");
                 let retryable = status == 429 || (500..=599).contains(&status);
                 if !retryable || attempt >= config.retries {
                     // The URL called, as it may be shown (no userinfo, no query).

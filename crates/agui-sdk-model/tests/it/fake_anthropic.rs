@@ -273,6 +273,10 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
         },
         "overloaded" => whole(text_block(0, &["after ", "a retry"]), "end_turn"),
         "echo" => whole(text_block(0, &["ok"]), "end_turn"),
+        "bad-request" => Answer::Status {
+            status: 400,
+            body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 999999 > 64000, the maximum for this model"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}"#,
+        },
         // Cut inside a thinking block and a tool call: no stop reason, no message_stop.
         "cut" => {
             let mut v = vec![message_start(usage(3))];

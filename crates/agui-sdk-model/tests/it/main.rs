@@ -18,3 +18,7 @@ mod openai_interop;
 mod openai_upstream;
 #[cfg(feature = "responses")]
 mod responses;
+#[cfg(all(feature = "chat", feature = "responses", feature = "anthropic"))]
+mod sdk_proof;
+#[cfg(all(feature = "chat", feature = "mcp"))]
+mod mcp;

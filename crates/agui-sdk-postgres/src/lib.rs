@@ -1,12 +1,8 @@
-//! AG-UI runs in PostgreSQL: [`PostgresRunStore`], the run log of a run store
-//! ([`RunLog`]) in tables of a schema of its own, for several server replicas sharing
-//! one database.
-//!
-//! Its run log (create, append, read, wait, record) and its leases (heartbeat, cancel
-//! requests, expired leases, take-over) keep their parts of the store contract
-//! (`agui_sdk_agent::runs::contract::check_run_log` and `check_leases`). Its thread
-//! index comes next; until then it is no [`RunStore`](agui_sdk_agent::runs::RunStore)
-//! and the server cannot hold it.
+//! AG-UI runs in PostgreSQL: [`PostgresRunStore`], a whole run store
+//! ([`RunStore`](agui_sdk_agent::runs::RunStore): its run log, leases and thread index)
+//! in tables of a schema of its own, for several server replicas sharing one database.
+//! It keeps the whole store contract (`agui_sdk_agent::runs::contract::check`, with
+//! leases), as the Redis store does.
 //!
 //! ```no_run
 //! # async fn main_() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,15 +28,24 @@
 //! |---|---|
 //! | `schema_version` | each migration applied, by version |
 //! | `runs` | one row per run: its record, fence, lease, head, oldest kept seq, kept bytes |
-//! | `events` | one row per kept event, by run key and seq: the event's JSON |
+//! | `events` | one row per kept event, by run key and seq: the event's JSON, as the bytes it was sent as (`bytea`) |
+//! | `threads` | one row per thread: its live and latest runs, its summary, its last write |
+//! | `thread_history` | each ended run of a thread, compacted, in order |
+//! | `thread_message_ids` | the ids of the messages a thread's history records |
+//! | `thread_count` | how many threads the store holds (kept by triggers), for the cap |
 //!
 //! An append is one transaction that locks its run's row (`SELECT … FOR UPDATE`): it
 //! checks the fence, that the run runs and that the batch starts right after the head,
 //! adds the events, trims the oldest past [`RunLimits::max_events_per_run`] and
 //! [`RunLimits::max_bytes_per_run`] (the last one always kept), and moves the head. A
-//! read is one statement, so its events and its head come from one snapshot. A
-//! waiter polls the run's head every [`POLL`]; wake-ups by `LISTEN`/`NOTIFY` come with
-//! the leases. Retention of ended runs ([`RunLimits::retention`]) is not applied yet.
+//! read is one statement, so its events and its head come from one snapshot. A thread
+//! run joins its thread in its create's transaction (locking the thread's row: one
+//! running run per thread) and joins its thread's history in its end's (see
+//! [`ThreadIndex`](agui_sdk_agent::runs::ThreadIndex); the owners' lists are keyset
+//! pages over indexes in their order, described in the `threads` module). Leases are
+//! timed by the database's clock, so replicas whose clocks differ agree. A
+//! waiter polls the run's head every [`POLL`]. Retention of ended runs
+//! ([`RunLimits::retention`]) is not applied yet.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -55,6 +60,9 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
 mod migrate;
+mod threads;
+
+use threads::Joined;
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 
@@ -140,6 +148,8 @@ struct Sql {
     cancel: String,
     expired: String,
     take_over: String,
+    notify: String,
+    threads: threads::ThreadSql,
 }
 
 impl Sql {
@@ -157,7 +167,8 @@ impl Sql {
                  FROM {s}.runs WHERE key = $1"
             ),
             lock: format!(
-                "SELECT fence, status, head, oldest, bytes FROM {s}.runs WHERE key = $1 FOR UPDATE"
+                "SELECT fence, status, head, oldest, bytes, thread, thread_id, agent, {NOW_MS} \
+                 FROM {s}.runs WHERE key = $1 FOR UPDATE"
             ),
             insert: format!(
                 "INSERT INTO {s}.events (key, seq, event) \
@@ -205,8 +216,22 @@ impl Sql {
                  WHERE key = $1 AND status = 'running' AND lease_until_ms < {NOW_MS} \
                  RETURNING head"
             ),
+            notify: "SELECT pg_notify($1, $2)".to_owned(),
+            threads: threads::ThreadSql::new(s),
         }
     }
+}
+
+/// What an append found in its run's row.
+pub(crate) struct Appended {
+    /// The run's thread, if any.
+    pub(crate) thread: Option<String>,
+    /// The client's thread id.
+    pub(crate) thread_id: String,
+    /// The run's agent.
+    pub(crate) agent: String,
+    /// The database's clock at the append, in milliseconds.
+    pub(crate) now: i64,
 }
 
 /// A run log in PostgreSQL, shared by every replica. See the [crate docs](crate).
@@ -252,8 +277,8 @@ impl PostgresRunStore {
     /// `host=… user=… dbname=…`), keeps the store's tables in `schema` (created and
     /// migrated to [`SCHEMA_VERSION`] here), bounded by `limits`, whose defaults for a
     /// store shared by replicas are [`RunLimits::shared`]. The store ignores
-    /// [`RunLimits::max_total_bytes`] (the database's disk bounds the whole) and, in this
-    /// first piece, the retention, thread and history fields. Connections are made
+    /// [`RunLimits::max_total_bytes`] (the database's disk bounds the whole) and, for
+    /// now, [`RunLimits::retention`] and [`RunLimits::safety_ttl`]. Connections are made
     /// without TLS.
     pub async fn connect(url: &str, schema: &str, limits: RunLimits) -> Result<Self, ConnectError> {
         if !migrate::valid_schema(schema) {
@@ -301,12 +326,28 @@ impl PostgresRunStore {
     }
 
     async fn do_create(&self, run: NewRun) -> Result<Created, RunStoreError> {
-        let client = self.client().await?;
+        let mut client = self.client().await?;
         let fence = Fence::random();
+        let tx = client.transaction().await.map_err(unavailable)?;
+        if let Some(thread) = &run.thread {
+            if let Some(existing) = self.do_record(&tx, &run.key).await? {
+                return Ok(Created::Existing(existing));
+            }
+            if let Some(busy) = self.join_thread(&tx, &run, thread).await? {
+                return match busy {
+                    Joined::Busy(run_id) => Err(RunStoreError::Busy { run_id }),
+                    Joined::Attached(r) => Ok(Created::Existing(r)),
+                    Joined::Full(n) => Err(RunStoreError::Full(format!(
+                        "{n} threads held (max_threads {}), each with a running run",
+                        self.limits.max_threads
+                    ))),
+                };
+            }
+        }
         let created_at_ms = big(now_ms());
         let lease_ms = big(u64::try_from(run.lease.as_millis()).unwrap_or(u64::MAX));
         let thread = run.thread.as_ref().map(|t| t.as_str());
-        let inserted = client
+        let inserted = tx
             .execute(
                 &self.sql.create,
                 &[
@@ -325,9 +366,13 @@ impl PostgresRunStore {
             .await
             .map_err(unavailable)?;
         if inserted == 1 {
+            tx.commit().await.map_err(unavailable)?;
             return Ok(Created::New(fence));
         }
-        match self.do_record(&client, &run.key).await? {
+        // Created by a retry meanwhile (its thread, if any, already names it).
+        let existing = self.do_record(&tx, &run.key).await?;
+        drop(tx);
+        match existing {
             Some(r) => Ok(Created::Existing(r)),
             // Gone between the two statements (a retention sweep): none was created.
             None => Err(RunStoreError::NotFound),
@@ -336,7 +381,7 @@ impl PostgresRunStore {
 
     async fn do_record(
         &self,
-        client: &tokio_postgres::Client,
+        client: &impl deadpool_postgres::GenericClient,
         key: &RunKey,
     ) -> Result<Option<RunRecord>, RunStoreError> {
         let Some(row) = client
@@ -375,6 +420,37 @@ impl PostgresRunStore {
     ) -> Result<(), RunStoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(unavailable)?;
+        let appended = self
+            .append_in(&tx, key, fence, first, events, terminal, false)
+            .await?;
+        if let (Some(_), Some(thread)) = (terminal, &appended.thread) {
+            // A thread run ended by a plain append frees its thread, no entry added.
+            tx.execute(
+                &self.sql.threads.free,
+                &[&thread.as_str(), &key.as_str(), &appended.now],
+            )
+            .await
+            .map_err(unavailable)?;
+        }
+        self.notify(&tx, key).await?;
+        tx.commit().await.map_err(unavailable)
+    }
+
+    /// The append in transaction `tx`: locks the run's row, checks the fence, that the
+    /// run runs, that `first` follows the head (and with `need_thread`, that the run
+    /// belongs to a thread), adds the events, trims to the per-run bounds, and moves
+    /// the head (and with `terminal`, ends the run).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn append_in(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        key: &RunKey,
+        fence: Fence,
+        first: u64,
+        events: Vec<Bytes>,
+        terminal: Option<RunStatus>,
+        need_thread: bool,
+    ) -> Result<Appended, RunStoreError> {
         let key_text = key.as_str();
         let row = tx
             .query_opt(&self.sql.lock, &[&key_text])
@@ -390,10 +466,19 @@ impl PostgresRunStore {
         let mut head: i64 = row.get(2);
         let mut oldest: i64 = row.get(3);
         let mut bytes: i64 = row.get(4);
+        let appended = Appended {
+            thread: row.get::<_, Option<String>>(5),
+            thread_id: row.get(6),
+            agent: row.get(7),
+            now: row.get(8),
+        };
         if big(first) != head + 1 {
             return Err(RunStoreError::Conflict {
                 head: u64::try_from(head).unwrap_or(0),
             });
+        }
+        if need_thread && appended.thread.is_none() {
+            return Err(RunStoreError::NotFound);
         }
         if !events.is_empty() {
             let seqs: Vec<i64> = (0..events.len() as i64).map(|i| head + 1 + i).collect();
@@ -432,7 +517,7 @@ impl PostgresRunStore {
             bytes -= dropped;
         }
         let status = terminal.unwrap_or(RunStatus::Running);
-        let finished = terminal.map(|_| big(now_ms()));
+        let finished = terminal.map(|_| appended.now);
         tx.execute(
             &self.sql.update,
             &[
@@ -446,7 +531,7 @@ impl PostgresRunStore {
         )
         .await
         .map_err(unavailable)?;
-        tx.commit().await.map_err(unavailable)
+        Ok(appended)
     }
 
     async fn do_read(
@@ -551,11 +636,23 @@ impl RunLog for PostgresRunStore {
 }
 
 impl PostgresRunStore {
+    /// Wakes the waiters on run `key`, in every replica, when `tx` commits.
+    async fn notify(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        key: &RunKey,
+    ) -> Result<(), RunStoreError> {
+        tx.execute(&self.sql.notify, &[&self.schema, &key.as_str()])
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
     /// Whether run `key` exists: what tells a stale fence from no run, and an ended
     /// run from no run.
     async fn exists(
         &self,
-        client: &tokio_postgres::Client,
+        client: &impl deadpool_postgres::GenericClient,
         key: &RunKey,
     ) -> Result<bool, RunStoreError> {
         Ok(client

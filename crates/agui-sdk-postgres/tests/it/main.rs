@@ -3,6 +3,7 @@
 mod leases;
 mod migrations;
 mod run_log;
+mod threads;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -30,6 +30,7 @@ It prints one line per failure naming the case and the field, and exits 1 if any
 
 import json
 import sys
+import typing
 import urllib.error
 import urllib.request
 
@@ -104,6 +105,27 @@ def strict(adapter, text, where, allowed=()):
     return parsed
 
 
+class EventTypes:
+    """A union of the SDK's event models, by their `type`: each event is validated
+    against the model its type names (precise errors), an unknown type is a failure."""
+
+    def __init__(self, union):
+        args = typing.get_args(union)
+        if typing.get_origin(union) is typing.Annotated:
+            args = typing.get_args(args[0])
+        self.models = {}
+        for model in args:
+            for literal in typing.get_args(model.model_fields["type"].annotation):
+                self.models[literal] = TypeAdapter(model)
+
+    def validate(self, text, where, allowed=()):
+        kind = json.loads(text).get("type")
+        if kind not in self.models:
+            fail(where, f"an event type the SDK does not know: {kind!r} in {text}")
+            return None
+        return strict(self.models[kind], text, where, allowed)
+
+
 def materialize(value):
     """A validated request with pydantic's lazy iterables read (which validates them)."""
     if isinstance(value, dict):
@@ -142,7 +164,7 @@ def fetch(url, body):
 
 
 def dump(value):
-    return json.loads(value.model_dump_json()) if isinstance(value, BaseModel) else value
+    return value.model_dump(mode="json", warnings=False) if isinstance(value, BaseModel) else value
 
 
 def raised(err, sdk):
@@ -168,7 +190,7 @@ def prove_anthropic(spec):
     from anthropic.types import ErrorResponse, RawMessageStreamEvent
     from anthropic.types.message_create_params import MessageCreateParamsStreaming
 
-    events = TypeAdapter(RawMessageStreamEvent)
+    events = EventTypes(RawMessageStreamEvent)
     errors = TypeAdapter(ErrorResponse)
     params = TypeAdapter(MessageCreateParamsStreaming)
     client = anthropic.Anthropic(base_url=spec["base_url"], api_key="k", max_retries=2)
@@ -198,7 +220,7 @@ def prove_anthropic(spec):
                 elif sse.event == "error":
                     strict(errors, sse.data, f"{w} error event")
                 else:
-                    parsed = strict(events, sse.data, f"{w} {sse.event}", case.get("extras", ()))
+                    parsed = events.validate(sse.data, f"{w} {sse.event}", case.get("extras", ()))
                     if parsed is not None and parsed.type != sse.event:
                         fail(w, f"event {sse.event!r} carries type {parsed.type!r}")
             complete = bool(names) and names[-1] == "message_stop"
@@ -219,6 +241,16 @@ def prove_anthropic(spec):
 # -- OpenAI Responses --------------------------------------------------------------
 
 
+# The Responses events streamed in deltas, and the field of their `.done` with the whole.
+STREAMED = {
+    "response.output_text": "text",
+    "response.refusal": "refusal",
+    "response.reasoning_summary_text": "text",
+    "response.reasoning_text": "text",
+    "response.function_call_arguments": "arguments",
+}
+
+
 def prove_responses(spec):
     import openai
     from openai._streaming import SSEDecoder
@@ -226,7 +258,7 @@ def prove_responses(spec):
     from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
     from openai.types.shared import ErrorObject
 
-    events = TypeAdapter(ResponseStreamEvent)
+    events = EventTypes(ResponseStreamEvent)
     errors = TypeAdapter(ErrorObject)
     params = TypeAdapter(ResponseCreateParamsStreaming)
     client = openai.OpenAI(base_url=spec["base_url"], api_key="k", max_retries=2)
@@ -246,9 +278,18 @@ def prove_responses(spec):
                 strict(errors, json.dumps(json.loads(raw).get("error")), w)
                 continue
             names = []
+            so_far = {}
             for n, sse in enumerate(SSEDecoder().iter_bytes(iter([raw]))):
                 names.append(sse.event)
                 data = json.loads(sse.data)
+                # Each `.done` says the whole its deltas made.
+                kind, _, step = sse.event.rpartition(".")
+                if kind in STREAMED and step in ("delta", "done"):
+                    key = (kind, data.get("item_id"), data.get("content_index"), data.get("summary_index"))
+                    if step == "delta":
+                        so_far[key] = so_far.get(key, "") + data.get("delta", "")
+                    elif so_far.get(key, "") != data.get(STREAMED[kind]):
+                        fail(w, f"{sse.event} says {data.get(STREAMED[kind])!r}, its deltas made {so_far.get(key, '')!r}")
                 if data.get("type") != sse.event:
                     fail(w, f"event {sse.event!r} carries type {data.get('type')!r}")
                 if data.get("sequence_number") != n:
@@ -258,7 +299,7 @@ def prove_responses(spec):
                     # compatible servers send; the SDK raises it as an APIError.
                     strict(errors, json.dumps(data["error"]), f"{w} nested error event", ("type",))
                     continue
-                strict(events, sse.data, f"{w} {sse.event}", case.get("extras", ()))
+                events.validate(sse.data, f"{w} {sse.event}", case.get("extras", ()))
             complete = bool(names) and names[-1] == "response.completed"
             if complete != case.get("complete", True):
                 fail(w, f"the stream {'ends' if complete else 'does not end'} with response.completed: {names}")

@@ -85,7 +85,7 @@ fn response(model: &str, status: &str, output: Value, extra: Value) -> Value {
         "status": status, "model": model, "output": output,
         "error": null, "incomplete_details": null, "instructions": null,
         "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
-        "store": false, "usage": null,
+        "usage": null,
     });
     if let (Some(r), Some(extra)) = (r.as_object_mut(), extra.as_object()) {
         for (k, v) in extra {
@@ -111,17 +111,26 @@ fn created(model: &str) -> Vec<Ev> {
 pub fn usage(input: u64, cached: u64, output: u64, reasoning: u64) -> Value {
     json!({
         "input_tokens": input,
-        "input_tokens_details": { "cached_tokens": cached },
+        "input_tokens_details": { "cached_tokens": cached, "cache_write_tokens": 0 },
         "output_tokens": output,
         "output_tokens_details": { "reasoning_tokens": reasoning },
         "total_tokens": input + output,
     })
 }
 
-fn completed(model: &str, usage: Value) -> Ev {
+/// The items `evs` finished, in order: the `output` of the response that ends them.
+fn output(evs: &[Ev]) -> Value {
+    evs.iter()
+        .filter(|(name, _)| *name == "response.output_item.done")
+        .map(|(_, data)| data["item"].clone())
+        .collect()
+}
+
+/// The response completed, with the items `evs` finished as its output.
+fn completed(model: &str, evs: &[Ev], usage: Value) -> Ev {
     (
         "response.completed",
-        json!({ "response": response(model, "completed", json!([]), json!({ "usage": usage })) }),
+        json!({ "response": response(model, "completed", output(evs), json!({ "usage": usage })) }),
     )
 }
 
@@ -248,7 +257,7 @@ fn has_output(body: &Value) -> bool {
 fn whole(model: &str, items: Vec<Ev>) -> Answer {
     let mut v = created(model);
     v.extend(items);
-    v.push(completed(model, usage(10, 0, 9, 0)));
+    v.push(completed(model, &v, usage(10, 0, 9, 0)));
     Answer::Stream(v)
 }
 
@@ -261,7 +270,7 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
                 "msg_01",
                 &["Hel", "lo, w", "\u{f6}rld! \u{1f600}"],
             ));
-            v.push(completed(model, usage(120, 100, 30, 20)));
+            v.push(completed(model, &v, usage(120, 100, 30, 20)));
             Answer::Stream(v)
         }
         "reasoning-tool" if has_output(body) => {
@@ -294,6 +303,10 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
             whole(model, v)
         }
         "echo" => whole(model, text_item(0, "msg_echo", &["ok"])),
+        "bad-request" => Answer::Status {
+            status: 400,
+            body: r#"{"error":{"message":"Invalid value: 'xhigh'. Supported values are: 'low', 'medium' and 'high'.","type":"invalid_request_error","param":"reasoning.effort","code":"invalid_value"}}"#,
+        },
         "refusal" => {
             let mut v = created(model);
             v.push((
@@ -317,7 +330,7 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
                     "id": "msg_r", "type": "message", "status": "completed", "role": "assistant",
                     "content": [{ "type": "refusal", "refusal": "I can't help with that." }] } }),
             ));
-            v.push(completed(model, usage(5, 0, 6, 0)));
+            v.push(completed(model, &v, usage(5, 0, 6, 0)));
             Answer::Stream(v)
         }
         "failed" => {
@@ -325,7 +338,7 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
             v.extend(text_item(0, "msg_f", &["Partial"]));
             v.push((
                 "response.failed",
-                json!({ "response": response(model, "failed", json!([]), json!({
+                json!({ "response": response(model, "failed", output(&v), json!({
                     "error": { "code": "server_error", "message": "Internal failure at 10.0.0.7" } })) }),
             ));
             Answer::Stream(v)
@@ -335,7 +348,7 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
             v.extend(text_item(0, "msg_i", &["Long ", "answ"]));
             v.push((
                 "response.incomplete",
-                json!({ "response": response(model, "incomplete", json!([]), json!({
+                json!({ "response": response(model, "incomplete", output(&v), json!({
                     "incomplete_details": { "reason": "max_output_tokens" },
                     "usage": usage(10, 0, 16, 0) })) }),
             ));

@@ -13,14 +13,14 @@
 //! Run it with `scripts/setup-interop.sh` done (or `AGUI_REQUIRE_INTEROP=1` to fail
 //! when the SDKs are missing): `cargo test -p agui-sdk-model --test it sdk_proof`.
 
-use crate::fake_anthropic;
+use crate::{fake_anthropic, fake_responses};
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use agui_sdk_client::HttpAgent;
 use agui_sdk_core::{Event, RunAgentInput};
-use agui_sdk_model::{ModelAgent, Thinking, ToolContext, ToolResult};
+use agui_sdk_model::{Effort, ModelAgent, Thinking, ToolContext, ToolResult};
 use agui_sdk_server::{AgentRouter, Shutdown};
 use agui_sdk_testkit::{interop, reference};
 use futures_util::StreamExt;
@@ -336,4 +336,146 @@ async fn anthropic_fake_and_requests_are_what_the_official_sdk_reads_and_takes()
         .unwrap()
         .iter()
         .all(|r| r.path == "/v1/messages"));
+}
+
+#[tokio::test]
+async fn responses_fake_and_requests_are_what_the_official_sdk_reads_and_takes() {
+    if !sdks_ready("sdk_proof::responses") {
+        return;
+    }
+    let fake_a = fake_responses::start().await;
+    let agent = |model: &str| {
+        add(ModelAgent::responses(fake_a.url(), model)
+            .api_key("sk-proj-test")
+            .max_tokens(8000)
+            .reasoning_effort(Effort::Low))
+    };
+    for (model, input) in [
+        ("text", go()),
+        ("server-tool", go()),
+        ("busy", go()),
+        (
+            "echo",
+            history("openai.encrypted_content", fake_responses::ENC_A, None),
+        ),
+        ("echo", history("", "gAAAA-untyped", None)),
+        ("echo", forced_tool()),
+    ] {
+        let events = events_of(
+            agent(model).system_prompt("Be brief.").build().unwrap(),
+            &input,
+        )
+        .await;
+        assert!(
+            matches!(events.last(), Some(Event::RunFinished(_))),
+            "{model}: {:?}",
+            events.last()
+        );
+    }
+    let events = events_of(agent("bad-request").build().unwrap(), &go()).await;
+    last_is_run_error(&events, "bad-request");
+    let requests: Vec<Value> = fake_a
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .inspect(|r| assert_eq!(r.path, "/v1/responses"))
+        .map(|r| r.body.clone())
+        .collect();
+    assert_eq!(
+        requests.len(),
+        9,
+        "one per run, two for the tool loop and the retry"
+    );
+
+    let text = |id: &str, t: &str| {
+        json!({ "type": "message", "id": id, "role": "assistant", "status": "completed",
+                "content": [{ "type": "output_text", "text": t, "annotations": [] }] })
+    };
+    let reasoning = |id: &str, t: &str, enc: &str| {
+        json!({ "type": "reasoning", "id": id, "summary": [{ "type": "summary_text", "text": t }],
+                "encrypted_content": enc })
+    };
+    let call = |id: &str, call_id: &str, name: &str, args: &str| {
+        json!({ "type": "function_call", "id": id, "call_id": call_id, "name": name,
+                "arguments": args, "status": "completed" })
+    };
+    let usage = |input: u64, cached: u64, output: u64, reasoning: u64| {
+        json!({ "input_tokens": input, "input_tokens_details": { "cached_tokens": cached, "cache_write_tokens": 0 },
+                "output_tokens": output, "output_tokens_details": { "reasoning_tokens": reasoning },
+                "total_tokens": input + output })
+    };
+    let response = |model: &str, output: Value, usage: Value| {
+        json!({ "response": { "id": "resp_0123", "object": "response", "status": "completed",
+                              "model": model, "output": output, "usage": usage } })
+    };
+    let not_completed = json!({ "class": "RuntimeError",
+                                "message": "Didn't receive a `response.completed` event." });
+    let answered = json!([
+        { "role": "user", "content": "a card for Oslo" },
+        { "type": "function_call", "call_id": "call_01A", "name": "show_card", "arguments": "{\"city\": \"Oslo\"}" },
+        { "type": "function_call_output", "call_id": "call_01A", "output": "shown" }
+    ]);
+    let cases = json!([
+        { "model": "text", "expect": response("text",
+            json!([text("msg_01", "Hello, w\u{f6}rld! \u{1f600}")]), usage(120, 100, 30, 20)) },
+        { "model": "reasoning-tool", "expect": response("reasoning-tool", json!([
+            reasoning("rs_01A", "The user wants a card for Oslo.", fake_responses::ENC_A),
+            call("fc_01A", "call_01A", "show_card", "{\"city\": \"Oslo\"}")
+          ]), usage(10, 0, 9, 0)) },
+        { "model": "reasoning-tool", "input": answered, "expect": response("reasoning-tool",
+            json!([text("msg_02", "Card shown.")]), usage(10, 0, 9, 0)) },
+        { "model": "server-tool", "expect": response("server-tool", json!([
+            reasoning("rs_add", "Add them.", fake_responses::ENC_B),
+            call("fc_add", "call_add", "add", "{\"a\": 2, \"b\": 3}")
+          ]), usage(10, 0, 9, 0)) },
+        { "model": "echo", "expect": response("echo", json!([text("msg_echo", "ok")]), usage(10, 0, 9, 0)) },
+        { "model": "refusal", "expect": response("refusal", json!([
+            { "type": "message", "id": "msg_r", "status": "completed",
+              "content": [{ "type": "refusal", "refusal": "I can't help with that." }] }
+          ]), usage(5, 0, 6, 0)) },
+        // The bad ends: the SDK has no final response, and says why in its last event.
+        { "model": "failed", "complete": false, "expect": { "raised": not_completed,
+          "last_event": { "type": "response.failed", "response": { "status": "failed",
+            "error": { "code": "server_error", "message": "Internal failure at 10.0.0.7" },
+            "output": [text("msg_f", "Partial")] } } } },
+        { "model": "incomplete", "complete": false, "expect": { "raised": not_completed,
+          "last_event": { "type": "response.incomplete", "response": { "status": "incomplete",
+            "incomplete_details": { "reason": "max_output_tokens" },
+            "output": [text("msg_i", "Long answ")], "usage": usage(10, 0, 16, 0) } } } },
+        { "model": "error-top", "complete": false, "expect": { "raised": not_completed,
+          "last_event": { "type": "error", "code": "rate_limit_exceeded",
+                          "message": "Rate limit at shard 10.0.0.7", "param": null } } },
+        // Not the Responses wire (what some compatible servers send): the SDK raises it.
+        { "model": "error-nested", "complete": false, "expect": { "raised": {
+            "class": "APIError", "message": "Too long, see 10.0.0.7",
+            "body": { "type": "invalid_request_error", "code": "context_length_exceeded",
+                      "message": "Too long, see 10.0.0.7", "param": "input" } } } },
+        // 429 first: the SDK retries, then reads the answer.
+        { "model": "busy", "raw": [429, 200], "expect": response("busy",
+            json!([text("msg_b", "after a retry")]), usage(10, 0, 9, 0)) },
+        { "model": "bad-request", "raw": [400], "expect": { "raised": {
+            "class": "BadRequestError", "status": 400,
+            "body": { "type": "invalid_request_error", "param": "reasoning.effort", "code": "invalid_value",
+                      "message": "Invalid value: 'xhigh'. Supported values are: 'low', 'medium' and 'high'." } } } },
+        { "model": "no-such-model", "raw": [404], "expect": { "raised": {
+            "class": "NotFoundError", "status": 404,
+            "body": { "type": "invalid_request_error", "code": "model_not_found",
+                      "message": "The model does not exist" } } } }
+    ]);
+    let sdk = fake_responses::start().await;
+    let raw = fake_responses::start().await;
+    prove(
+        "responses",
+        &json!({ "base_url": sdk.url(), "raw_url": format!("{}/responses", raw.url()),
+                 "cases": cases, "requests": requests }),
+    )
+    .await;
+    assert_eq!(sdk.requests_for("busy").len(), 2, "the SDK retried the 429");
+    assert!(sdk
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|r| r.path == "/v1/responses"));
 }

@@ -30,6 +30,13 @@ pub(crate) struct Ctx<'a> {
     pub checker: &'a Checker,
     pub requests: usize,
     pub findings: Vec<Finding>,
+    /// Why the scenario was not exercised, when its premise did not happen.
+    pub not_exercised: Option<String>,
+    /// The tools the agent's capabilities declare it runs itself (`tools.items`).
+    pub declared_tools: Vec<String>,
+    /// The status and body of the last answer refused with a 4xx where a refusal was
+    /// expected ([`Send::refusal`]).
+    pub refused: Option<(u16, String)>,
     /// When the last request was sent: its response's deadline counts from there.
     sent_at: Option<tokio::time::Instant>,
 }
@@ -43,6 +50,9 @@ pub(crate) struct Send {
     pub stop_after: Option<u64>,
     /// Headers beyond the checker's.
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// The run is one the agent must refuse: a 4xx answer is recorded in
+    /// [`Ctx::refused`] for the scenario to judge, not reported as a refused run.
+    pub refusal: bool,
 }
 
 /// A judged event stream.
@@ -63,6 +73,8 @@ pub(crate) struct Judged {
     pub last_event_id: String,
     /// The message of a `RUN_ERROR`, when the stream had one.
     pub run_error: Option<String>,
+    /// The tool calls the stream started: id, tool name and raw event index.
+    pub tool_calls: Vec<(String, String, u64)>,
     /// Whether the stream was judged to its end without an error finding.
     pub clean: bool,
     /// The encoding of the response.
@@ -92,6 +104,9 @@ impl<'a> Ctx<'a> {
             checker,
             requests: 0,
             findings: Vec::new(),
+            not_exercised: None,
+            declared_tools: Vec::new(),
+            refused: None,
             sent_at: None,
         }
     }
@@ -104,7 +119,13 @@ impl<'a> Ctx<'a> {
             request: self.requests.saturating_sub(1),
             event,
             message,
+            also_in: Vec::new(),
         });
+    }
+
+    /// Marks the scenario as not exercised: the agent never did what it tests.
+    pub fn not_exercised(&mut self, why: impl Into<String>) {
+        self.not_exercised = Some(why.into());
     }
 
     fn timeout(&self) -> Duration {
@@ -201,7 +222,31 @@ impl<'a> Ctx<'a> {
                 &send.headers,
             )
             .await?;
-        self.judge(response, input, send).await
+        let judged = self.judge(response, input, send).await?;
+        self.unoffered_tools(input, &judged);
+        Some(judged)
+    }
+
+    /// A finding for each tool the stream called that `input` did not offer and the
+    /// capabilities do not declare as the agent's own (`tools.items`).
+    fn unoffered_tools(&mut self, input: &RunAgentInput, judged: &Judged) {
+        let mut seen: Vec<&str> = Vec::new();
+        for (_, name, at) in &judged.tool_calls {
+            let known = input.tools.iter().any(|t| &t.name == name)
+                || self.declared_tools.iter().any(|t| t == name);
+            if known || seen.contains(&name.as_str()) {
+                continue;
+            }
+            seen.push(name);
+            self.find(
+                "tools/offered",
+                Level::Warning,
+                Some(*at),
+                format!(
+                    "the agent called tool '{name}', which the request did not offer (tools) and the capabilities do not declare as the agent's own (tools.items): a client has no such tool to run"
+                ),
+            );
+        }
     }
 
     /// Judges a response that should be an event stream answering `input`.
@@ -215,6 +260,10 @@ impl<'a> Ctx<'a> {
         let content_type = content_type(response.headers());
         if !status.is_success() {
             let plain = self.plain(response).await;
+            if send.refusal && status.is_client_error() {
+                self.refused = Some((plain.status, plain.body));
+                return None;
+            }
             self.find(
                 "http/run-accepted",
                 Level::Error,
@@ -277,6 +326,7 @@ impl<'a> Ctx<'a> {
             settled_base: 0,
             last_event_id: String::new(),
             run_error: None,
+            tool_calls: Vec::new(),
             clean: true,
             encoding,
             headers: HeaderMap::new(),
@@ -539,6 +589,11 @@ impl Reader {
                         self.judged.run_started = Some((**rs).clone());
                     }
                     Event::RunError(re) => self.judged.run_error = Some(re.message.clone()),
+                    Event::ToolCallStart(tc) => self.judged.tool_calls.push((
+                        tc.tool_call_id.clone(),
+                        tc.tool_call_name.clone(),
+                        index,
+                    )),
                     _ => {}
                 }
             }

@@ -45,7 +45,7 @@ mod report;
 mod scenarios;
 
 pub use exchange::{MAX_RESPONSE_BYTES, MAX_RESPONSE_EVENTS};
-pub use report::{Finding, Level, Report, ScenarioReport};
+pub use report::{Finding, Level, Repeated, Report, ScenarioReport, Status};
 pub use scenarios::Scenario;
 
 /// The default time limit for the next byte of any one response.
@@ -232,6 +232,7 @@ impl Checker {
         for s in &self.scenarios {
             scenarios.push(s.run(self, &discovery).await);
         }
+        report::group(&mut scenarios);
         Ok(Report { target, scenarios })
     }
 

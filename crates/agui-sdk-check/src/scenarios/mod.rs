@@ -11,21 +11,35 @@ mod runs;
 mod transport;
 
 /// One scenario of a check. Each has a stable id (`chat`, `frontend-tool`, …); one
-/// that does not apply to the agent is skipped with its reason.
+/// that does not apply to the agent is skipped with its reason, and one whose premise
+/// did not happen (the agent never paused, never called the offered tool) is not
+/// exercised, with its reason: neither passed nor failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Scenario {
     /// `chat`: one user message; the answer must be a valid event stream.
     Chat,
-    /// `frontend-tool`: a tool offered in `tools`; if the agent calls it, a second run
-    /// answers with a tool message, and that run must be accepted. Calling a tool
-    /// that was not offered is not wrong.
+    /// `frontend-tool`: a tool offered in `tools`; when the agent calls it, a second
+    /// run answers with a tool message, and that run must be accepted. Not exercised
+    /// when the agent never calls it.
     FrontendTool,
     /// `state`: a run with state in its input; every snapshot and delta must apply.
+    /// Not exercised when the agent sends neither.
     State,
     /// `interrupts`: when the capabilities advertise interrupts, a run that pauses on
-    /// them is resumed with an answer to each, and that run must be accepted.
+    /// them is resumed with an answer to each, and that run must be accepted and not
+    /// pause again on them. Not exercised when the first run does not pause (so are
+    /// the other interrupt scenarios).
     Interrupts,
+    /// `interrupts-unknown`: a paused thread resumed with an answer to each interrupt
+    /// and one to an interrupt it never raised must end with `RUN_ERROR`.
+    InterruptsUnknown,
+    /// `interrupts-replay`: a resume replayed after it was answered (the same entries
+    /// on the next run) must end with `RUN_ERROR`, never run twice.
+    InterruptsReplay,
+    /// `interrupts-no-resume`: a run without `resume` on a paused thread must end
+    /// with `RUN_ERROR`.
+    InterruptsNoResume,
     /// `invalid-input`: bodies that are not a valid `RunAgentInput` must get a 4xx
     /// with a body, never a 200 event stream.
     InvalidInput,
@@ -41,17 +55,21 @@ pub enum Scenario {
     /// object.
     Capabilities,
     /// `resumable`: when the capabilities advertise resumable runs, a client that
-    /// re-attaches with `Last-Event-ID` gets the rest of the run.
+    /// re-attaches with `Last-Event-ID` gets the rest of the run. Not exercised when
+    /// the run ended before the client hung up.
     Resumable,
 }
 
 impl Scenario {
     /// Every scenario, in the order a check runs them.
-    pub const ALL: [Scenario; 10] = [
+    pub const ALL: [Scenario; 13] = [
         Scenario::Chat,
         Scenario::FrontendTool,
         Scenario::State,
         Scenario::Interrupts,
+        Scenario::InterruptsUnknown,
+        Scenario::InterruptsReplay,
+        Scenario::InterruptsNoResume,
         Scenario::InvalidInput,
         Scenario::ContentNegotiation,
         Scenario::HangUp,
@@ -67,6 +85,9 @@ impl Scenario {
             Scenario::FrontendTool => "frontend-tool",
             Scenario::State => "state",
             Scenario::Interrupts => "interrupts",
+            Scenario::InterruptsUnknown => "interrupts-unknown",
+            Scenario::InterruptsReplay => "interrupts-replay",
+            Scenario::InterruptsNoResume => "interrupts-no-resume",
             Scenario::InvalidInput => "invalid-input",
             Scenario::ContentNegotiation => "content-negotiation",
             Scenario::HangUp => "hang-up",
@@ -83,6 +104,13 @@ impl Scenario {
 
     pub(crate) async fn run(self, checker: &Checker, discovery: &Discovery) -> ScenarioReport {
         let mut cx = Ctx::new(checker);
+        cx.declared_tools = discovery
+            .capabilities
+            .as_ref()
+            .and_then(|c| c.tools.as_ref())
+            .and_then(|t| t.items.as_ref())
+            .map(|items| items.iter().map(|t| t.name.clone()).collect())
+            .unwrap_or_default();
         let limit = checker.scenario_limit();
         let scenario = async {
             match self {
@@ -90,6 +118,11 @@ impl Scenario {
                 Scenario::FrontendTool => runs::frontend_tool(&mut cx).await,
                 Scenario::State => runs::state(&mut cx).await,
                 Scenario::Interrupts => runs::interrupts(&mut cx, discovery).await,
+                Scenario::InterruptsUnknown => runs::interrupts_unknown(&mut cx, discovery).await,
+                Scenario::InterruptsReplay => runs::interrupts_replay(&mut cx, discovery).await,
+                Scenario::InterruptsNoResume => {
+                    runs::interrupts_no_resume(&mut cx, discovery).await
+                }
                 Scenario::InvalidInput => transport::invalid_input(&mut cx).await,
                 Scenario::ContentNegotiation => transport::negotiation(&mut cx, discovery).await,
                 Scenario::HangUp => runs::hang_up(&mut cx).await,
@@ -116,9 +149,15 @@ impl Scenario {
         };
         ScenarioReport {
             id: self.id(),
+            not_exercised: if skipped.is_some() {
+                None
+            } else {
+                cx.not_exercised
+            },
             skipped,
             requests: cx.requests,
             findings: cx.findings,
+            repeated: Vec::new(),
         }
     }
 }

@@ -2,11 +2,11 @@
 //! client that hangs up, protocol versions.
 
 use agui_sdk_core::semantics::RunOutcome;
-use agui_sdk_core::{JsonText, Message, ResumeEntry, Tool};
+use agui_sdk_core::{EventType, Interrupt, JsonText, Message, ResumeEntry, RunAgentInput, Tool};
 use serde_json::json;
 
 use super::{chat_input, fresh, next_input, run_error};
-use crate::exchange::{Ctx, Send};
+use crate::exchange::{Ctx, Judged, Send};
 use crate::report::Level;
 use crate::Discovery;
 
@@ -62,6 +62,15 @@ pub(super) async fn frontend_tool(cx: &mut Ctx<'_>) -> Option<String> {
         _ => Vec::new(),
     };
     if pending.is_empty() {
+        let called = first
+            .tool_calls
+            .iter()
+            .any(|(_, name, _)| name == TOOL_NAME);
+        cx.not_exercised(if called {
+            "the agent's call of the offered tool left no call for the client to answer"
+        } else {
+            "the agent never called the offered tool"
+        });
         return None;
     }
     let mut next = next_input(&input, &first);
@@ -90,12 +99,24 @@ pub(super) async fn state(cx: &mut Ctx<'_>) -> Option<String> {
     })));
     if let Some(j) = cx.run(&input, &Send::default()).await {
         run_error(cx, &j, false);
+        let state_events = j
+            .types
+            .iter()
+            .any(|t| matches!(t, EventType::StateSnapshot | EventType::StateDelta));
+        if !state_events {
+            cx.not_exercised("the agent sent no state snapshot or delta");
+        }
     }
     None
 }
 
-/// `interrupts`.
-pub(super) async fn interrupts(cx: &mut Ctx<'_>, discovery: &Discovery) -> Option<String> {
+/// The interrupts scenarios' first run, which must pause: the input, the judged run
+/// and its interrupts. `Err(Some(reason))` when the scenario does not apply (skipped);
+/// `Err(None)` when it is over (not exercised, or its findings say why).
+async fn pause(
+    cx: &mut Ctx<'_>,
+    discovery: &Discovery,
+) -> Result<(RunAgentInput, Judged, Vec<Interrupt>), Option<String>> {
     let advertised = discovery
         .capabilities
         .as_ref()
@@ -103,25 +124,93 @@ pub(super) async fn interrupts(cx: &mut Ctx<'_>, discovery: &Discovery) -> Optio
         .and_then(|h| h.interrupts)
         == Some(true);
     if !advertised {
-        return Some(
+        return Err(Some(
             "the agent's capabilities do not advertise interrupts (humanInTheLoop.interrupts)"
                 .to_owned(),
-        );
+        ));
     }
     let input = chat_input("Please do something that needs my approval.");
-    let first = cx.run(&input, &Send::default()).await?;
+    let first = cx.run(&input, &Send::default()).await.ok_or(None)?;
     run_error(cx, &first, false);
-    let interrupts = match first.reducer().last_outcome() {
-        Some(RunOutcome::Interrupt { interrupts }) if first.clean => interrupts.clone(),
-        _ => return None,
+    if !first.clean {
+        return Err(None);
+    }
+    match first.reducer().last_outcome() {
+        Some(RunOutcome::Interrupt { interrupts }) if !interrupts.is_empty() => {
+            let interrupts = interrupts.clone();
+            Ok((input, first, interrupts))
+        }
+        _ => {
+            cx.not_exercised("the first run did not pause");
+            Err(None)
+        }
+    }
+}
+
+/// A resolved answer to each interrupt.
+fn answers(interrupts: &[Interrupt]) -> Vec<ResumeEntry> {
+    interrupts
+        .iter()
+        .map(|i| ResumeEntry::resolved(&i.id, JsonText::from_value(&json!({"approved": true}))))
+        .collect()
+}
+
+/// `'a', 'b'`.
+fn ids(interrupts: &[Interrupt]) -> String {
+    interrupts
+        .iter()
+        .map(|i| format!("'{}'", i.id))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A run the agent must refuse with `RUN_ERROR`: a finding of `rule` when it ran
+/// instead (an error), or was refused with a 4xx rather than `RUN_ERROR` (a warning).
+fn must_refuse(cx: &mut Ctx<'_>, judged: Option<Judged>, rule: &'static str, what: &str) {
+    match judged {
+        Some(j) if j.clean && j.run_error.is_none() => {
+            let ended = match j.reducer().last_outcome() {
+                Some(RunOutcome::Interrupt { .. }) => "paused",
+                Some(RunOutcome::Cancelled) => "was cancelled",
+                _ => "finished",
+            };
+            cx.find(
+                rule,
+                Level::Error,
+                None,
+                format!("{what} was run (it {ended}) instead of ending with RUN_ERROR"),
+            );
+        }
+        Some(_) => {}
+        None => {
+            if let Some((status, body)) = cx.refused.take() {
+                cx.find(
+                    rule,
+                    Level::Warning,
+                    None,
+                    format!(
+                        "{what} was refused with HTTP {status} rather than with RUN_ERROR in an event stream: {body}"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// The next run on a thread, with `resume`.
+fn resumed(prev: &RunAgentInput, judged: &Judged, resume: Vec<ResumeEntry>) -> RunAgentInput {
+    let mut next = next_input(prev, judged);
+    next.resume = Some(resume);
+    next
+}
+
+/// `interrupts`: a valid resume completes.
+pub(super) async fn interrupts(cx: &mut Ctx<'_>, discovery: &Discovery) -> Option<String> {
+    let (input, first, interrupts) = match pause(cx, discovery).await {
+        Ok(paused) => paused,
+        Err(skipped) => return skipped,
     };
-    let mut next = next_input(&input, &first);
-    next.resume = Some(
-        interrupts
-            .iter()
-            .map(|i| ResumeEntry::resolved(&i.id, JsonText::from_value(&json!({"approved": true}))))
-            .collect(),
-    );
+    let next = resumed(&input, &first, answers(&interrupts));
     if let Some(second) = cx.run(&next, &Send::default()).await {
         run_error(cx, &second, true);
         if let Some(RunOutcome::Interrupt { interrupts: again }) = second.reducer().last_outcome() {
@@ -141,6 +230,94 @@ pub(super) async fn interrupts(cx: &mut Ctx<'_>, discovery: &Discovery) -> Optio
             }
         }
     }
+    None
+}
+
+/// `interrupts-unknown`: a resume naming an interrupt the thread never raised.
+pub(super) async fn interrupts_unknown(cx: &mut Ctx<'_>, discovery: &Discovery) -> Option<String> {
+    let (input, first, interrupts) = match pause(cx, discovery).await {
+        Ok(paused) => paused,
+        Err(skipped) => return skipped,
+    };
+    let unknown = fresh("unknown-interrupt");
+    let mut resume = answers(&interrupts);
+    resume.push(ResumeEntry::resolved(
+        &unknown,
+        JsonText::from_value(&json!({"approved": true})),
+    ));
+    let next = resumed(&input, &first, resume);
+    let send = Send {
+        refusal: true,
+        ..Send::default()
+    };
+    let judged = cx.run(&next, &send).await;
+    must_refuse(
+        cx,
+        judged,
+        "interrupts/unknown-resume-refused",
+        &format!(
+            "a resume answering interrupt {} and also '{unknown}', which the thread never raised,",
+            ids(&interrupts)
+        ),
+    );
+    None
+}
+
+/// `interrupts-replay`: a resume replayed after it was answered.
+pub(super) async fn interrupts_replay(cx: &mut Ctx<'_>, discovery: &Discovery) -> Option<String> {
+    let (input, first, interrupts) = match pause(cx, discovery).await {
+        Ok(paused) => paused,
+        Err(skipped) => return skipped,
+    };
+    let next = resumed(&input, &first, answers(&interrupts));
+    let second = cx.run(&next, &Send::default()).await?;
+    run_error(cx, &second, true);
+    if !second.clean || second.run_error.is_some() {
+        cx.not_exercised("the resume was not accepted, so no answered resume could be replayed");
+        return None;
+    }
+    let replay = resumed(&next, &second, answers(&interrupts));
+    let send = Send {
+        refusal: true,
+        ..Send::default()
+    };
+    let judged = cx.run(&replay, &send).await;
+    must_refuse(
+        cx,
+        judged,
+        "interrupts/replay-refused",
+        &format!(
+            "a replay of the resume answering interrupt {}, which the run before accepted,",
+            ids(&interrupts)
+        ),
+    );
+    None
+}
+
+/// `interrupts-no-resume`: a run without `resume` on a paused thread.
+pub(super) async fn interrupts_no_resume(
+    cx: &mut Ctx<'_>,
+    discovery: &Discovery,
+) -> Option<String> {
+    let (input, first, interrupts) = match pause(cx, discovery).await {
+        Ok(paused) => paused,
+        Err(skipped) => return skipped,
+    };
+    let next = next_input(&input, &first);
+    let send = Send {
+        refusal: true,
+        ..Send::default()
+    };
+    let judged = cx.run(&next, &send).await;
+    must_refuse(
+        cx,
+        judged,
+        "interrupts/resume-required",
+        &format!(
+            "a run without resume on a thread paused on interrupt {}",
+            ids(&interrupts)
+        ),
+    );
     None
 }
 

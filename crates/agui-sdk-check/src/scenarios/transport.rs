@@ -2,6 +2,7 @@
 //! resumable runs.
 
 use agui_sdk_core::encoding::Encoding;
+use agui_sdk_core::EventType;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use super::chat_input;
@@ -156,6 +157,14 @@ pub(super) async fn resumable(cx: &mut Ctx<'_>, discovery: &Discovery) -> Option
                 .to_owned(),
         );
         return None;
+    }
+    if matches!(
+        first.types.last(),
+        Some(EventType::RunFinished | EventType::RunError)
+    ) {
+        cx.not_exercised(
+            "the run ended within the two events read before the client hung up: nothing was left to re-attach to",
+        );
     }
     let url = format!(
         "{}/runs/{}/events",

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agui_sdk_check::{Checker, Finding, Level, Report, Scenario};
+use agui_sdk_check::{Checker, Finding, Level, Report, Scenario, Status};
 use agui_sdk_testkit::server::{spawn, TestServer};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -201,8 +201,19 @@ async fn the_correct_server_passes_every_scenario_without_a_finding() {
     assert!(all_findings(&r).is_empty(), "{}", r.to_text(false));
     // It calls the offered tool, so the tool's answer went out in a second run.
     assert_eq!(r.scenario("frontend-tool").unwrap().requests, 2);
+    // It sends state: both scenarios reached what they test.
+    for id in ["frontend-tool", "state"] {
+        assert_eq!(r.scenario(id).unwrap().status(), Status::Passed, "{id}");
+    }
     // No capabilities: the scenarios that need them say why they did not run.
-    for id in ["interrupts", "capabilities", "resumable"] {
+    for id in [
+        "interrupts",
+        "interrupts-unknown",
+        "interrupts-replay",
+        "interrupts-no-resume",
+        "capabilities",
+        "resumable",
+    ] {
         let s = r.scenario(id).unwrap();
         assert!(s.skipped.as_deref().is_some_and(|w| !w.is_empty()), "{id}");
     }
@@ -246,12 +257,16 @@ async fn each_broken_server_gets_exactly_its_finding() {
         (
             Fault::OpenToolCall,
             &chat,
-            vec![(
-                "lifecycle/run-finished-closes-everything",
-                Error,
-                0,
-                Some(5),
-            )],
+            vec![
+                (
+                    "lifecycle/run-finished-closes-everything",
+                    Error,
+                    0,
+                    Some(5),
+                ),
+                // The open call is of a tool nobody offered.
+                ("tools/offered", Warning, 0, Some(4)),
+            ],
         ),
         (
             Fault::EventAfterTerminal,

@@ -2,6 +2,7 @@
 
 mod check_broken;
 mod check_demo;
+mod check_honest;
 mod check_interop;
 mod check_redirect;
 mod check_report;

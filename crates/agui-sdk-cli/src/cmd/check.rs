@@ -35,8 +35,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_timeout)]
     pub timeout: f64,
     /// Run only this scenario (repeatable): chat, frontend-tool, state, interrupts,
-    /// invalid-input, content-negotiation, hang-up, protocol-version, capabilities,
-    /// resumable.
+    /// interrupts-unknown, interrupts-replay, interrupts-no-resume, invalid-input,
+    /// content-negotiation, hang-up, protocol-version, capabilities, resumable.
     #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
     pub scenarios: Vec<Scenario>,
     /// An HTTP header to send with every request, `Name: value` (repeatable).
@@ -63,8 +63,9 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `agui check`: prints the report; exit 0 when no finding is an error, 1 when one
-/// is, 2 on a usage error or when nothing answers at the URL.
+/// `agui check`: prints the report; exit 0 when no finding is an error (skipped and
+/// not exercised scenarios do not fail a check), 1 when one is, 2 on a usage error or
+/// when nothing answers at the URL.
 pub fn check(args: CheckArgs) -> Result<(), CliError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

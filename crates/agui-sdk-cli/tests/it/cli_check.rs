@@ -17,16 +17,26 @@ fn assert_report_shape(v: &Value, target: &str) -> Vec<Value> {
     assert_eq!(v["target"], target);
     assert!(v["passed"].is_boolean());
     let (mut errors, mut warnings) = (0, 0);
+    let mut by_status = std::collections::BTreeMap::<String, usize>::new();
     let scenarios = v["scenarios"].as_array().expect("scenarios").clone();
     for s in &scenarios {
         let so = s.as_object().unwrap();
         let skipped = s["skipped"].as_bool().expect("skipped is a boolean");
-        let mut want = vec!["id", "passed", "skipped"];
-        if skipped {
+        let status = s["status"].as_str().expect("status is a string");
+        assert!(
+            ["passed", "failed", "not-exercised", "skipped"].contains(&status),
+            "{s}"
+        );
+        *by_status.entry(status.to_owned()).or_default() += 1;
+        assert_eq!(s["passed"], status == "passed", "{s}");
+        assert_eq!(skipped, status == "skipped", "{s}");
+        let mut want = vec!["id", "status", "passed", "skipped"];
+        if skipped || status == "not-exercised" {
             want.push("reason");
             assert!(s["reason"].as_str().is_some_and(|r| !r.is_empty()), "{s}");
         }
         want.push("findings");
+        want.push("repeated");
         assert_eq!(
             so.keys().map(String::as_str).collect::<Vec<_>>(),
             want,
@@ -38,7 +48,8 @@ fn assert_report_shape(v: &Value, target: &str) -> Vec<Value> {
             let fo = f.as_object().unwrap();
             for k in fo.keys() {
                 assert!(
-                    ["rule", "level", "request", "event", "message"].contains(&k.as_str()),
+                    ["rule", "level", "request", "event", "message", "alsoIn"]
+                        .contains(&k.as_str()),
                     "unexpected key {k} in {f}"
                 );
             }
@@ -56,12 +67,27 @@ fn assert_report_shape(v: &Value, target: &str) -> Vec<Value> {
                 other => panic!("level {other:?} in {f}"),
             }
         }
-        assert_eq!(s["passed"], !failed, "{s}");
+        for r in s["repeated"].as_array().expect("repeated") {
+            assert!(r["reportedIn"].is_string() && r["rule"].is_string(), "{r}");
+            failed |= r["level"] == "error";
+        }
+        if failed {
+            assert_eq!(status, "failed", "{s}");
+        }
     }
     assert_eq!(v["summary"]["errors"], errors);
     assert_eq!(v["summary"]["warnings"], warnings);
     assert_eq!(v["passed"], errors == 0);
-    assert_eq!(v["summary"].as_object().unwrap().len(), 2);
+    for (key, status) in [
+        ("passed", "passed"),
+        ("failed", "failed"),
+        ("notExercised", "not-exercised"),
+        ("skipped", "skipped"),
+    ] {
+        let n = by_status.get(status).copied().unwrap_or(0);
+        assert_eq!(v["summary"][key], n, "{key}: {v}");
+    }
+    assert_eq!(v["summary"].as_object().unwrap().len(), 6);
     scenarios
 }
 
@@ -129,13 +155,20 @@ fn checking_agui_serve_passes_in_every_format() {
     let report = stream.next().unwrap().unwrap();
     assert!(stream.next().is_none(), "one object only: {stdout}");
     let scenarios = assert_report_shape(&report, &url);
-    assert_eq!(scenarios.len(), 10);
+    assert_eq!(scenarios.len(), 13);
     assert_eq!(report["passed"], true);
-    let interrupts = scenarios.iter().find(|s| s["id"] == "interrupts").unwrap();
-    assert_eq!(
-        interrupts["skipped"], false,
-        "the interrupt agent advertises interrupts"
-    );
+    for id in [
+        "interrupts",
+        "interrupts-unknown",
+        "interrupts-replay",
+        "interrupts-no-resume",
+    ] {
+        let s = scenarios.iter().find(|s| s["id"] == id).unwrap();
+        assert_eq!(
+            s["status"], "passed",
+            "the interrupt agent pauses and handles each resume: {s}"
+        );
+    }
 
     let out = agui(&["check", &url, "--format", "junit"], b"");
     assert_eq!(out.status.code(), Some(0));
@@ -143,13 +176,17 @@ fn checking_agui_serve_passes_in_every_format() {
     let elements = xml_elements(&xml);
     assert_eq!(elements[0].0, "testsuite");
     assert!(
-        elements[0].1.contains("tests=\"10\" failures=\"0\""),
+        elements[0].1.contains("tests=\"13\" failures=\"0\""),
         "{xml}"
     );
     let cases: Vec<_> = elements.iter().filter(|e| e.0 == "testcase").collect();
-    assert_eq!(cases.len(), 10);
+    assert_eq!(cases.len(), 13);
     assert!(cases.iter().all(|c| c.2 == 1));
-    let skipped = scenarios.iter().filter(|s| s["skipped"] == true).count();
+    // Skipped and not exercised scenarios are both JUnit's skipped.
+    let skipped = scenarios
+        .iter()
+        .filter(|s| s["status"] == "skipped" || s["status"] == "not-exercised")
+        .count();
     assert_eq!(
         elements.iter().filter(|e| e.0 == "skipped").count(),
         skipped
@@ -162,7 +199,17 @@ fn checking_agui_serve_passes_in_every_format() {
     );
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("PASS chat\nPASS state\n"), "{text}");
+    // The interrupt agent sends no state: the state scenario says so, and does not pass.
+    assert!(
+        text.contains(
+            "PASS chat\nNOT EXERCISED state (the agent sent no state snapshot or delta)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("1 passed, 0 failed, 1 not exercised, 0 skipped: passed\n"),
+        "{text}"
+    );
     assert!(!text.contains('\x1b'), "no colour into a pipe: {text}");
 }
 

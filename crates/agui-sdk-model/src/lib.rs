@@ -141,6 +141,8 @@ compile_error!(
 mod anthropic;
 #[cfg(feature = "chat")]
 mod chat;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod provider;
 #[cfg(feature = "responses")]
 mod responses;
@@ -163,6 +165,9 @@ use serde_json::{json, Map, Value};
 use crate::provider::{MadeCall, Provider, RequestParts, ToolSpec};
 use crate::upstream::model_turn;
 use agui_sdk_client::endpoint;
+
+#[cfg(feature = "mcp")]
+pub use crate::mcp::{McpLimits, McpServer};
 
 /// Sampling parameters a run may set through `forwardedProps` (when allowed by name),
 /// sent under the same name: a provider API takes those it knows (`top_k` and
@@ -330,6 +335,12 @@ struct Config {
     max_tool_arguments: usize,
     client: reqwest::Client,
     description: Option<String>,
+    #[cfg(feature = "mcp")]
+    mcp_servers: Vec<McpServer>,
+    #[cfg(feature = "mcp")]
+    mcp_limits: McpLimits,
+    #[cfg(feature = "mcp")]
+    mcp: Option<Arc<mcp::McpSources>>,
 }
 
 /// Builds a model agent (see [`ModelAgent`] for its provider APIs and the
@@ -482,6 +493,12 @@ impl ModelAgentBuilder {
                 max_tool_arguments: 1 << 20,
                 client: reqwest::Client::new(),
                 description: None,
+                #[cfg(feature = "mcp")]
+                mcp_servers: Vec::new(),
+                #[cfg(feature = "mcp")]
+                mcp_limits: McpLimits::default(),
+                #[cfg(feature = "mcp")]
+                mcp: None,
             },
             connect_timeout: Duration::from_secs(10),
             error: None,
@@ -658,6 +675,24 @@ impl ModelAgentBuilder {
         self
     }
 
+    /// An MCP server whose tools are offered to the model beside the agent's
+    /// server-side tools and the run's frontend tools (feature `mcp`). The server is
+    /// started (or connected to) at the first run, and reused by the runs after; see
+    /// [`McpServer`] for the naming rule on a clash and [`McpLimits`] for the bounds.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_server(mut self, server: McpServer) -> Self {
+        self.config.mcp_servers.push(server);
+        self
+    }
+
+    /// The bounds on what the MCP servers send (feature `mcp`; defaults:
+    /// [`McpLimits::default`]).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_limits(mut self, limits: McpLimits) -> Self {
+        self.config.mcp_limits = limits;
+        self
+    }
+
     /// The agent's description (its capabilities' identity).
     pub fn description(mut self, d: impl Into<String>) -> Self {
         self.config.description = Some(d.into());
@@ -674,6 +709,14 @@ impl ModelAgentBuilder {
         }
         self.check_thinking()?;
         self.check_effort()?;
+        #[cfg(feature = "mcp")]
+        if !self.config.mcp_servers.is_empty() {
+            let servers = std::mem::take(&mut self.config.mcp_servers);
+            self.config.mcp = Some(Arc::new(mcp::McpSources::new(
+                servers,
+                self.config.mcp_limits.clone(),
+            )?));
+        }
         // No redirect is followed: the key goes to the configured endpoint's origin and
         // nowhere else (a `3xx` answer fails the run, naming where it pointed).
         self.config.client = reqwest::Client::builder()
@@ -820,7 +863,22 @@ async fn run<P: Provider>(
     ctx: RunContext,
     tx: Emitter,
 ) -> Result<(), AgentError> {
-    let server_tools: Vec<ToolSpec> = config.tools.iter().map(|t| t.spec.clone()).collect();
+    #[allow(unused_mut)]
+    let mut server_tools: Vec<ToolSpec> = config.tools.iter().map(|t| t.spec.clone()).collect();
+    #[cfg(feature = "mcp")]
+    let mcp_offered: Vec<mcp::Offered> = match &config.mcp {
+        Some(sources) => {
+            let taken: HashSet<String> = server_tools
+                .iter()
+                .map(|t| t.name.clone())
+                .chain(input.tools.iter().map(|t| t.name.clone()))
+                .collect();
+            let (offered, specs) = sources.offer(&taken).await;
+            server_tools.extend(specs);
+            offered
+        }
+        None => Vec::new(),
+    };
     let parts = RequestParts {
         model: &config.model,
         params: &config.params,
@@ -859,6 +917,21 @@ async fn run<P: Provider>(
         for call in &result.calls {
             if frontend.contains(call.name.as_str()) {
                 client_calls = true;
+                continue;
+            }
+            #[cfg(feature = "mcp")]
+            if let (Some(sources), Some(tool)) = (
+                &config.mcp,
+                mcp_offered.iter().find(|t| t.name == call.name),
+            ) {
+                let out = sources.call(tool, &call.arguments).await;
+                tx.emit(Event::from(ToolCallResult::new(
+                    format!("{}-result", call.id),
+                    call.id.clone(),
+                    out.content,
+                )))
+                .await?;
+                provider.record_result(&mut history, call, &out.for_model);
                 continue;
             }
             let output = run_tool(config, call, &state, &input, &ctx).await;

@@ -5,9 +5,12 @@
 //! that hangs up, protocol versions, capabilities discovery, resumable runs) and judges
 //! every response with the inbound pipeline a client runs (enforcement, chunk
 //! expansion, lifecycle verification, reduction). What it finds is a [`Report`]: per
-//! scenario, [`Finding`]s that name a rule by its stable id (the ids the verifier's
+//! scenario, its [`Status`] (passed, failed, not exercised when the agent never did
+//! what it tests, skipped when it does not apply) and [`Finding`]s that name a rule by
+//! its stable id (the ids the verifier's
 //! [`VerifyRule::id`](agui_sdk_core::semantics::VerifyRule::id) gives, listed in
-//! `docs/check-rules.md`), its [`Level`], the request and the event.
+//! `docs/check-rules.md`), its [`Level`], the request and the event. One root cause
+//! found by several scenarios is one finding, naming them ([`Finding::also_in`]).
 //!
 //! The `agui check URL` command is this crate with a command line; a Rust team can run
 //! it in its own tests against its own router:

@@ -177,8 +177,11 @@ def raised(err, sdk):
 
 
 def check_case(case, result, where):
-    for m in mismatches(case["expect"], result):
+    found = mismatches(case["expect"], result)
+    for m in found:
         fail(where, f"the SDK made something else of it: {m}")
+    if found:
+        fail(where, f"what the SDK made: {json.dumps(result, ensure_ascii=False)[:2000]}")
 
 
 # -- Anthropic Messages ------------------------------------------------------------

@@ -13,7 +13,7 @@
 //! Run it with `scripts/setup-interop.sh` done (or `AGUI_REQUIRE_INTEROP=1` to fail
 //! when the SDKs are missing): `cargo test -p agui-sdk-model --test it sdk_proof`.
 
-use crate::{fake_anthropic, fake_responses};
+use crate::{fake, fake_anthropic, fake_responses};
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -478,4 +478,105 @@ async fn responses_fake_and_requests_are_what_the_official_sdk_reads_and_takes()
         .unwrap()
         .iter()
         .all(|r| r.path == "/v1/responses"));
+}
+
+#[tokio::test]
+async fn chat_fake_and_requests_are_what_the_official_sdk_reads_and_takes() {
+    if !sdks_ready("sdk_proof::chat") {
+        return;
+    }
+    let fake_a = fake::start().await;
+    let agent = |model: &str| {
+        add(ModelAgent::chat_completions(fake_a.url(), model)
+            .api_key("sk-test")
+            .max_tokens(8000))
+    };
+    for (model, input) in [
+        ("text", go()),
+        ("server-tool", go()),
+        ("busy", go()),
+        ("text", history("", "ignored", None)),
+        ("text", forced_tool()),
+    ] {
+        let events = events_of(
+            agent(model).system_prompt("Be brief.").build().unwrap(),
+            &input,
+        )
+        .await;
+        assert!(
+            matches!(events.last(), Some(Event::RunFinished(_))),
+            "{model}: {:?}",
+            events.last()
+        );
+    }
+    let events = events_of(agent("denied").build().unwrap(), &go()).await;
+    last_is_run_error(&events, "denied");
+    let requests = fake_a.requests.lock().unwrap().clone();
+    assert_eq!(
+        requests.len(),
+        8,
+        "one per run, two for the tool loop and the retry"
+    );
+
+    let message = |m: Value, finish: &str| {
+        json!({ "completion": { "id": "chatcmpl-1", "object": "chat.completion", "model": "m",
+            "choices": [{ "index": 0, "finish_reason": finish, "message": m }] } })
+    };
+    let with_usage = |mut c: Value, prompt: u64, completion: u64| {
+        c["completion"]["usage"] = json!({ "prompt_tokens": prompt, "completion_tokens": completion,
+                                           "total_tokens": prompt + completion });
+        c
+    };
+    let call = |id: &str, name: &str, args: &str| json!({ "id": id, "type": "function", "function": { "name": name, "arguments": args } });
+    let mut cut = message(
+        json!({ "role": "assistant", "content": "Cut here", "tool_calls": null }),
+        "stop",
+    );
+    cut["completion"]["choices"][0]["finish_reason"] = Value::Null;
+    let cases = json!([
+        { "model": "text", "expect": with_usage(message(json!({ "role": "assistant",
+            "content": "Hello, w\u{f6}rld! \u{1f600}", "tool_calls": null }), "stop"), 11, 3) },
+        { "model": "tool", "expect": with_usage(message(json!({ "role": "assistant", "content": null,
+            "tool_calls": [call("call_1", "show_card", "{\"city\": \"Z\u{fc}rich \\\"Old Town\\\"\", \"n\": 1}")] }),
+            "tool_calls"), 20, 9) },
+        { "model": "parallel", "expect": with_usage(message(json!({ "role": "assistant",
+            "content": "Looking up both.", "tool_calls": [
+                call("call_a", "show_card", "{\"city\":\"Paris\"}"),
+                call("call_b", "show_card", "{\"city\":\"Berlin\"}")
+            ] }), "tool_calls"), 30, 12) },
+        // What compatible servers send besides OpenAI's fields: the SDK keeps the content.
+        { "model": "reasoning", "extras": ["reasoning_content"],
+          "expect": with_usage(message(json!({ "role": "assistant", "content": "Hi!" }), "stop"), 5, 7) },
+        { "model": "reasoning-field", "extras": ["reasoning"],
+          "expect": message(json!({ "role": "assistant", "content": "Done." }), "stop") },
+        { "model": "refusal", "expect": message(json!({ "role": "assistant", "content": null,
+            "refusal": "I can't help with that." }), "stop") },
+        { "model": "server-tool", "expect": with_usage(message(json!({ "role": "assistant",
+            "content": null, "tool_calls": [call("call_add", "add", "{\"a\": 2, \"b\": 3}")] }),
+            "tool_calls"), 15, 5) },
+        { "model": "error-mid", "expect": { "raised": { "class": "APIError",
+            "message": "upstream shard 7 at 10.0.0.3 failed",
+            "body": { "message": "upstream shard 7 at 10.0.0.3 failed", "type": "server_error" } } } },
+        // No `[DONE]`, but a finish reason: whole.
+        { "model": "no-done", "complete": false, "expect": with_usage(message(json!({
+            "role": "assistant", "content": "Whole answer." }), "stop"), 11, 2) },
+        // Cut: neither a finish reason nor `[DONE]`; the SDK has no finish reason either.
+        { "model": "cut", "complete": false, "expect": cut },
+        // 429 first: the SDK retries, then reads the answer.
+        { "model": "busy", "raw": [429, 200], "expect": with_usage(message(json!({
+            "role": "assistant", "content": "after a retry" }), "stop"), 11, 2) },
+        { "model": "denied", "raw": [401], "expect": { "raised": {
+            "class": "AuthenticationError", "status": 401,
+            "body": { "message": "Incorrect API key provided: sk-abc***", "type": "invalid_request_error",
+                      "code": "invalid_api_key" } } } }
+    ]);
+    let sdk = fake::start().await;
+    let raw = fake::start().await;
+    prove(
+        "chat",
+        &json!({ "base_url": sdk.url(), "raw_url": format!("{}/chat/completions", raw.url()),
+                 "cases": cases, "requests": requests }),
+    )
+    .await;
+    assert_eq!(sdk.requests_for("busy").len(), 2, "the SDK retried the 429");
 }

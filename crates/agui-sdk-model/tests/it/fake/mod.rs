@@ -191,7 +191,7 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
         "busy" if n == 0 => Answer::Status {
             status: 429,
             retry_after: Some("0"),
-            body: r#"{"error":{"message":"Rate limit reached for org-secret","type":"rate_limit"}}"#,
+            body: r#"{"error":{"message":"Rate limit reached for org-secret","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
         },
         "busy" => stream(text_stream(&["after ", "a retry"])),
         "down" => Answer::Status {
@@ -202,7 +202,7 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
         "denied" => Answer::Status {
             status: 401,
             retry_after: None,
-            body: r#"{"error":{"message":"Incorrect API key provided: sk-abc***"}}"#,
+            body: r#"{"error":{"message":"Incorrect API key provided: sk-abc***","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
         },
         "refusal" => stream(vec![
             delta(json!({ "role": "assistant", "content": null, "refusal": "I can't " })),

@@ -44,7 +44,10 @@
 //! [`ThreadIndex`](agui_sdk_agent::runs::ThreadIndex); the owners' lists are keyset
 //! pages over indexes in their order, described in the `threads` module). Leases are
 //! timed by the database's clock, so replicas whose clocks differ agree. A
-//! waiter polls the run's head every [`POLL`]. Retention of ended runs
+//! waiter is woken by `LISTEN`/`NOTIFY`: each append notifies the schema's channel with
+//! its run's key in its transaction (delivered when it commits, to every replica), and
+//! each store listens on a connection of its own; a waiter also checks its run every
+//! [`FALLBACK`], so that a lost notification costs at most that. Retention of ended runs
 //! ([`RunLimits::retention`]) is not applied yet.
 
 use std::future::Future;
@@ -57,20 +60,24 @@ use agui_sdk_agent::runs::{
 };
 use bytes::Bytes;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio::sync::broadcast::error::RecvError;
 use tokio_postgres::NoTls;
 
 mod migrate;
 mod threads;
+mod wake;
 
 use threads::Joined;
 
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 
-/// How often a waiter reads its run's head.
-pub const POLL: Duration = Duration::from_millis(50);
+pub use wake::FALLBACK;
 
 /// Connections the store's pool holds at most.
 const POOL_SIZE: usize = 16;
+
+/// How long a connection stays silent before TCP keep-alives probe it.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
 
 /// How long a connection or a free pooled one is waited for.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -240,6 +247,7 @@ pub struct PostgresRunStore {
     schema: String,
     limits: RunLimits,
     sql: Sql,
+    wakeups: wake::Wakeups,
 }
 
 impl std::fmt::Debug for PostgresRunStore {
@@ -286,6 +294,12 @@ impl PostgresRunStore {
         }
         let mut config: tokio_postgres::Config = url.parse().map_err(ConnectError::Url)?;
         config.connect_timeout(CONNECT_TIMEOUT);
+        // A connection whose peer vanished without a word is found out.
+        config.keepalives_idle(KEEPALIVE_IDLE);
+        if config.get_application_name().is_none() {
+            config.application_name(format!("agui-sdk-postgres {schema}"));
+        }
+        let listener_config = config.clone();
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -303,11 +317,14 @@ impl PostgresRunStore {
         let mut client = pool.get().await.map_err(ConnectError::Unreachable)?;
         migrate::migrate(&mut client, schema).await?;
         drop(client);
+        let wakeups =
+            wake::Wakeups::start(listener_config, schema.to_owned(), CONNECT_TIMEOUT).await;
         Ok(PostgresRunStore {
             pool,
             schema: schema.to_owned(),
             limits,
             sql: Sql::new(schema),
+            wakeups,
         })
     }
 
@@ -319,6 +336,12 @@ impl PostgresRunStore {
     /// The limits in force.
     pub fn limits(&self) -> &RunLimits {
         &self.limits
+    }
+
+    /// How many notifications (`NOTIFY`) this store's wake-up connection has received:
+    /// each append of any replica's store on the same schema sends one.
+    pub fn wakeups_received(&self) -> u64 {
+        self.wakeups.received()
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, RunStoreError> {
@@ -608,6 +631,8 @@ impl RunLog for PostgresRunStore {
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
         Box::pin(async move {
             let deadline = tokio::time::Instant::now() + timeout;
+            // Subscribed before the check: an append committed after it is heard.
+            let mut wakeups = self.wakeups.subscribe();
             loop {
                 match self.moved(key, after).await {
                     Ok(false) => {}
@@ -622,7 +647,21 @@ impl RunLog for PostgresRunStore {
                 if now >= deadline {
                     return;
                 }
-                tokio::time::sleep(POLL.min(deadline - now)).await;
+                let until = (now + FALLBACK).min(deadline);
+                loop {
+                    match tokio::time::timeout_at(until, wakeups.recv()).await {
+                        Ok(Ok(wake::Wake::Run(k))) if &*k == key.as_str() => return,
+                        Ok(Ok(wake::Wake::Run(_))) => {}
+                        // Notifications may have been lost: check the run.
+                        Ok(Ok(wake::Wake::All)) | Ok(Err(RecvError::Lagged(_))) => break,
+                        Ok(Err(RecvError::Closed)) => {
+                            tokio::time::sleep_until(until).await;
+                            break;
+                        }
+                        // The fallback's time (or the deadline): check the run.
+                        Err(_) => break,
+                    }
+                }
             }
         })
     }

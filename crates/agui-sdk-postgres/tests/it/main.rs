@@ -4,6 +4,7 @@ mod leases;
 mod migrations;
 mod run_log;
 mod threads;
+mod wake;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -40,6 +40,8 @@ enum Fault {
     /// Names another thread than the input's in every `RUN_STARTED`, as a mock that
     /// makes up its own thread ids does.
     WrongThread,
+    /// Refuses each wrong resume with HTTP 409 instead of `RUN_ERROR`.
+    RefusesWithStatus,
 }
 
 /// The open interrupts of each thread, and those answered.
@@ -179,8 +181,18 @@ async fn run(State(agent): State<Arc<Agent>>, body: Bytes) -> Response {
         )
             .into_response();
     }
+    let events = agent.events(&input);
+    let refused = events.last().is_some_and(|e| e["type"] == "RUN_ERROR");
+    if refused && agent.fault == Fault::RefusesWithStatus {
+        return (
+            StatusCode::CONFLICT,
+            [(header::CONTENT_TYPE, "application/json")],
+            events.last().unwrap()["message"].to_string(),
+        )
+            .into_response();
+    }
     let mut sse = String::new();
-    for e in agent.events(&input) {
+    for e in events {
         sse.push_str(&format!("data: {e}\n\n"));
     }
     ([(header::CONTENT_TYPE, "text/event-stream")], sse).into_response()
@@ -454,4 +466,87 @@ async fn a_wrong_thread_in_every_run_is_one_finding_naming_the_scenarios() {
         text.contains(&format!("(also in {})", broke.join(", "))),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn a_resume_refused_with_a_status_instead_of_run_error_is_a_warning() {
+    let r = check(Fault::RefusesWithStatus, &INTERRUPTS).await;
+    let text = r.to_text(false);
+    let (status, findings) = outcome(&r);
+    assert!(status.iter().all(|(_, s)| *s == Status::Passed), "{text}");
+    assert_eq!(
+        findings,
+        [
+            (
+                "interrupts-unknown",
+                "interrupts/unknown-resume-refused",
+                Level::Warning
+            ),
+            (
+                "interrupts-replay",
+                "interrupts/replay-refused",
+                Level::Warning
+            ),
+            (
+                "interrupts-no-resume",
+                "interrupts/resume-required",
+                Level::Warning
+            ),
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("was refused with HTTP 409 rather than with RUN_ERROR"),
+        "{text}"
+    );
+}
+
+/// A resumable agent whose runs are over within two events: `RUN_STARTED` and
+/// `RUN_FINISHED`, with SSE ids; a re-attach after them has nothing more (204).
+async fn short_resumable() -> TestServer {
+    async fn post(body: Bytes) -> Response {
+        let input: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let (thread, run) = (&input["threadId"], &input["runId"]);
+        let sse = format!(
+            "id: 1\ndata: {}\n\nid: 2\ndata: {}\n\n",
+            json!({"type": "RUN_STARTED", "threadId": thread, "runId": run,
+                   "protocolVersion": agui_sdk_core::PROTOCOL_VERSION}),
+            json!({"type": "RUN_FINISHED", "threadId": thread, "runId": run}),
+        );
+        ([(header::CONTENT_TYPE, "text/event-stream")], sse).into_response()
+    }
+    async fn caps() -> Response {
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            r#"{"transport":{"streaming":true,"resumable":true}}"#,
+        )
+            .into_response()
+    }
+    let app = axum::Router::new()
+        .route("/agent", axum::routing::post(post).get(caps))
+        .route(
+            "/agent/runs/{run}/events",
+            axum::routing::get(|| async { StatusCode::NO_CONTENT }),
+        );
+    spawn(app).await
+}
+
+#[tokio::test]
+async fn a_run_over_before_the_hang_up_does_not_exercise_resumable() {
+    let server = short_resumable().await;
+    let r = Checker::new(server.url("/agent"))
+        .timeout(Duration::from_secs(5))
+        .scenarios([Scenario::Resumable])
+        .run()
+        .await
+        .unwrap();
+    let s = r.scenario("resumable").unwrap();
+    assert_eq!(s.status(), Status::NotExercised, "{}", r.to_text(false));
+    assert!(
+        s.not_exercised
+            .as_deref()
+            .is_some_and(|w| w.contains("nothing was left to re-attach to")),
+        "{s:?}"
+    );
+    assert!(s.findings.is_empty(), "{s:?}");
 }

@@ -924,7 +924,7 @@ async fn run<P: Provider>(
                 &config.mcp,
                 mcp_offered.iter().find(|t| t.name == call.name),
             ) {
-                let out = sources.call(tool, &call.arguments).await;
+                let out = sources.call(tool, &call.id, &call.arguments, &tx).await?;
                 tx.emit(Event::from(ToolCallResult::new(
                     format!("{}-result", call.id),
                     call.id.clone(),

@@ -44,6 +44,10 @@ enum TransportConfig {
         args: Vec<String>,
         env: Vec<(String, String)>,
     },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl std::fmt::Debug for McpServer {
@@ -56,6 +60,13 @@ impl std::fmt::Debug for McpServer {
                 .field("args", args)
                 // The values may be credentials: only the names are shown.
                 .field("env", &env.iter().map(|(k, _)| k).collect::<Vec<_>>()),
+            TransportConfig::Http { url, headers } => d
+                .field("url", &agui_sdk_client::endpoint::redact_url(url))
+                // Credentials: only the names are shown.
+                .field(
+                    "headers",
+                    &headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+                ),
         };
         d.finish()
     }
@@ -87,11 +98,48 @@ impl McpServer {
         }
     }
 
-    /// An environment variable the stdio server gets (its value is never logged).
+    /// A server at `url` speaking MCP's Streamable HTTP transport (e.g.
+    /// `https://mcp.example.com/mcp`). Its name is the URL's host unless set with
+    /// [`McpServer::name`].
+    pub fn http(url: impl Into<String>) -> Self {
+        let url = url.into();
+        let host = url
+            .split_once("://")
+            .map_or(url.as_str(), |(_, rest)| rest)
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or("")
+            .rsplit('@')
+            .next()
+            .unwrap_or("")
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        McpServer {
+            name: plain_name(&host),
+            transport: TransportConfig::Http {
+                url,
+                headers: Vec::new(),
+            },
+        }
+    }
+
+    /// An environment variable the stdio server gets (its value is never logged);
+    /// nothing for an HTTP server.
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        #[allow(irrefutable_let_patterns)]
         if let TransportConfig::Stdio { env, .. } = &mut self.transport {
             env.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// A header sent with every request to the HTTP server (`Authorization: Bearer
+    /// …`; its value is never logged); nothing for a stdio server. A name or value
+    /// HTTP does not allow fails the agent's build.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let TransportConfig::Http { headers, .. } = &mut self.transport {
+            headers.push((name.into(), value.into()));
         }
         self
     }
@@ -177,16 +225,41 @@ impl Default for McpLimits {
     }
 }
 
+/// One progress notification: progress, total, message.
+type Progress = (f64, Option<f64>, Option<String>);
+
+/// The calls waiting for progress, by their progress token's JSON.
+type ProgressRoutes = Arc<std::sync::Mutex<HashMap<String, tokio::sync::mpsc::Sender<Progress>>>>;
+
 /// What the client's handler is told by the server.
 #[derive(Clone, Default)]
 struct Handler {
     /// Set when the server says its tool list changed.
     changed: Arc<AtomicBool>,
+    progress: ProgressRoutes,
 }
 
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed.store(true, Ordering::SeqCst);
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let key = serde_json::to_string(&params.progress_token).unwrap_or_default();
+        let route = self
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        if let Some(route) = route {
+            // Progress is a hint: a call whose queue is full loses the notification.
+            let _ = route.try_send((params.progress, params.total, params.message));
+        }
     }
 }
 
@@ -201,6 +274,7 @@ struct Listed {
 struct Conn {
     service: RunningService<RoleClient, Handler>,
     changed: Arc<AtomicBool>,
+    progress: ProgressRoutes,
     tools: Vec<Listed>,
     /// The stdio server's process, killed when the connection is dropped.
     _child: Option<tokio::process::Child>,
@@ -245,6 +319,17 @@ impl McpSources {
     pub(crate) fn new(servers: Vec<McpServer>, limits: McpLimits) -> Result<Self, ConfigError> {
         let mut names = HashSet::new();
         for s in &servers {
+            if let TransportConfig::Http { url, headers } = &s.transport {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(ConfigError(format!(
+                        "the MCP server {:?}: its URL {} is not http:// or https://",
+                        s.name,
+                        agui_sdk_client::endpoint::redact_url(url)
+                    )));
+                }
+                header_map(headers)
+                    .map_err(|e| ConfigError(format!("the MCP server {:?}: {e}", s.name)))?;
+            }
             if !names.insert(s.name.clone()) {
                 return Err(ConfigError(format!(
                     "two MCP servers are named {:?}: name one with McpServer::name",
@@ -401,25 +486,34 @@ impl McpSources {
         st.conn.clone()
     }
 
-    /// Calls `tool` with the model's `arguments`; every failure is an outcome the model
-    /// is told of.
-    pub(crate) async fn call(&self, tool: &Offered, arguments: &str) -> Outcome {
+    /// Calls `tool` with the model's `arguments` for the call `call_id`, its progress
+    /// notifications sent as `ACTIVITY_SNAPSHOT`s; every failure is an outcome the model
+    /// is told of (the error is the client's leaving).
+    pub(crate) async fn call(
+        &self,
+        tool: &Offered,
+        call_id: &str,
+        arguments: &str,
+        tx: &agui_sdk_agent::Emitter,
+    ) -> Result<Outcome, agui_sdk_agent::AgentError> {
         let server = &self.sources[tool.source].server.name;
         let args: Value = if arguments.trim().is_empty() {
             json!({})
         } else {
             match serde_json::from_str(arguments) {
                 Ok(v) => v,
-                Err(e) => return error_outcome(format!("the arguments are not JSON: {e}")),
+                Err(e) => return Ok(error_outcome(format!("the arguments are not JSON: {e}"))),
             }
         };
         let Value::Object(args) = args else {
-            return error_outcome("the arguments are not a JSON object".to_owned());
+            return Ok(error_outcome(
+                "the arguments are not a JSON object".to_owned(),
+            ));
         };
         let params: CallToolRequestParams =
             match serde_json::from_value(json!({ "name": tool.tool, "arguments": args })) {
                 Ok(p) => p,
-                Err(e) => return error_outcome(format!("the call cannot be made: {e}")),
+                Err(e) => return Ok(error_outcome(format!("the call cannot be made: {e}"))),
             };
         let peer = tool.conn.service.peer().clone();
         let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
@@ -430,14 +524,48 @@ impl McpSources {
             Ok(h) => h,
             Err(e) => {
                 tracing::warn!(server = %Escaped(server), tool = %Escaped(&tool.tool), error = %Escaped(&e.to_string()), "an MCP call could not be sent");
-                return error_outcome(format!(
+                return Ok(error_outcome(format!(
                     "the MCP server {server} could not be reached: {}",
                     short(&e.to_string())
-                ));
+                )));
             }
         };
         let id = handle.id.clone();
-        let answer = tokio::time::timeout(self.limits.call_timeout, handle.await_response()).await;
+        let key = serde_json::to_string(&handle.progress_token).unwrap_or_default();
+        let (ptx, mut prx) = tokio::sync::mpsc::channel::<Progress>(16);
+        tool.conn
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), ptx);
+        let routes = tool.conn.progress.clone();
+        let _unroute = Unroute(routes, key);
+        let response = tokio::time::timeout(self.limits.call_timeout, handle.await_response());
+        tokio::pin!(response);
+        let answer = loop {
+            tokio::select! {
+                a = &mut response => break a,
+                Some((progress, total, message)) = prx.recv() => {
+                    let mut content = Map::new();
+                    content.insert("toolCallId".into(), json!(call_id));
+                    content.insert("server".into(), json!(server));
+                    content.insert("tool".into(), json!(tool.tool));
+                    content.insert("progress".into(), json!(progress));
+                    if let Some(t) = total {
+                        content.insert("total".into(), json!(t));
+                    }
+                    if let Some(m) = message {
+                        content.insert("message".into(), json!(short(&m)));
+                    }
+                    tx.emit(agui_sdk_core::Event::activity_snapshot(
+                        format!("{call_id}-progress"),
+                        "mcp_progress",
+                        content,
+                    ))
+                    .await?;
+                }
+            }
+        };
         let result = match answer {
             Err(_) => {
                 let _ = peer
@@ -447,27 +575,39 @@ impl McpSources {
                     ))
                     .await;
                 tracing::warn!(server = %Escaped(server), tool = %Escaped(&tool.tool), timeout = ?self.limits.call_timeout, "an MCP call timed out");
-                return error_outcome(format!(
+                return Ok(error_outcome(format!(
                     "the MCP server {server} did not answer within {} s",
                     self.limits.call_timeout.as_secs_f64()
-                ));
+                )));
             }
             Ok(Err(e)) => {
                 tracing::warn!(server = %Escaped(server), tool = %Escaped(&tool.tool), error = %Escaped(&e.to_string()), "an MCP call failed");
-                return error_outcome(format!(
+                return Ok(error_outcome(format!(
                     "the MCP server {server} failed: {}",
                     short(&e.to_string())
-                ));
+                )));
             }
             Ok(Ok(ServerResult::CallToolResult(r))) => r,
             Ok(Ok(_)) => {
-                return error_outcome(format!(
+                return Ok(error_outcome(format!(
                 "the MCP server {server} answered the call with something else than a tool result"
-            ))
+            )))
             }
         };
         let value = serde_json::to_value(&result).unwrap_or(Value::Null);
-        convert(&value, self.limits.max_result_bytes, server)
+        Ok(convert(&value, self.limits.max_result_bytes, server))
+    }
+}
+
+/// Removes a call's progress route when the call is over, however it ends.
+struct Unroute(ProgressRoutes, String);
+
+impl Drop for Unroute {
+    fn drop(&mut self) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.1);
     }
 }
 
@@ -613,6 +753,7 @@ fn convert(result: &Value, max_bytes: usize, server: &str) -> Outcome {
 async fn connect(server: &McpServer, limits: &McpLimits) -> Result<Conn, String> {
     let handler = Handler::default();
     let changed = handler.changed.clone();
+    let progress = handler.progress.clone();
     let (service, child) = match &server.transport {
         TransportConfig::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -645,14 +786,44 @@ async fn connect(server: &McpServer, limits: &McpLimits) -> Result<Conn, String>
                 .map_err(|e| format!("the MCP handshake failed: {}", short(&e.to_string())))?;
             (service, Some(child))
         }
+        TransportConfig::Http { url, headers } => {
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(header_map(headers)?)
+                .max_sse_event_size(limits.max_message_bytes)
+                .max_json_response_size(limits.max_message_bytes);
+            let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+            let service = handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {}", short(&e.to_string())))?;
+            (service, None)
+        }
     };
     let tools = list_tools(&service, &server.name, limits).await?;
     Ok(Conn {
         service,
         changed,
+        progress,
         tools,
         _child: child,
     })
+}
+
+/// The configured headers, checked (the error names the header, never its value).
+fn header_map(
+    headers: &[(String, String)],
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
+    let mut map = HashMap::new();
+    for (k, v) in headers {
+        let name = http::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| format!("{:?} is not an HTTP header name", Escaped(k).to_string()))?;
+        let mut value = http::HeaderValue::from_str(v)
+            .map_err(|_| format!("the value of the header {name} is not a valid header value"))?;
+        value.set_sensitive(true);
+        map.insert(name, value);
+    }
+    Ok(map)
 }
 
 /// A stdio server's output, failing once a line (one message) is over `max` bytes.

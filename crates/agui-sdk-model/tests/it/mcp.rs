@@ -447,3 +447,98 @@ async fn clashing_names_get_their_servers_prefix() {
     );
     assert_eq!(told(&u), ["add from clash", "add from other", "3"]);
 }
+
+/// The reference server over Streamable HTTP on a free port, killed when dropped; its
+/// `/mcp` URL.
+async fn everything_http(bin: &Path) -> (tokio::process::Child, String) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let child = tokio::process::Command::new(bin)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the HTTP server did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (child, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+#[tokio::test]
+async fn a_streamable_http_servers_tools_are_called_through_the_loop() {
+    let Some(bin) = everything("mcp http call") else {
+        return;
+    };
+    let (_server, mcp_url) = everything_http(&bin).await;
+    let (url, u) = upstream(&[
+        ("get-sum", r#"{"a": 20, "b": 22}"#),
+        ("get-tiny-image", "{}"),
+    ])
+    .await;
+    let a = agent(&url)
+        .mcp_server(McpServer::http(&mcp_url).header("Authorization", "Bearer not-logged"))
+        .build()
+        .unwrap();
+    let a = serve(a).await;
+    let events = run(&a, "r1").await;
+    assert!(finished(&events), "{events:?}");
+    assert!(offered(&u).iter().any(|n| n == "get-sum"));
+    let r = results(&events);
+    assert!(r[0].to_text().contains("42"), "{:?}", r[0]);
+    assert!(
+        matches!(&r[1], Content::Parts(p) if p.iter().any(|p| matches!(p, ContentPart::Image(_))))
+    );
+    let t = told(&u);
+    assert!(t[0].contains("42"), "{t:?}");
+    assert!(t[1].contains("image (image/png"), "{t:?}");
+}
+
+#[tokio::test]
+async fn a_long_running_tools_progress_is_shown_as_activity() {
+    let Some(bin) = everything("mcp progress") else {
+        return;
+    };
+    let (url, u) = upstream(&[(
+        "trigger-long-running-operation",
+        r#"{"duration": 1, "steps": 4}"#,
+    )])
+    .await;
+    let a = agent(&url)
+        .mcp_server(everything_stdio(&bin))
+        .build()
+        .unwrap();
+    let a = serve(a).await;
+    let events = run(&a, "r1").await;
+    assert!(finished(&events), "{events:?}");
+    let progress: Vec<Value> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ActivitySnapshot(s) => {
+                assert_eq!(s.activity_type, "mcp_progress");
+                assert_eq!(s.message_id, "call_0-progress");
+                Some(Value::Object(s.content.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress.len(), 4, "{progress:?}");
+    assert_eq!(progress[3]["progress"], 4.0);
+    assert_eq!(progress[3]["total"], 4.0);
+    assert_eq!(progress[0]["toolCallId"], "call_0");
+    assert_eq!(progress[0]["tool"], "trigger-long-running-operation");
+    let t = told(&u);
+    assert!(t[0].contains("completed"), "{t:?}");
+}

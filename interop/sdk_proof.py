@@ -145,6 +145,7 @@ def validate_request(adapter, body, where):
         fail(where, f"not the SDK's request type: {short(err)}")
         return
     for m in mismatches(body, validated):
+        m = m.replace(": missing (expected ", ": a key the SDK's request type does not know (sent ")
         fail(where, f"a key or value the SDK's request type does not take: {m}")
     for m in mismatches(validated, body):
         fail(where, f"the SDK's request type changed the body: {m}")

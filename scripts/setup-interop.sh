@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the reference implementations the interoperability tests run, into folders
 # git ignores: the AG-UI 1.0.0 TypeScript packages (npm registry) into
-# interop/node_modules, and the Python reference SDK with uvicorn and the conformance
-# validator (PyPI) into interop/.venv.
+# interop/node_modules, and the Python reference SDK with uvicorn, the conformance
+# validator and the providers' official SDKs (anthropic, openai; PyPI) into interop/.venv.
 set -euo pipefail
 cd "$(dirname "$0")/../interop"
 if [ ! -d node_modules/@ag-ui/client ] || [ package.json -nt node_modules/.installed ]; then

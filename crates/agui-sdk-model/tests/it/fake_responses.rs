@@ -303,6 +303,22 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
             whole(model, v)
         }
         "echo" => whole(model, text_item(0, "msg_echo", &["ok"])),
+        // Cut inside a reasoning summary's text and a call's arguments: no item done,
+        // no response completed.
+        "cut" => {
+            let mut v = created(model);
+            v.extend(
+                reasoning_item(0, "rs_cut", &["Half a "], ENC_A)
+                    .into_iter()
+                    .take(3),
+            );
+            v.extend(
+                call_item(1, "fc_cut", "call_cut", "show_card", &["{\"ci"])
+                    .into_iter()
+                    .take(2),
+            );
+            Answer::Stream(v)
+        }
         "bad-request" => Answer::Status {
             status: 400,
             body: r#"{"error":{"message":"Invalid value: 'xhigh'. Supported values are: 'low', 'medium' and 'high'.","type":"invalid_request_error","param":"reasoning.effort","code":"invalid_value"}}"#,

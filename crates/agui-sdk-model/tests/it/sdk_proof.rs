@@ -374,6 +374,12 @@ async fn responses_fake_and_requests_are_what_the_official_sdk_reads_and_takes()
     }
     let events = events_of(agent("bad-request").build().unwrap(), &go()).await;
     last_is_run_error(&events, "bad-request");
+    let events = events_of(agent("cut").build().unwrap(), &go()).await;
+    assert!(
+        matches!(events.last(), Some(Event::RunError(e)) if e.code.as_deref() == Some("upstream_cut")),
+        "cut: {:?}",
+        events.last()
+    );
     let requests: Vec<Value> = fake_a
         .requests
         .lock()
@@ -384,7 +390,7 @@ async fn responses_fake_and_requests_are_what_the_official_sdk_reads_and_takes()
         .collect();
     assert_eq!(
         requests.len(),
-        9,
+        10,
         "one per run, two for the tool loop and the retry"
     );
 
@@ -443,6 +449,10 @@ async fn responses_fake_and_requests_are_what_the_official_sdk_reads_and_takes()
           "last_event": { "type": "response.incomplete", "response": { "status": "incomplete",
             "incomplete_details": { "reason": "max_output_tokens" },
             "output": [text("msg_i", "Long answ")], "usage": usage(10, 0, 16, 0) } } } },
+        // Cut mid-item: the SDK has no final response; what came is as it was sent.
+        { "model": "cut", "complete": false, "expect": { "raised": not_completed,
+          "last_event": { "type": "response.function_call_arguments.delta", "item_id": "fc_cut",
+                          "output_index": 1, "delta": "{\"ci", "snapshot": "{\"ci" } } },
         { "model": "error-top", "complete": false, "expect": { "raised": not_completed,
           "last_event": { "type": "error", "code": "rate_limit_exceeded",
                           "message": "Rate limit at shard 10.0.0.7", "param": null } } },

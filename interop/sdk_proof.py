@@ -9,7 +9,8 @@ stdin, `<api>` one of `anthropic`, `responses`, `chat`. The spec:
      "requests": [<each request body the adapter sent>],
      "cases": [{"model": <scenario>, "input": <messages or input, optional>,
                 "raw": [<status of each raw fetch, in order>],
-                "complete": <whether the stream ends as a whole answer>,
+                "complete": <whether the stream ends with its API's last event:
+                             message_stop, response.completed or [DONE]; default true>,
                 "extras": [<fields outside the SDK's types the scenario sends on purpose>],
                 "expect": <a subset of what the SDK made of it>}]}
 
@@ -21,7 +22,8 @@ For each case it
 - points the SDK's streaming helper at the other fake (its accumulator rebuilds the
   message or response; it retries a 429 or 529 itself) and compares what it made
   (`{"message": …}`, `{"response": …}`, `{"completion": …}`, or `{"raised": …}` with
-  the exception's class, status and body) with `expect`, key by key;
+  the exception's class, status and body; for Responses also `"last_event"`, the last
+  event the SDK yielded) with `expect`, key by key;
 and validates each request body against the SDK's request parameter types, strictly,
 failing on a key the types do not know.
 

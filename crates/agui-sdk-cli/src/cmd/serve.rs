@@ -85,6 +85,20 @@ pub struct ServeArgs {
     /// Responses as `reasoning.effort`, to chat completions as `reasoning_effort`).
     #[arg(long, value_name = "EFFORT", value_parser = ["low", "medium", "high"])]
     pub reasoning_effort: Option<String>,
+    /// An MCP server the `chat` agent offers the tools of, started as this command
+    /// (split as a shell splits words: `--mcp 'npx -y @modelcontextprotocol/server-everything'`);
+    /// repeatable. It gets only the variables of `--mcp-env`.
+    #[arg(long, value_name = "COMMAND ARGS…", requires = "model")]
+    pub mcp: Vec<String>,
+    /// A variable every `--mcp` server gets: `NAME=VALUE`, or `NAME` alone for this
+    /// process's value (a secret is better passed so: a command line is seen by every
+    /// process of the machine); repeatable.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub mcp_env: Vec<String>,
+    /// An MCP server over Streamable HTTP (`https://mcp.example.com/mcp`) the `chat`
+    /// agent offers the tools of; repeatable.
+    #[arg(long, value_name = "URL", requires = "model")]
+    pub mcp_url: Vec<String>,
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -158,6 +172,7 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliE
             .map_err(|e| CliError::Usage(format!("--reasoning-effort: {e}")))?;
         b = b.reasoning_effort(effort);
     }
+    b = mcp_servers(args, b)?;
     let var = args.api_key_env.as_deref().unwrap_or(default_key);
     match std::env::var(var) {
         Ok(key) if !key.is_empty() => b = b.api_key(key),
@@ -166,6 +181,63 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliE
     b.build()
         .map(Some)
         .map_err(|e| CliError::Usage(format!("{flag} {shown} ({api}): {e}")))
+}
+
+/// The `--mcp` and `--mcp-url` servers added to `b`; a server named as an earlier one
+/// (two `npx` commands) gets its position as a suffix.
+fn mcp_servers(
+    args: &ServeArgs,
+    mut b: agui_sdk_model::ModelAgentBuilder,
+) -> Result<agui_sdk_model::ModelAgentBuilder, CliError> {
+    let mut env = Vec::new();
+    for e in &args.mcp_env {
+        match e.split_once('=') {
+            Some((k, v)) if !k.is_empty() => env.push((k.to_owned(), v.to_owned())),
+            Some(_) => {
+                return Err(CliError::Usage(format!(
+                    "--mcp-env {:?}: expected NAME=VALUE or NAME",
+                    agui_sdk_core::Escaped(e).to_string()
+                )))
+            }
+            None => match std::env::var(e) {
+                Ok(v) => env.push((e.clone(), v)),
+                Err(_) => {
+                    return Err(CliError::Usage(format!(
+                        "--mcp-env {e}: this process has no variable {e} to pass on"
+                    )))
+                }
+            },
+        }
+    }
+    let mut names = std::collections::HashSet::new();
+    let mut servers = Vec::new();
+    for command in &args.mcp {
+        let words = shlex::split(command)
+            .filter(|w| !w.is_empty())
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--mcp {:?}: not a command (an empty one, or an unclosed quote)",
+                    agui_sdk_core::Escaped(command).to_string()
+                ))
+            })?;
+        let mut server = agui_sdk_model::McpServer::stdio(words[0].clone(), words[1..].to_vec());
+        for (k, v) in &env {
+            server = server.env(k.clone(), v.clone());
+        }
+        servers.push(server);
+    }
+    for url in &args.mcp_url {
+        servers.push(agui_sdk_model::McpServer::http(url.clone()));
+    }
+    for (i, mut server) in servers.into_iter().enumerate() {
+        if !names.insert(server.server_name().to_owned()) {
+            let name = format!("{}-{}", server.server_name(), i + 1);
+            names.insert(name.clone());
+            server = server.name(&name);
+        }
+        b = b.mcp_server(server);
+    }
+    Ok(b)
 }
 
 /// A store that cannot be opened: its URL, and the cause (which a client library may

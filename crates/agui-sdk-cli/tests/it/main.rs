@@ -9,6 +9,7 @@ mod cli_codec;
 mod cli_hostile;
 mod cli_inspect;
 mod cli_jsonl;
+mod cli_mcp;
 mod cli_openai;
 mod cli_redirect;
 mod cli_replicas;

@@ -47,11 +47,24 @@
 //! waiter is woken by `LISTEN`/`NOTIFY`: each append notifies the schema's channel with
 //! its run's key in its transaction (delivered when it commits, to every replica), and
 //! each store listens on a connection of its own; a waiter also checks its run every
-//! [`FALLBACK`], so that a lost notification costs at most that. Retention of ended runs
-//! ([`RunLimits::retention`]) is not applied yet.
+//! [`FALLBACK`], so that a lost notification costs at most that.
+//!
+//! An ended run is gone [`RunLimits::retention`] after its end, and a thread that runs
+//! nothing [`RunLimits::thread_idle_ttl`] after its last write: every read leaves them
+//! out from then on, and each store deletes them in bounded batches every quarter of
+//! the shorter time, at most every 30 seconds ([`PostgresRunStore::sweep`]).
+//!
+//! A connection lost mid-operation fails that operation with
+//! [`RunStoreError::Unavailable`] saying what PostgreSQL or the network answered (the
+//! server then ends the run with `RUN_ERROR` code `store_unavailable`); a transaction
+//! not committed leaves nothing behind and one committed is kept. The pool makes new
+//! connections on the next operations, and the wake-up connection reconnects with a
+//! backoff of 100 ms doubling up to 5 s. A database that does not answer at start-up is
+//! [`ConnectError::Unreachable`] within 5 seconds.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use agui_sdk_agent::runs::{
@@ -138,6 +151,10 @@ pub enum ConnectError {
 /// so that replicas whose clocks differ agree on when a lease ends.
 const NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
+/// The start of the statement, in milliseconds since the Unix epoch by the database's
+/// clock: one value for every row a statement compares.
+pub(crate) const STATEMENT_MS: &str = "(extract(epoch from statement_timestamp()) * 1000)::bigint";
+
 /// The SQL of each operation, written for the store's schema.
 #[derive(Debug)]
 struct Sql {
@@ -150,6 +167,7 @@ struct Sql {
     update: String,
     read: String,
     head: String,
+    expired_run: String,
     exists: String,
     heartbeat: String,
     cancel: String,
@@ -160,7 +178,12 @@ struct Sql {
 }
 
 impl Sql {
-    fn new(s: &str) -> Self {
+    fn new(s: &str, limits: &RunLimits) -> Self {
+        let retention = big(u64::try_from(limits.retention.as_millis()).unwrap_or(u64::MAX));
+        // An ended run past its retention is gone, whether or not a sweep deleted it.
+        let kept =
+            format!("(finished_at_ms IS NULL OR finished_at_ms >= {STATEMENT_MS} - {retention})");
+        let kept_r = kept.replace("finished_at_ms", "r.finished_at_ms");
         Sql {
             create: format!(
                 "INSERT INTO {s}.runs (key, run_id, thread_id, agent, body_hash, owner_replica, \
@@ -171,7 +194,7 @@ impl Sql {
             record: format!(
                 "SELECT run_id, thread_id, agent, status, head, oldest, body_hash, owner_replica, \
                  cancel_requested, created_at_ms, finished_at_ms, thread \
-                 FROM {s}.runs WHERE key = $1"
+                 FROM {s}.runs WHERE key = $1 AND {kept}"
             ),
             lock: format!(
                 "SELECT fence, status, head, oldest, bytes, thread, thread_id, agent, {NOW_MS} \
@@ -200,9 +223,13 @@ impl Sql {
                  FROM {s}.runs r LEFT JOIN LATERAL \
                  (SELECT seq, event FROM {s}.events \
                   WHERE key = r.key AND seq > $2 ORDER BY seq LIMIT $3) e ON true \
-                 WHERE r.key = $1 ORDER BY e.seq"
+                 WHERE r.key = $1 AND {kept_r} ORDER BY e.seq"
             ),
-            head: format!("SELECT head, status FROM {s}.runs WHERE key = $1"),
+            head: format!("SELECT head, status FROM {s}.runs WHERE key = $1 AND {kept}"),
+            expired_run: format!(
+                "DELETE FROM {s}.runs WHERE key = $1 AND finished_at_ms < {NOW_MS} - {retention}"
+            ),
+
             exists: format!("SELECT status FROM {s}.runs WHERE key = $1"),
             heartbeat: format!(
                 "UPDATE {s}.runs SET lease_until_ms = CASE WHEN status = 'running' \
@@ -248,6 +275,101 @@ pub struct PostgresRunStore {
     limits: RunLimits,
     sql: Sql,
     wakeups: wake::Wakeups,
+    sweep: Arc<Sweep>,
+    sweeper: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for PostgresRunStore {
+    fn drop(&mut self) {
+        self.sweeper.abort();
+    }
+}
+
+/// Most rows one statement of a sweep deletes.
+const SWEEP_BATCH: i64 = 500;
+
+/// The longest time between two sweeps.
+const SWEEP_AT_MOST_EVERY: Duration = Duration::from_secs(30);
+
+/// The statements of a sweep: the ended runs past their retention, and the threads
+/// idle past their time that run nothing, the oldest first, in bounded batches.
+#[derive(Debug)]
+struct Sweep {
+    runs: String,
+    threads: String,
+}
+
+impl Sweep {
+    fn new(s: &str, limits: &RunLimits) -> Self {
+        let retention = big(u64::try_from(limits.retention.as_millis()).unwrap_or(u64::MAX));
+        let idle = big(u64::try_from(limits.thread_idle_ttl.as_millis()).unwrap_or(u64::MAX));
+        Sweep {
+            runs: format!(
+                "DELETE FROM {s}.runs WHERE key IN (SELECT key FROM {s}.runs \
+                 WHERE finished_at_ms < {STATEMENT_MS} - {retention} \
+                 ORDER BY finished_at_ms LIMIT $1 FOR UPDATE SKIP LOCKED)"
+            ),
+            threads: format!(
+                "DELETE FROM {s}.threads WHERE key IN (SELECT key FROM {s}.threads \
+                 WHERE touched_at_ms < {STATEMENT_MS} - {idle} AND live IS NULL \
+                 ORDER BY touched_at_ms LIMIT $1 FOR UPDATE SKIP LOCKED)"
+            ),
+        }
+    }
+
+    /// Deletes what expired; how many runs and threads.
+    async fn run(&self, pool: &Pool) -> Result<Swept, RunStoreError> {
+        let client = pool.get().await.map_err(unavailable)?;
+        let mut swept = Swept::default();
+        for (statement, count) in [
+            (&self.runs, &mut swept.runs),
+            (&self.threads, &mut swept.threads),
+        ] {
+            loop {
+                let n = client
+                    .execute(statement, &[&SWEEP_BATCH])
+                    .await
+                    .map_err(unavailable)?;
+                *count += n;
+                if n < SWEEP_BATCH as u64 {
+                    break;
+                }
+            }
+        }
+        Ok(swept)
+    }
+}
+
+/// What a sweep deleted: see [`PostgresRunStore::sweep`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// Ended runs past [`RunLimits::retention`], with their events.
+    pub runs: u64,
+    /// Threads idle past [`RunLimits::thread_idle_ttl`], with their histories.
+    pub threads: u64,
+}
+
+/// Sweeps every quarter of the shorter of the retention and the thread idle time (at
+/// least every 100 ms, at most every 30 s), for as long as the store lives.
+async fn sweep_every(pool: Pool, sweep: Arc<Sweep>, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match sweep.run(&pool).await {
+            Ok(s) if s != Swept::default() => {
+                tracing::debug!(
+                    runs = s.runs,
+                    threads = s.threads,
+                    "PostgreSQL run store: expired runs and threads deleted"
+                )
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "PostgreSQL run store: the sweep failed; it runs again in {every:?}")
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for PostgresRunStore {
@@ -285,9 +407,9 @@ impl PostgresRunStore {
     /// `host=… user=… dbname=…`), keeps the store's tables in `schema` (created and
     /// migrated to [`SCHEMA_VERSION`] here), bounded by `limits`, whose defaults for a
     /// store shared by replicas are [`RunLimits::shared`]. The store ignores
-    /// [`RunLimits::max_total_bytes`] (the database's disk bounds the whole) and, for
-    /// now, [`RunLimits::retention`] and [`RunLimits::safety_ttl`]. Connections are made
-    /// without TLS.
+    /// [`RunLimits::max_total_bytes`] (the database's disk bounds the whole) and
+    /// [`RunLimits::safety_ttl`] (its sweep deletes what expired: a run whose producer
+    /// died is ended by a reaper, then expires). Connections are made without TLS.
     pub async fn connect(url: &str, schema: &str, limits: RunLimits) -> Result<Self, ConnectError> {
         if !migrate::valid_schema(schema) {
             return Err(ConnectError::SchemaName(schema.to_owned()));
@@ -319,13 +441,29 @@ impl PostgresRunStore {
         drop(client);
         let wakeups =
             wake::Wakeups::start(listener_config, schema.to_owned(), CONNECT_TIMEOUT).await;
+        let sql = Sql::new(schema, &limits);
+        let sweep = Arc::new(Sweep::new(schema, &limits));
+        let every = (limits.retention.min(limits.thread_idle_ttl) / 4)
+            .clamp(Duration::from_millis(100), SWEEP_AT_MOST_EVERY);
+        let sweeper = tokio::spawn(sweep_every(pool.clone(), sweep.clone(), every));
         Ok(PostgresRunStore {
             pool,
             schema: schema.to_owned(),
             limits,
-            sql: Sql::new(schema),
+            sql,
             wakeups,
+            sweep,
+            sweeper,
         })
+    }
+
+    /// Deletes now what expired: the ended runs past [`RunLimits::retention`] (with
+    /// their events) and the threads idle past [`RunLimits::thread_idle_ttl`] that run
+    /// nothing (with their histories). Every store does it on its own every quarter of
+    /// the shorter of the two times (at most every 30 seconds); what expired and is not
+    /// swept yet is already left out of every read.
+    pub async fn sweep(&self) -> Result<Swept, RunStoreError> {
+        self.sweep.run(&self.pool).await
     }
 
     /// The schema holding the store's tables.
@@ -352,6 +490,10 @@ impl PostgresRunStore {
         let mut client = self.client().await?;
         let fence = Fence::random();
         let tx = client.transaction().await.map_err(unavailable)?;
+        // An ended run of this key past its retention, not swept yet, is no more.
+        tx.execute(&self.sql.expired_run, &[&run.key.as_str()])
+            .await
+            .map_err(unavailable)?;
         if let Some(thread) = &run.thread {
             if let Some(existing) = self.do_record(&tx, &run.key).await? {
                 return Ok(Created::Existing(existing));

@@ -27,11 +27,7 @@ use agui_sdk_agent::runs::{
 use bytes::Bytes;
 use deadpool_postgres::Transaction;
 
-use crate::{big, unavailable, PostgresRunStore, NOW_MS};
-
-/// The start of the statement, in milliseconds since the Unix epoch by the database's
-/// clock: one value for every row a read compares.
-const STATEMENT_MS: &str = "(extract(epoch from statement_timestamp()) * 1000)::bigint";
+use crate::{big, unavailable, PostgresRunStore, NOW_MS, STATEMENT_MS};
 
 /// Most idle threads of one owner a list forgets before it reads its page.
 const SWEEP_PER_LIST: i64 = 256;

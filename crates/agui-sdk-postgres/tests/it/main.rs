@@ -2,6 +2,7 @@
 
 mod leases;
 mod migrations;
+mod retention;
 mod run_log;
 mod threads;
 mod wake;

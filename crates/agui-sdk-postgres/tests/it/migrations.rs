@@ -111,3 +111,25 @@ async fn a_schema_name_that_is_no_plain_identifier_is_refused() {
         other => panic!("an unsafe schema name must be refused: {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_database_that_does_not_answer_is_a_clear_error_not_a_hang() {
+    // Nothing listens on port 1.
+    let started = std::time::Instant::now();
+    match PostgresRunStore::connect(
+        "postgres://postgres@127.0.0.1:1/test",
+        "agui",
+        RunLimits::shared(),
+    )
+    .await
+    {
+        Err(e @ ConnectError::Unreachable(_)) => {
+            assert!(e.to_string().starts_with("PostgreSQL unreachable: "), "{e}");
+        }
+        other => panic!("a database that does not answer must be refused: {other:?}"),
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the connect gives up"
+    );
+}

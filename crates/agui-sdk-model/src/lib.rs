@@ -111,6 +111,31 @@
 //! change the shared state ([`ToolResult::with_state_patch`]), which goes out as
 //! `STATE_DELTA`; [`ModelAgentBuilder::expose_state`] shows the state to the model.
 //!
+//! # Tools from MCP servers
+//!
+//! With the feature `mcp` (off by default), `ModelAgentBuilder::mcp_server` adds the
+//! tools of an MCP server, over stdio (`McpServer::stdio`: a command started at the
+//! first run and reused, given only the environment configured for it) or Streamable
+//! HTTP (`McpServer::http`: a URL with headers, never logged). They are offered beside
+//! the server-side tools and the run's frontend tools, with their JSON Schemas; a name
+//! that clashes is offered as `<server>__<tool>`. A call streams as any tool call and
+//! ends with `TOOL_CALL_RESULT`: text as text, images and audio as content parts, a part
+//! AG-UI has no place for as a text note. The model gets the text, and a note where an
+//! image was (the tool result of every provider API here is text); an `isError` result
+//! is a tool error it sees, prefixed `error: `. Progress notifications of a long call
+//! go out as `ACTIVITY_SNAPSHOT` events of type `mcp_progress` (content: `toolCallId`,
+//! `server`, `tool`, `progress`, `total`, `message`), one activity message per call. A
+//! server that hangs, dies mid-call, floods or answers garbage is a tool error for that
+//! call (the run goes on), within `McpLimits`; the server is started again at a later
+//! run. The example `examples/mcp_tools.rs`:
+//!
+//! ```text
+//! let agent = ModelAgent::chat_completions(url, "gpt-4o-mini")
+//!     .mcp_server(McpServer::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"])
+//!         .env("PATH", std::env::var("PATH")?))
+//!     .build()?;
+//! ```
+//!
 //! # Failures
 //!
 //! Connect and read timeouts; `429` and `5xx` answers (Anthropic's `529` overloaded

@@ -31,6 +31,20 @@ use crate::ConfigError;
 
 /// An MCP server whose tools the model agent offers the model
 /// ([`ModelAgentBuilder::mcp_server`](crate::ModelAgentBuilder::mcp_server)).
+///
+/// ```no_run
+/// use agui_sdk_model::{McpServer, ModelAgent};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = ModelAgent::chat_completions("https://api.openai.com/v1", "gpt-4o-mini")
+///     .api_key(std::env::var("OPENAI_API_KEY")?)
+///     .mcp_server(McpServer::stdio("mcp-server-everything", ["stdio"]).env("PATH", "/usr/bin:/bin"))
+///     .mcp_server(McpServer::http("https://mcp.example.com/mcp").header("Authorization", "Bearer …"))
+///     .build()?;
+/// # let _ = agent;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct McpServer {
     name: String,

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 ./scripts/setup-interop.sh
 export AGUI_REQUIRE_INTEROP=1  # here, a missing reference package fails the interop tests
 export AGUI_REQUIRE_REDIS=1    # and a missing Redis (AGUI_TEST_REDIS_URL, default 127.0.0.1:6379) fails the store tests
+export AGUI_REQUIRE_POSTGRES=1 # likewise a missing PostgreSQL (AGUI_TEST_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/test)
 cargo test --workspace --all-targets
 # The AG-UI 1.1 conformance lane again, printing its per-fixture table.
 cargo test -p agui-sdk-client --test it -- --nocapture --exact conformance::conformance_corpus_1_1

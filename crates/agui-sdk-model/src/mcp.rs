@@ -289,7 +289,10 @@ struct Conn {
     service: RunningService<RoleClient, Handler>,
     changed: Arc<AtomicBool>,
     progress: ProgressRoutes,
-    tools: Vec<Listed>,
+    /// The tools as last listed (runs in flight keep the list they were offered).
+    tools: std::sync::Mutex<Arc<Vec<Listed>>>,
+    /// When it was made.
+    started: Instant,
     /// The stdio server's process, killed when the connection is dropped.
     _child: Option<tokio::process::Child>,
 }
@@ -373,22 +376,23 @@ impl McpSources {
         let mut per_source = Vec::new();
         for (i, s) in self.sources.iter().enumerate() {
             if let Some(conn) = self.connection(s).await {
-                per_source.push((i, conn));
+                let tools = conn.tools.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                per_source.push((i, conn, tools));
             }
         }
         // How many servers list each name.
         let mut count: HashMap<&str, usize> = HashMap::new();
-        for (_, conn) in &per_source {
-            for t in &conn.tools {
+        for (_, _, tools) in &per_source {
+            for t in tools.iter() {
                 *count.entry(t.name.as_str()).or_default() += 1;
             }
         }
         let mut offered = Vec::new();
         let mut specs = Vec::new();
         let mut used: HashSet<String> = HashSet::new();
-        for (i, conn) in &per_source {
+        for (i, conn, tools) in &per_source {
             let server = &self.sources[*i].server.name;
-            for t in &conn.tools {
+            for t in tools.iter() {
                 let clash = taken.contains(&t.name) || count[t.name.as_str()] > 1;
                 let name = if clash {
                     format!("{server}__{}", t.name)
@@ -431,9 +435,18 @@ impl McpSources {
     /// while it cannot be had.
     async fn connection(&self, s: &Source) -> Option<Arc<Conn>> {
         let mut st = s.state.lock().await;
-        if let Some(conn) = &st.conn {
+        if let Some(conn) = st.conn.clone() {
             if conn.service.peer().is_transport_closed() {
-                tracing::warn!(server = %Escaped(&s.server.name), "an MCP server's connection closed: starting it again");
+                // A server that keeps dying is started again no sooner than its
+                // backoff after its last start.
+                let lived = conn.started.elapsed();
+                if lived > STABLE {
+                    st.failures = 0;
+                }
+                let pause = backoff(st.failures);
+                st.failures = st.failures.saturating_add(1);
+                st.not_before = Some(conn.started + pause);
+                tracing::warn!(server = %Escaped(&s.server.name), lived = ?lived, "an MCP server's connection closed: it is started again");
                 st.conn = None;
             } else if conn.changed.swap(false, Ordering::SeqCst) {
                 let listed = tokio::time::timeout(
@@ -443,19 +456,8 @@ impl McpSources {
                 .await;
                 match listed {
                     Ok(Ok(tools)) => {
-                        // The same connection with the new list.
-                        let old = st.conn.take().expect("present");
-                        match Arc::try_unwrap(old) {
-                            Ok(mut c) => {
-                                c.tools = tools;
-                                st.conn = Some(Arc::new(c));
-                            }
-                            Err(shared) => {
-                                // A call in flight holds it: list again at the next run.
-                                shared.changed.store(true, Ordering::SeqCst);
-                                st.conn = Some(shared);
-                            }
-                        }
+                        tracing::info!(server = %Escaped(&s.server.name), tools = tools.len(), "an MCP server's tools are listed again");
+                        *conn.tools.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(tools);
                     }
                     Ok(Err(e)) => {
                         tracing::warn!(server = %Escaped(&s.server.name), error = %Escaped(&e), "an MCP server's tools could not be listed again: the old list is kept");
@@ -481,15 +483,14 @@ impl McpSources {
                     });
             match started {
                 Ok(conn) => {
-                    tracing::info!(server = %Escaped(&s.server.name), tools = conn.tools.len(), "an MCP server is connected");
-                    st.failures = 0;
+                    tracing::info!(server = %Escaped(&s.server.name), "an MCP server is connected");
+                    // The failures count on until a connection lives long (see
+                    // STABLE): a server that starts, then dies at once, backs off.
                     st.not_before = None;
                     st.conn = Some(Arc::new(conn));
                 }
                 Err(e) => {
-                    let pause = Duration::from_millis(500)
-                        .saturating_mul(1u32 << st.failures.min(6))
-                        .min(Duration::from_secs(30));
+                    let pause = backoff(st.failures);
                     st.failures = st.failures.saturating_add(1);
                     st.not_before = Some(Instant::now() + pause);
                     tracing::warn!(server = %Escaped(&s.server.name), error = %Escaped(&e), retry_in = ?pause, "an MCP server could not be started: the run goes on without its tools");
@@ -611,6 +612,17 @@ impl McpSources {
         let value = serde_json::to_value(&result).unwrap_or(Value::Null);
         Ok(convert(&value, self.limits.max_result_bytes, server))
     }
+}
+
+/// How long a connection must have lived for its death not to count as a failure.
+const STABLE: Duration = Duration::from_secs(60);
+
+/// The pause before the next start after `failures` failed or short-lived ones: 500 ms,
+/// doubling, at most 30 s.
+fn backoff(failures: u32) -> Duration {
+    Duration::from_millis(500)
+        .saturating_mul(1u32 << failures.min(6))
+        .min(Duration::from_secs(30))
 }
 
 /// Removes a call's progress route when the call is over, however it ends.
@@ -819,7 +831,8 @@ async fn connect(server: &McpServer, limits: &McpLimits) -> Result<Conn, String>
         service,
         changed,
         progress,
-        tools,
+        tools: std::sync::Mutex::new(Arc::new(tools)),
+        started: Instant::now(),
         _child: child,
     })
 }

@@ -372,7 +372,9 @@ async fn a_server_that_dies_mid_call_is_a_tool_error_and_is_started_again() {
         "{t:?}"
     );
     assert_eq!(results(&events).len(), 1);
-    // The next run starts the server again: its tool is offered, and called.
+    // A later run starts the server again, past its backoff (500 ms after its
+    // start): its tool is offered, and called.
+    tokio::time::sleep(Duration::from_millis(700)).await;
     let events = run(&a, "r2").await;
     assert!(finished(&events), "{events:?}");
     let reqs = u.requests.lock().unwrap().clone();
@@ -541,4 +543,22 @@ async fn a_long_running_tools_progress_is_shown_as_activity() {
     assert_eq!(progress[0]["tool"], "trigger-long-running-operation");
     let t = told(&u);
     assert!(t[0].contains("completed"), "{t:?}");
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_listed_again() {
+    let (url, u) = upstream(&[("work", "{}")]).await;
+    let a = agent(&url).mcp_server(hostile("changing")).build().unwrap();
+    let a = serve(a).await;
+    assert!(finished(&run(&a, "r1").await));
+    assert_eq!(offered(&u), ["work"]);
+    assert!(finished(&run(&a, "r2").await));
+    let reqs = u.requests.lock().unwrap().clone();
+    let names: Vec<&str> = reqs[2]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["work", "added"]);
 }

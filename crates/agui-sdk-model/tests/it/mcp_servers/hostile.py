@@ -2,13 +2,15 @@
 
 Modes: `hang` (a call is never answered), `die` (the process exits mid-call), `huge`
 (a call's answer is one 100 MB line), `big` (a 5,000-byte text result), `many` (10,000
-tools), `clash` (tools `add` and `unique`, whose results name LABEL).
+tools), `clash` (tools `add` and `unique`, whose results name LABEL), `changing` (a
+call adds the tool `added` and says the list changed).
 """
 import json
 import sys
 
 mode = sys.argv[1]
 label = sys.argv[2] if len(sys.argv) > 2 else mode
+changed = False
 
 
 def send(msg):
@@ -26,11 +28,17 @@ def tools():
         return [tool(f"tool_{i}") for i in range(10_000)]
     if mode == "clash":
         return [tool("add"), tool("unique")]
+    if changed:
+        return [tool("work"), tool("added")]
     return [tool("work")]
 
 
 def call(req):
+    global changed
     name = req["params"]["name"]
+    if mode == "changing" and not changed:
+        changed = True
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     if mode == "hang":
         return None
     if mode == "die":

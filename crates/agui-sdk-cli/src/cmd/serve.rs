@@ -32,14 +32,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     pub memory_budget: usize,
     /// Where resumable runs (requests with `AGUI-Resumable: 1`) are kept: `memory`
-    /// (this process), `redis://HOST:PORT[/DB]` (shared by every replica using it), or
-    /// `off`. The CopilotKit runtime's threads are kept there too (with `off`, in this
-    /// process's memory).
+    /// (this process), `redis://HOST:PORT[/DB]` or `postgres://USER@HOST:PORT/DB` (shared
+    /// by every replica using it; PostgreSQL's tables in the schema `agui`), or `off`.
+    /// The CopilotKit runtime's threads are kept there too (with `off`, in this process's
+    /// memory).
     #[arg(long, default_value = "memory")]
     pub store: String,
     /// Most CopilotKit threads the store keeps, every user's together (default: 10,000
-    /// in memory, 100,000 in Redis): a new thread forgets the one idle the longest, and
-    /// is refused with `503` code `threads_full` when every thread is running.
+    /// in memory, 100,000 in Redis or PostgreSQL): a new thread forgets the one idle the
+    /// longest, and is refused with `503` code `threads_full` when every thread is
+    /// running.
     #[arg(long, value_name = "N")]
     pub max_threads: Option<u64>,
     /// This replica's name in a shared store (default: random).
@@ -280,9 +282,19 @@ async fn store(
                 .map_err(|e| store_error(url, &e))?;
             Some(Arc::new(store))
         }
+        url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            let mut limits = agui_sdk_server::runs::RunLimits::shared();
+            if let Some(n) = args.max_threads {
+                limits = limits.max_threads(n);
+            }
+            let store = agui_sdk_postgres::PostgresRunStore::connect(url, "agui", limits)
+                .await
+                .map_err(|e| store_error(url, &e))?;
+            Some(Arc::new(store))
+        }
         other => {
             return Err(CliError::Usage(format!(
-                "--store {other:?}: expected memory, off, or redis://HOST:PORT"
+                "--store {other:?}: expected memory, off, redis://HOST:PORT or postgres://USER@HOST:PORT/DB"
             )))
         }
     })

@@ -11,6 +11,7 @@ mod cli_inspect;
 mod cli_jsonl;
 mod cli_mcp;
 mod cli_openai;
+mod cli_postgres;
 mod cli_redirect;
 mod cli_replicas;
 mod cli_run;

@@ -120,9 +120,11 @@
 //! the server-side tools and the run's frontend tools, with their JSON Schemas; a name
 //! that clashes is offered as `<server>__<tool>`. A call streams as any tool call and
 //! ends with `TOOL_CALL_RESULT`: text as text, images and audio as content parts, a part
-//! AG-UI has no place for as a text note. The model gets the text, and a note where an
-//! image was (the tool result of every provider API here is text); an `isError` result
-//! is a tool error it sees, prefixed `error: `. Progress notifications of a long call
+//! AG-UI has no place for as a text note. The model gets images where its API's tool
+//! results carry them (Anthropic Messages: image blocks in the `tool_result`; OpenAI
+//! Responses: `input_image` items in the `function_call_output`), and a text note
+//! where they cannot (chat completions, whose tool messages are text); an `isError`
+//! result is a tool error it sees, prefixed `error: `. Progress notifications of a long call
 //! go out as `ACTIVITY_SNAPSHOT` events of type `mcp_progress` (content: `toolCallId`,
 //! `server`, `tool`, `progress`, `total`, `message`), one activity message per call. A
 //! server that hangs, dies mid-call, floods or answers garbage is a tool error for that
@@ -950,13 +952,13 @@ async fn run<P: Provider>(
                 mcp_offered.iter().find(|t| t.name == call.name),
             ) {
                 let out = sources.call(tool, &call.id, &call.arguments, &tx).await?;
+                provider.record_parts(&mut history, call, &out.for_model, &out.content);
                 tx.emit(Event::from(ToolCallResult::new(
                     format!("{}-result", call.id),
                     call.id.clone(),
                     out.content,
                 )))
                 .await?;
-                provider.record_result(&mut history, call, &out.for_model);
                 continue;
             }
             let output = run_tool(config, call, &state, &input, &ctx).await;

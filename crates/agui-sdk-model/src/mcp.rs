@@ -637,6 +637,44 @@ impl Drop for Unroute {
     }
 }
 
+/// A part of a tool result as a provider API takes it.
+#[derive(Debug, PartialEq)]
+pub(crate) enum ModelPart {
+    Text(String),
+    /// Inline base64 data.
+    Image {
+        mime: String,
+        data: String,
+    },
+}
+
+/// The parts of a result with media for an API whose tool results carry images: text,
+/// images, and a note for any other medium. `None` for a text result.
+pub(crate) fn model_parts(content: &Content) -> Option<Vec<ModelPart>> {
+    let Content::Parts(parts) = content else {
+        return None;
+    };
+    Some(
+        parts
+            .iter()
+            .map(|p| {
+                let v = serde_json::to_value(p).unwrap_or(Value::Null);
+                match (v["type"].as_str(), v["source"]["type"].as_str()) {
+                    (Some("text"), _) => ModelPart::Text(v["text"].as_str().unwrap_or("").to_owned()),
+                    (Some("image"), Some("data")) => ModelPart::Image {
+                        mime: v["source"]["mimeType"].as_str().unwrap_or("").to_owned(),
+                        data: v["source"]["value"].as_str().unwrap_or("").to_owned(),
+                    },
+                    (kind, _) => ModelPart::Text(format!(
+                        "[the tool returned {} content, shown to the user; it cannot be passed to the model]",
+                        kind.unwrap_or("other")
+                    )),
+                }
+            })
+            .collect(),
+    )
+}
+
 /// At most 300 characters of an error's text.
 fn short(s: &str) -> String {
     match s.char_indices().nth(300) {

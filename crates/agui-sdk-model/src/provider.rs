@@ -102,6 +102,21 @@ pub(crate) trait Provider: Send + Sync + 'static {
     /// Adds a server-side tool's result to the history.
     fn record_result(&self, history: &mut Self::History, call: &MadeCall, content: &str);
 
+    /// Adds an MCP tool's result to the history: by default `text` (its text, with a
+    /// note where an image was); an API whose tool results carry images sends the
+    /// parts of `content` instead.
+    #[cfg(feature = "mcp")]
+    fn record_parts(
+        &self,
+        history: &mut Self::History,
+        call: &MadeCall,
+        text: &str,
+        content: &agui_sdk_core::types::Content,
+    ) {
+        let _ = content;
+        self.record_result(history, call, text);
+    }
+
     /// Shows the model the state as it is now (when it is exposed).
     fn refresh_state(&self, history: &mut Self::History, state: &Value);
 

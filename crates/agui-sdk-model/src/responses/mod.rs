@@ -76,6 +76,35 @@ impl Provider for Responses {
         }));
     }
 
+    #[cfg(feature = "mcp")]
+    fn record_parts(
+        &self,
+        history: &mut History,
+        call: &MadeCall,
+        text: &str,
+        content: &agui_sdk_core::types::Content,
+    ) {
+        // A function_call_output's output may be a list of input_text and input_image.
+        let Some(parts) = crate::mcp::model_parts(content) else {
+            return self.record_result(history, call, text);
+        };
+        let output: Vec<Value> = parts
+            .into_iter()
+            .map(|p| match p {
+                crate::mcp::ModelPart::Text(t) => json!({ "type": "input_text", "text": t }),
+                crate::mcp::ModelPart::Image { mime, data } => json!({
+                    "type": "input_image",
+                    "image_url": format!("data:{mime};base64,{data}"),
+                }),
+            })
+            .collect();
+        history.items.push(json!({
+            "type": "function_call_output",
+            "call_id": call.id,
+            "output": output,
+        }));
+    }
+
     fn refresh_state(&self, history: &mut History, state: &Value) {
         if let Some(i) = history.state_at {
             history.instructions[i] = request::state_text(state);
@@ -84,5 +113,45 @@ impl Provider for Responses {
 
     fn vendor(&self) -> Option<&'static str> {
         Some("openai")
+    }
+}
+
+#[cfg(all(test, feature = "mcp"))]
+mod tests {
+    use super::*;
+    use agui_sdk_core::types::{Content, ContentPart};
+
+    #[test]
+    fn an_mcp_image_result_is_an_input_image_of_the_output() {
+        let image: ContentPart = serde_json::from_value(json!({
+            "type": "image", "source": { "type": "data", "value": "aGk=", "mimeType": "image/png" },
+        }))
+        .unwrap();
+        let content = Content::Parts(vec![ContentPart::text("a picture"), image]);
+        let call = MadeCall {
+            id: "call_1".into(),
+            name: "pic".into(),
+            arguments: "{}".into(),
+        };
+        let mut history = History::default();
+        Responses { effort: None }.record_parts(&mut history, &call, "unused", &content);
+        assert_eq!(
+            history.items,
+            [
+                json!({ "type": "function_call_output", "call_id": "call_1", "output": [
+                    { "type": "input_text", "text": "a picture" },
+                    { "type": "input_image", "image_url": "data:image/png;base64,aGk=" },
+                ]})
+            ]
+        );
+        // A text result stays a string.
+        let mut history = History::default();
+        Responses { effort: None }.record_parts(
+            &mut history,
+            &call,
+            "plain",
+            &Content::Text("plain".into()),
+        );
+        assert_eq!(history.items[0]["output"], "plain");
     }
 }

@@ -64,6 +64,49 @@ async fn answer(State(u): State<Upstream>, body: String) -> axum::response::Resp
         .unwrap()
 }
 
+/// The scripted upstream as Anthropic Messages: the planned calls as `tool_use`
+/// blocks, then a text once the request has a `tool_result`.
+#[cfg(feature = "anthropic")]
+async fn answer_anthropic(State(u): State<Upstream>, body: String) -> axum::response::Response {
+    use crate::fake_anthropic as fa;
+    let body: Value = serde_json::from_str(&body).unwrap();
+    u.requests.lock().unwrap().push(body.clone());
+    let answered = body["messages"].as_array().is_some_and(|m| {
+        m.iter().any(|m| {
+            m["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+        })
+    });
+    let mut evs = vec![fa::message_start(
+        json!({ "input_tokens": 1, "output_tokens": 1 }),
+    )];
+    let stop = if answered {
+        evs.extend(fa::text_block(0, &["done"]));
+        "end_turn"
+    } else {
+        for (i, (name, args)) in u.calls.iter().enumerate() {
+            evs.extend(fa::tool_block(
+                i as u32,
+                &format!("toolu_{i}"),
+                name,
+                &[args],
+            ));
+        }
+        "tool_use"
+    };
+    evs.push(fa::message_delta(stop, 2));
+    evs.push(fa::message_stop());
+    let mut sse = String::new();
+    for (name, data) in evs {
+        sse.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    }
+    axum::response::Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(axum::body::Body::from(sse))
+        .unwrap()
+}
+
 async fn upstream(calls: &[(&str, &str)]) -> (String, Upstream) {
     let u = Upstream {
         requests: Arc::default(),
@@ -74,9 +117,10 @@ async fn upstream(calls: &[(&str, &str)]) -> (String, Upstream) {
                 .collect(),
         ),
     };
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", post(answer))
-        .with_state(u.clone());
+    let app = axum::Router::new().route("/v1/chat/completions", post(answer));
+    #[cfg(feature = "anthropic")]
+    let app = app.route("/v1/messages", post(answer_anthropic));
+    let app = app.with_state(u.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -561,4 +605,36 @@ async fn a_changed_tool_list_is_listed_again() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["work", "added"]);
+}
+
+/// Anthropic's `tool_result` carries images: the model gets the image itself.
+#[cfg(feature = "anthropic")]
+#[tokio::test]
+async fn an_image_result_goes_to_an_anthropic_model_as_an_image_block() {
+    let Some(bin) = everything("mcp anthropic image") else {
+        return;
+    };
+    let (url, u) = upstream(&[("get-tiny-image", "{}")]).await;
+    let a = ModelAgent::anthropic(&url, "claude")
+        .retries(0, Duration::from_millis(1))
+        .mcp_server(everything_stdio(&bin))
+        .build()
+        .unwrap();
+    let a = serve(a).await;
+    let events = run(&a, "r1").await;
+    assert!(finished(&events), "{events:?}");
+    let reqs = u.requests.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 2);
+    let msgs = reqs[1]["messages"].as_array().unwrap();
+    let result = &msgs.last().unwrap()["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "toolu_0");
+    let blocks = result["content"].as_array().unwrap();
+    let image = blocks
+        .iter()
+        .find(|b| b["type"] == "image")
+        .expect("an image block");
+    assert_eq!(image["source"]["type"], "base64");
+    assert_eq!(image["source"]["media_type"], "image/png");
+    assert!(image["source"]["data"].as_str().unwrap().len() > 100);
 }

@@ -15,7 +15,7 @@
 //!
 //! Behind the feature `test-util`: a store's crate names it on its dev-dependency,
 //! `agui-sdk-agent = { version = "…", features = ["test-util"] }`, and calls [`check`]
-//! from a test. A single-process store (the provided [`Leases`](super::Leases) methods)
+//! from a test. A single-process store (the provided [`Leases`] methods)
 //! runs it with `leases: false`; a store shared by several replicas with `leases: true`.
 
 use std::sync::Arc;

@@ -196,3 +196,148 @@ async fn wake_latency_or_error(
         Err(e) => panic!("append after the cut: {e}"),
     }
 }
+
+/// A TCP proxy in front of the test database: cutting it is a database gone away
+/// (every connection through it closed, new ones refused) until it is started again on
+/// the same port.
+struct Proxy {
+    port: u16,
+    accept: tokio::task::JoinHandle<()>,
+    conns: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Proxy {
+    async fn start(port: u16, target: std::net::SocketAddr) -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_reuseaddr(true).unwrap();
+        socket
+            .bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+            .unwrap();
+        let listener = socket.listen(64).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let conns: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>> = Arc::default();
+        let accepted = conns.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let conn = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                accepted.lock().unwrap().push(conn);
+            }
+        });
+        Proxy {
+            port,
+            accept,
+            conns,
+        }
+    }
+
+    async fn cut(self) -> u16 {
+        let Proxy {
+            port,
+            accept,
+            conns,
+        } = self;
+        accept.abort();
+        let _ = accept.await;
+        for conn in conns.lock().unwrap().drain(..) {
+            conn.abort();
+        }
+        port
+    }
+}
+
+#[tokio::test]
+async fn a_database_gone_away_fails_operations_at_once_and_the_store_comes_back_with_it() {
+    let Some((b, admin, schema)) = store("wake_gone", RunLimits::shared()).await else {
+        return;
+    };
+    let config: tokio_postgres::Config = url().parse().unwrap();
+    let target = match (config.get_hosts().first(), config.get_ports().first()) {
+        (Some(tokio_postgres::config::Host::Tcp(host)), port) => {
+            std::net::ToSocketAddrs::to_socket_addrs(&(
+                host.as_str(),
+                port.copied().unwrap_or(5432),
+            ))
+            .unwrap()
+            .next()
+            .unwrap()
+        }
+        _ => {
+            eprintln!("skipped: the test database is not reached over TCP");
+            return;
+        }
+    };
+    let proxy = Proxy::start(0, target).await;
+    let mut via = format!(
+        "postgres://{}@127.0.0.1:{}/{}",
+        config.get_user().unwrap_or("postgres"),
+        proxy.port,
+        config.get_dbname().unwrap_or("postgres")
+    );
+    if let Some(p) = config.get_password() {
+        via = via.replacen('@', &format!(":{}@", String::from_utf8_lossy(p)), 1);
+    }
+    let a = Arc::new(
+        PostgresRunStore::connect(&via, &schema, RunLimits::shared())
+            .await
+            .unwrap(),
+    );
+    let (key, fence) = run(&b, "gone").await;
+    b.append(&key, fence, 1, vec![Bytes::from_static(b"{\"n\":1}")], None)
+        .await
+        .unwrap();
+    assert_eq!(a.read(&key, 0, 10).await.unwrap().head, 1);
+
+    // The database goes away for replica a: its operations fail, saying so, at once.
+    let port = proxy.cut().await;
+    let t0 = tokio::time::Instant::now();
+    match a.read(&key, 0, 10).await {
+        Err(RunStoreError::Unavailable(e)) => assert!(!e.to_string().is_empty()),
+        other => panic!("a store whose database is gone must say so: {other:?}"),
+    }
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "no hang: {:?}",
+        t0.elapsed()
+    );
+    // Meanwhile replica b commits more.
+    b.append(&key, fence, 2, vec![Bytes::from_static(b"{\"n\":2}")], None)
+        .await
+        .unwrap();
+
+    // The database comes back: a reconnects by itself, and nothing committed is lost.
+    let proxy = Proxy::start(port, target).await;
+    let mut batch = None;
+    for _ in 0..50 {
+        if let Ok(b) = a.read(&key, 0, 10).await {
+            batch = Some(b);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let batch = batch.expect("the store reconnects when the database is back");
+    assert_eq!(
+        batch.events,
+        vec![
+            Bytes::from_static(b"{\"n\":1}"),
+            Bytes::from_static(b"{\"n\":2}")
+        ]
+    );
+    // Its wake-up connection is back within its backoff (at most 5 s).
+    let mut waited = Duration::MAX;
+    for head in 2..32 {
+        waited = wake_latency(&a, &b, &key, fence, head).await;
+        if waited < FALLBACK / 4 {
+            break;
+        }
+    }
+    assert!(
+        waited < FALLBACK / 4,
+        "woken by notification once the database is back: {waited:?}"
+    );
+    proxy.cut().await;
+    drop_schema(&admin, &schema).await;
+}

@@ -427,6 +427,14 @@ async fn a_server_that_dies_mid_call_is_a_tool_error_and_is_started_again() {
 }
 
 #[tokio::test]
+async fn a_server_that_answers_garbage_is_a_tool_error() {
+    let (events, t, took) = hostile_call("garbage", "work", limits()).await;
+    assert!(t[0].starts_with("error: the MCP server garbage "), "{t:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(results(&events).len(), 1);
+}
+
+#[tokio::test]
 async fn a_100_mb_result_is_refused_without_being_held() {
     let (_, t, _) = hostile_call("huge", "work", limits()).await;
     assert!(

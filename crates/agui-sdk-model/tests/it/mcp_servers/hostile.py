@@ -3,7 +3,8 @@
 Modes: `hang` (a call is never answered), `die` (the process exits mid-call), `huge`
 (a call's answer is one 100 MB line), `big` (a 5,000-byte text result), `many` (10,000
 tools), `clash` (tools `add` and `unique`, whose results name LABEL), `changing` (a
-call adds the tool `added` and says the list changed).
+call adds the tool `added` and says the list changed), `garbage` (a call is answered
+with a line that is not JSON, then a result of the wrong shape).
 """
 import json
 import sys
@@ -43,6 +44,10 @@ def call(req):
         return None
     if mode == "die":
         sys.exit(1)
+    if mode == "garbage":
+        sys.stdout.write("\x1b[2J this is not JSON\n")
+        send({"jsonrpc": "2.0", "id": req["id"], "result": {"content": "not a list", "isError": "no"}})
+        return None
     if mode == "huge":
         head = json.dumps({"jsonrpc": "2.0", "id": req["id"],
                            "result": {"content": [{"type": "text", "text": "@"}]}})

@@ -557,30 +557,26 @@ impl McpSources {
         let _unroute = Unroute(routes, key);
         let response = tokio::time::timeout(self.limits.call_timeout, handle.await_response());
         tokio::pin!(response);
+        // Progress goes out as it comes, at most one event per 20 ms (a flood of
+        // notifications is thinned, never queued); what is left when the answer
+        // comes goes out before the result.
+        let mut last_progress: Option<Instant> = None;
         let answer = loop {
             tokio::select! {
                 a = &mut response => break a,
-                Some((progress, total, message)) = prx.recv() => {
-                    let mut content = Map::new();
-                    content.insert("toolCallId".into(), json!(call_id));
-                    content.insert("server".into(), json!(server));
-                    content.insert("tool".into(), json!(tool.tool));
-                    content.insert("progress".into(), json!(progress));
-                    if let Some(t) = total {
-                        content.insert("total".into(), json!(t));
+                Some(p) = prx.recv() => {
+                    if last_progress.is_some_and(|t| t.elapsed() < PROGRESS_EVERY) {
+                        continue;
                     }
-                    if let Some(m) = message {
-                        content.insert("message".into(), json!(short(&m)));
-                    }
-                    tx.emit(agui_sdk_core::Event::activity_snapshot(
-                        format!("{call_id}-progress"),
-                        "mcp_progress",
-                        content,
-                    ))
-                    .await?;
+                    last_progress = Some(Instant::now());
+                    tx.emit(progress_event(call_id, server, &tool.tool, p)).await?;
                 }
             }
         };
+        while let Ok(p) = prx.try_recv() {
+            tx.emit(progress_event(call_id, server, &tool.tool, p))
+                .await?;
+        }
         let result = match answer {
             Err(_) => {
                 let _ = peer
@@ -612,6 +608,26 @@ impl McpSources {
         let value = serde_json::to_value(&result).unwrap_or(Value::Null);
         Ok(convert(&value, self.limits.max_result_bytes, server))
     }
+}
+
+/// The least time between two progress events of one call.
+const PROGRESS_EVERY: Duration = Duration::from_millis(20);
+
+/// A progress notification as `ACTIVITY_SNAPSHOT` (`mcp_progress`).
+fn progress_event(call_id: &str, server: &str, tool: &str, p: Progress) -> agui_sdk_core::Event {
+    let (progress, total, message) = p;
+    let mut content = Map::new();
+    content.insert("toolCallId".into(), json!(call_id));
+    content.insert("server".into(), json!(server));
+    content.insert("tool".into(), json!(tool));
+    content.insert("progress".into(), json!(progress));
+    if let Some(t) = total {
+        content.insert("total".into(), json!(t));
+    }
+    if let Some(m) = message {
+        content.insert("message".into(), json!(short(&m)));
+    }
+    agui_sdk_core::Event::activity_snapshot(format!("{call_id}-progress"), "mcp_progress", content)
 }
 
 /// How long a connection must have lived for its death not to count as a failure.

@@ -588,9 +588,13 @@ async fn a_long_running_tools_progress_is_shown_as_activity() {
             _ => None,
         })
         .collect();
-    assert_eq!(progress.len(), 4, "{progress:?}");
-    assert_eq!(progress[3]["progress"], 4.0);
-    assert_eq!(progress[3]["total"], 4.0);
+    // One per step the server reports (the last may race the answer: the server sends
+    // it just before its result).
+    assert!((3..=4).contains(&progress.len()), "{progress:?}");
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["progress"], (i + 1) as f64);
+        assert_eq!(p["total"], 4.0);
+    }
     assert_eq!(progress[0]["toolCallId"], "call_0");
     assert_eq!(progress[0]["tool"], "trigger-long-running-operation");
     let t = told(&u);
@@ -645,4 +649,14 @@ async fn an_image_result_goes_to_an_anthropic_model_as_an_image_block() {
     assert_eq!(image["source"]["type"], "base64");
     assert_eq!(image["source"]["media_type"], "image/png");
     assert!(image["source"]["data"].as_str().unwrap().len() > 100);
+}
+
+#[tokio::test]
+async fn a_tool_over_the_schema_cap_is_not_offered() {
+    let (url, u) = upstream(&[("work", "{}")]).await;
+    let a = agent(&url).mcp_server(hostile("fat")).build().unwrap();
+    let a = serve(a).await;
+    assert!(finished(&run(&a, "r1").await));
+    assert_eq!(offered(&u), ["work"]);
+    assert_eq!(told(&u), ["done"]);
 }

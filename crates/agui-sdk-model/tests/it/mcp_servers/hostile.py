@@ -4,7 +4,8 @@ Modes: `hang` (a call is never answered), `die` (the process exits mid-call), `h
 (a call's answer is one 100 MB line), `big` (a 5,000-byte text result), `many` (10,000
 tools), `clash` (tools `add` and `unique`, whose results name LABEL), `changing` (a
 call adds the tool `added` and says the list changed), `garbage` (a call is answered
-with a line that is not JSON, then a result of the wrong shape).
+with a line that is not JSON, then a result of the wrong shape), `fat` (the tool `work`,
+and `fat` whose description is 100 KiB).
 """
 import json
 import sys
@@ -31,6 +32,10 @@ def tools():
         return [tool("add"), tool("unique")]
     if changed:
         return [tool("work"), tool("added")]
+    if mode == "fat":
+        fat = tool("fat")
+        fat["description"] = "f" * 100_000
+        return [tool("work"), fat]
     return [tool("work")]
 
 

@@ -389,6 +389,16 @@ fn corrupt(what: String) -> RunStoreError {
     RunStoreError::Unavailable(what.into())
 }
 
+/// `sql` prepared on `client`'s connection, once per connection (the statements of the
+/// hot paths: an append, a read, a waiter's check, a heartbeat), so that each later use
+/// is one round trip instead of two.
+async fn prepared(
+    client: &impl deadpool_postgres::GenericClient,
+    sql: &str,
+) -> Result<tokio_postgres::Statement, RunStoreError> {
+    client.prepare_cached(sql).await.map_err(unavailable)
+}
+
 /// A count or size as PostgreSQL's `bigint` holds it.
 fn big(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -618,7 +628,7 @@ impl PostgresRunStore {
     ) -> Result<Appended, RunStoreError> {
         let key_text = key.as_str();
         let row = tx
-            .query_opt(&self.sql.lock, &[&key_text])
+            .query_opt(&prepared(tx, &self.sql.lock).await?, &[&key_text])
             .await
             .map_err(unavailable)?
             .ok_or(RunStoreError::NotFound)?;
@@ -648,9 +658,12 @@ impl PostgresRunStore {
         if !events.is_empty() {
             let seqs: Vec<i64> = (0..events.len() as i64).map(|i| head + 1 + i).collect();
             let json: Vec<&[u8]> = events.iter().map(|e| e.as_ref()).collect();
-            tx.execute(&self.sql.insert, &[&key_text, &seqs, &json])
-                .await
-                .map_err(unavailable)?;
+            tx.execute(
+                &prepared(tx, &self.sql.insert).await?,
+                &[&key_text, &seqs, &json],
+            )
+            .await
+            .map_err(unavailable)?;
             head += events.len() as i64;
             bytes += events.iter().map(|e| e.len() as i64).sum::<i64>();
         }
@@ -684,7 +697,7 @@ impl PostgresRunStore {
         let status = terminal.unwrap_or(RunStatus::Running);
         let finished = terminal.map(|_| appended.now);
         tx.execute(
-            &self.sql.update,
+            &prepared(tx, &self.sql.update).await?,
             &[
                 &key_text,
                 &head,
@@ -708,7 +721,10 @@ impl PostgresRunStore {
         let client = self.client().await?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = client
-            .query(&self.sql.read, &[&key.as_str(), &big(after), &limit])
+            .query(
+                &prepared(&client, &self.sql.read).await?,
+                &[&key.as_str(), &big(after), &limit],
+            )
             .await
             .map_err(unavailable)?;
         let first = rows.first().ok_or(RunStoreError::NotFound)?;
@@ -735,7 +751,7 @@ impl PostgresRunStore {
     async fn moved(&self, key: &RunKey, after: u64) -> Result<bool, RunStoreError> {
         let client = self.client().await?;
         let Some(row) = client
-            .query_opt(&self.sql.head, &[&key.as_str()])
+            .query_opt(&prepared(&client, &self.sql.head).await?, &[&key.as_str()])
             .await
             .map_err(unavailable)?
         else {
@@ -823,9 +839,12 @@ impl PostgresRunStore {
         tx: &deadpool_postgres::Transaction<'_>,
         key: &RunKey,
     ) -> Result<(), RunStoreError> {
-        tx.execute(&self.sql.notify, &[&self.schema, &key.as_str()])
-            .await
-            .map_err(unavailable)?;
+        tx.execute(
+            &prepared(tx, &self.sql.notify).await?,
+            &[&self.schema, &key.as_str()],
+        )
+        .await
+        .map_err(unavailable)?;
         Ok(())
     }
 
@@ -846,7 +865,10 @@ impl PostgresRunStore {
     async fn do_heartbeat(&self, key: &RunKey, fence: Fence) -> Result<Heartbeat, RunStoreError> {
         let client = self.client().await?;
         let row = client
-            .query_opt(&self.sql.heartbeat, &[&key.as_str(), &fence_text(fence)])
+            .query_opt(
+                &prepared(&client, &self.sql.heartbeat).await?,
+                &[&key.as_str(), &fence_text(fence)],
+            )
             .await
             .map_err(unavailable)?;
         match row {

@@ -16,6 +16,14 @@
 //! [`RunLimits::thread_idle_ttl`](agui_sdk_agent::runs::RunLimits::thread_idle_ttl)
 //! (through the index `(owner, touched_at_ms)`); those not yet forgotten are left out
 //! by every read.
+//!
+//! # The thread cap
+//!
+//! How many threads the store holds is one row, `thread_count`, kept by triggers on
+//! `threads`: a new thread reads it instead of counting the table. Creating and
+//! forgetting threads therefore take that row's lock until their transaction commits
+//! (each a few statements): new threads are created one at a time, store-wide. A run
+//! of a thread the store holds already does not touch it.
 
 use std::collections::HashSet;
 use std::sync::Arc;

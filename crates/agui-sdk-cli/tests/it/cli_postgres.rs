@@ -1,7 +1,8 @@
 //! `agui serve --store postgres://…`: replicas sharing one PostgreSQL. A run started on
 //! replica A is resumed through replica B; A killed with SIGKILL mid-run has its run
-//! closed by B's reaper with `RUN_ERROR` code `run_lost`. A database that does not
-//! answer is a clear error at start-up.
+//! closed by B's reaper with `RUN_ERROR` code `run_lost`. A database gone away mid-run
+//! (a proxy cut) ends the run with `RUN_ERROR` once it is back, every committed event
+//! kept; one that does not answer is a clear error at start-up.
 //!
 //! Uses the PostgreSQL at `AGUI_TEST_POSTGRES_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`; the replicas keep their tables in its
@@ -226,4 +227,123 @@ fn a_postgres_that_does_not_answer_is_a_clear_error_at_start_up() {
         !err.contains("pg-secret-42"),
         "the password is not shown: {err}"
     );
+}
+
+/// A TCP proxy in front of the test database: cutting it is the database gone away for
+/// the replica behind it (its connections closed, new ones refused), until it is
+/// started again on the same port.
+struct Proxy {
+    port: u16,
+    accept: tokio::task::JoinHandle<()>,
+    conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Proxy {
+    async fn start(port: u16, target: std::net::SocketAddr) -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_reuseaddr(true).unwrap();
+        socket
+            .bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+            .unwrap();
+        let listener = socket.listen(64).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let conns = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let accepted = conns.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let conn = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                accepted.lock().unwrap().push(conn);
+            }
+        });
+        Proxy {
+            port,
+            accept,
+            conns,
+        }
+    }
+
+    async fn cut(self) -> u16 {
+        let Proxy {
+            port,
+            accept,
+            conns,
+        } = self;
+        accept.abort();
+        let _ = accept.await;
+        for conn in conns.lock().unwrap().drain(..) {
+            conn.abort();
+        }
+        port
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_database_goes_away_ends_with_run_error_and_keeps_what_was_committed() {
+    let Some(url) = postgres_url("postgres_gone_mid_run") else {
+        return;
+    };
+    // postgres://USER[:PASSWORD]@HOST:PORT/DB: the proxy stands in for HOST:PORT.
+    let (head, rest) = url.rsplit_once('@').expect("a URL with a user");
+    let (host_port, db) = rest.split_once('/').expect("a URL with a database");
+    let target = std::net::ToSocketAddrs::to_socket_addrs(host_port)
+        .unwrap()
+        .next()
+        .unwrap();
+    let proxy = Proxy::start(0, target).await;
+    let via = format!("{head}@127.0.0.1:{}/{db}", proxy.port);
+    let a = replica(&via, "A");
+
+    let run = run_id("gone");
+    let mut on_a = start(&a.base, &run).await;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(on_a.next().await.expect("a frame from A"));
+    }
+    // The database goes away mid-run: the response ends (the viewer cannot read).
+    let port = proxy.cut().await;
+    while let Some(f) = on_a.next().await {
+        seen.push(f);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // It comes back: a re-attach gets every committed event, then the run's end, an
+    // error that says what happened (the store failed, or its producer was lost).
+    let proxy = Proxy::start(port, target).await;
+    let mut attached = None;
+    for _ in 0..50 {
+        let res = reqwest::Client::new()
+            .get(format!("{}/agentic_chat/runs/{run}/events", a.base))
+            .header("AGUI-Resume-Token", TOKEN)
+            .header("Accept", "text/event-stream")
+            .header("Last-Event-ID", format!("{run}:{}", seen.last().unwrap().0))
+            .send()
+            .await
+            .unwrap();
+        if res.status() == 200 {
+            attached = Some(Frames::of(res));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut on_a = attached.expect("a re-attach once the database is back");
+    while let Some(f) = on_a.next().await {
+        seen.push(f);
+    }
+    let last = &seen.last().unwrap().1;
+    assert_eq!(last["type"], "RUN_ERROR", "{last}");
+    assert!(
+        last["code"] == "store_unavailable" || last["code"] == "run_lost",
+        "{last}"
+    );
+    let seqs: Vec<u64> = seen.iter().map(|f| f.0).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "every committed event once, then the end"
+    );
+    drop(a);
+    proxy.cut().await;
 }

@@ -35,6 +35,12 @@ fn stats(name: &str, mut v: Vec<Duration>) -> (f64, f64) {
 async fn upstream() -> String {
     async fn answer(body: String) -> axum::response::Response {
         let body: Value = serde_json::from_str(&body).unwrap();
+        // The model `direct` calls the closure `echo_direct`, any other the MCP `echo`.
+        let tool = if body["model"] == "direct" {
+            "echo_direct"
+        } else {
+            "echo"
+        };
         let answered = body["messages"]
             .as_array()
             .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
@@ -50,7 +56,7 @@ async fn upstream() -> String {
         } else {
             vec![
                 chunk(
-                    json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "call_1", "type": "function", "function": { "name": "echo", "arguments": "{\"message\":\"hi\"}" } }] }),
+                    json!({ "role": "assistant", "content": null, "tool_calls": [{ "index": 0, "id": "call_1", "type": "function", "function": { "name": tool, "arguments": "{\"message\":\"hi\"}" } }] }),
                     None,
                 ),
                 chunk(json!({}), Some("tool_calls")),
@@ -155,46 +161,58 @@ async fn main() {
         assert!(!r.content.is_empty());
     }
     let server_rss = vm_rss_kib(server_pid);
-    drop(client);
-    drop(child);
+    let client = Arc::new(client);
 
-    // 2. Runs of the agent calling `echo`: from the MCP server, or a closure.
+    // 2. Runs of two agents alike (the MCP server's tools, and a closure `echo_direct`
+    //    calling the same server's `echo` with rmcp directly, on a client of its own):
+    //    the model `mcp` calls the MCP `echo`, the model `direct` the closure.
     let url = upstream().await;
-    let mcp_agent = ModelAgent::chat_completions(&url, "m")
-        .mcp_server(McpServer::stdio(&bin, ["stdio"]).env("PATH", path()))
-        .build()
-        .unwrap();
-    let closure_agent = ModelAgent::chat_completions(&url, "m")
-        .tool("echo", "Echoes.", |x: Echo, _: ToolContext| async move {
-            Ok(ToolResult::text(format!("Echo: {}", x.message)))
-        })
-        .build()
-        .unwrap();
-    let (mut runs_mcp, mut runs_closure, mut calls_mcp, mut calls_closure) =
+    let make = |model: &str| {
+        let client = client.clone();
+        ModelAgent::chat_completions(&url, model)
+            .mcp_server(McpServer::stdio(&bin, ["stdio"]).env("PATH", path()))
+            .tool("echo_direct", "Echoes.", move |x: Echo, _: ToolContext| {
+                let client = client.clone();
+                async move {
+                    let params: rmcp::model::CallToolRequestParams = serde_json::from_value(
+                        json!({ "name": "echo", "arguments": { "message": x.message } }),
+                    )
+                    .map_err(|e| e.to_string())?;
+                    let r = client.call_tool(params).await.map_err(|e| e.to_string())?;
+                    Ok(ToolResult::text(serde_json::to_string(&r.content).unwrap()))
+                }
+            })
+            .build()
+            .unwrap()
+    };
+    let mcp_agent = make("mcp");
+    let direct_agent = make("direct");
+    let (mut runs_mcp, mut runs_direct, mut calls_mcp, mut calls_direct) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..calls + warm {
         let (a, ca) = one_run(&mcp_agent, i).await;
-        let (b, cb) = one_run(&closure_agent, i).await;
+        let (b, cb) = one_run(&direct_agent, i).await;
         if i >= warm {
             runs_mcp.push(a);
-            runs_closure.push(b);
+            runs_direct.push(b);
             calls_mcp.push(ca);
-            calls_closure.push(cb);
+            calls_direct.push(cb);
         }
     }
     println!("{calls} calls of server-everything's echo over stdio, after {warm} to warm up:");
-    let (d50, d99) = stats("rmcp directly: one call", direct);
-    let (m50, m99) = stats("the agent: TOOL_CALL_END → RESULT, MCP", calls_mcp);
-    stats("the agent: TOOL_CALL_END → RESULT, closure", calls_closure);
-    stats("the agent: a whole run, MCP tool", runs_mcp);
-    stats("the agent: a whole run, closure tool", runs_closure);
+    stats("rmcp directly: one call", direct);
+    stats("TOOL_CALL_END → RESULT, the agent's MCP path", calls_mcp);
+    stats("TOOL_CALL_END → RESULT, rmcp in a closure", calls_direct);
+    let (m50, m99) = stats("a whole run, the agent's MCP path", runs_mcp);
+    let (d50, d99) = stats("a whole run, rmcp in a closure", runs_direct);
     println!(
-        "an MCP call in the loop over rmcp directly: median {:+.1} µs, p99 {:+.1} µs",
+        "what the agent's MCP path adds to a run over rmcp directly: median {:+.1} µs, p99 {:+.1} µs",
         m50 - d50,
         m99 - d99
     );
     println!("server-everything's own RSS (node): {server_rss} KiB");
     drop(mcp_agent);
+    drop(direct_agent);
 
     // 3. The agent's memory per connected server (its side: client, pipes, buffers;
     //    the servers' own processes are not counted).

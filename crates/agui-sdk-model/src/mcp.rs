@@ -907,7 +907,10 @@ fn header_map(
     Ok(map)
 }
 
-/// A stdio server's output, failing once a line (one message) is over `max` bytes.
+/// A stdio server's output, failing once a line (one message) is over `max` bytes, and
+/// with every control byte JSON cannot hold raw (all below 0x20 but tab, line feed and
+/// carriage return, and DEL) made `?`: a valid message is unchanged, and a line that
+/// is not one (which `rmcp` logs at debug level) never carries a terminal escape.
 struct LineCap<R> {
     inner: R,
     /// The bytes of the current line so far.
@@ -925,8 +928,11 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for LineCap<R> {
         let this = &mut *self;
         let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
         if let std::task::Poll::Ready(Ok(())) = &polled {
-            for &b in &buf.filled()[before..] {
-                if b == b'\n' {
+            for b in &mut buf.filled_mut()[before..] {
+                if (*b < 0x20 && !matches!(*b, b'\t' | b'\n' | b'\r')) || *b == 0x7f {
+                    *b = b'?';
+                }
+                if *b == b'\n' {
                     this.line = 0;
                 } else {
                     this.line += 1;

@@ -426,9 +426,36 @@ async fn a_server_that_dies_mid_call_is_a_tool_error_and_is_started_again() {
     assert_eq!(reqs[2]["tools"][0]["function"]["name"], "work");
 }
 
+/// What is logged on this thread while the guard lives (a test on the current-thread
+/// runtime: every task of the test runs here).
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[tokio::test]
 async fn a_server_that_answers_garbage_is_a_tool_error() {
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let sink = logs.clone();
+    let _guard = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(move || Logs(sink.clone()))
+            .finish(),
+    );
     let (events, t, took) = hostile_call("garbage", "work", limits()).await;
+    // Its line is logged (by rmcp, at debug level) without the terminal escape.
+    let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    assert!(logs.contains("?[2J this is not JSON"), "{logs}");
+    assert!(!logs.contains('\u{1b}'), "{logs}");
     assert!(t[0].starts_with("error: the MCP server garbage "), "{t:?}");
     assert!(took < Duration::from_secs(10), "{took:?}");
     assert_eq!(results(&events).len(), 1);

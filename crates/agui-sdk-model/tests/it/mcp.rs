@@ -563,6 +563,15 @@ async fn a_streamable_http_servers_tools_are_called_through_the_loop() {
     let Some(bin) = everything("mcp http call") else {
         return;
     };
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let sink = logs.clone();
+    let _guard = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || Logs(sink.clone()))
+            .finish(),
+    );
     let (_server, mcp_url) = everything_http(&bin).await;
     let (url, u) = upstream(&[
         ("get-sum", r#"{"a": 20, "b": 22}"#),
@@ -570,7 +579,7 @@ async fn a_streamable_http_servers_tools_are_called_through_the_loop() {
     ])
     .await;
     let a = agent(&url)
-        .mcp_server(McpServer::http(&mcp_url).header("Authorization", "Bearer not-logged"))
+        .mcp_server(McpServer::http(&mcp_url).header("Authorization", "Bearer sk-mcp-secret-42"))
         .build()
         .unwrap();
     let a = serve(a).await;
@@ -585,6 +594,10 @@ async fn a_streamable_http_servers_tools_are_called_through_the_loop() {
     let t = told(&u);
     assert!(t[0].contains("42"), "{t:?}");
     assert!(t[1].contains("image (image/png"), "{t:?}");
+    // The header's value is never logged, even at trace level.
+    let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    assert!(logs.contains("MCP server is connected"), "{logs}");
+    assert!(!logs.contains("sk-mcp-secret-42"));
 }
 
 #[tokio::test]

@@ -22,11 +22,11 @@
 mod admission;
 pub use agui_sdk_agent::{agent, builders, context, engine, lifecycle};
 mod budget;
-mod launch;
 pub mod config;
 #[cfg(feature = "copilotkit")]
 pub mod copilotkit;
 pub mod error;
+mod launch;
 mod response;
 pub mod router;
 #[cfg(any(feature = "resumable", feature = "copilotkit"))]

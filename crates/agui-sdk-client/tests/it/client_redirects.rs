@@ -170,5 +170,8 @@ async fn a_given_client_is_guarded_by_its_policy_and_checked_after() {
         }
         other => panic!("expected CrossOriginRedirect, got {other:?}"),
     }
-    assert!(!foreign.seen().is_empty(), "reqwest's default policy followed");
+    assert!(
+        !foreign.seen().is_empty(),
+        "reqwest's default policy followed"
+    );
 }

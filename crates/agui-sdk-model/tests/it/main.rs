@@ -10,6 +10,8 @@ mod fake_responses;
 #[cfg(feature = "anthropic")]
 mod anthropic;
 
+#[cfg(all(feature = "chat", feature = "mcp"))]
+mod mcp;
 #[cfg(feature = "chat")]
 mod openai_agent;
 #[cfg(feature = "chat")]
@@ -20,5 +22,3 @@ mod openai_upstream;
 mod responses;
 #[cfg(all(feature = "chat", feature = "responses", feature = "anthropic"))]
 mod sdk_proof;
-#[cfg(all(feature = "chat", feature = "mcp"))]
-mod mcp;

@@ -174,6 +174,7 @@ mod provider;
 #[cfg(feature = "responses")]
 mod responses;
 mod sse;
+mod turn;
 mod upstream;
 
 use std::collections::HashSet;

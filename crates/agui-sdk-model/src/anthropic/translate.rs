@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use agui_sdk_agent::AgentError;
-use agui_sdk_core::event::{EncryptedValueSubtype, ReasoningEncryptedValue, ToolCallStart};
 use agui_sdk_core::types::TokenUsage;
 use agui_sdk_core::Event;
 use serde_json::{json, Value};
@@ -15,6 +14,7 @@ use super::{REDACTED_TYPE, SIGNATURE_TYPE};
 use crate::fail;
 use crate::provider::{MadeCall, ProviderTurn, TurnResult};
 use crate::sse::Frame;
+use crate::turn::TurnWriter;
 
 /// One content block of the answer, by its `index`.
 #[derive(Debug)]
@@ -94,14 +94,8 @@ impl Counts {
 /// Turns the events of one Messages stream into AG-UI events.
 #[derive(Debug)]
 pub(crate) struct Turn {
-    message_id: String,
-    text_open: bool,
-    text_id: String,
-    text_segments: u32,
-    reasoning_count: u32,
-    any_call: bool,
+    w: TurnWriter,
     blocks: BTreeMap<u64, Block>,
-    text: String,
     counts: Counts,
     stop_reason: Option<String>,
 }
@@ -109,57 +103,11 @@ pub(crate) struct Turn {
 impl Turn {
     pub(crate) fn new(message_id: String) -> Self {
         Turn {
-            text_id: message_id.clone(),
-            message_id,
-            text_open: false,
-            text_segments: 0,
-            reasoning_count: 0,
-            any_call: false,
+            w: TurnWriter::new(message_id),
             blocks: BTreeMap::new(),
-            text: String::new(),
             counts: Counts::default(),
             stop_reason: None,
         }
-    }
-
-    fn close_text(&mut self, out: &mut Vec<Event>) {
-        if self.text_open {
-            out.push(Event::text_message_end(self.text_id.clone()));
-            self.text_open = false;
-        }
-    }
-
-    fn text(&mut self, piece: &str, out: &mut Vec<Event>) {
-        if piece.is_empty() {
-            return;
-        }
-        if !self.text_open {
-            // The first text is the assistant message itself; a text after a tool
-            // call or a thinking block is a message of its own.
-            self.text_id = match self.text_segments {
-                0 if !self.any_call => self.message_id.clone(),
-                n => format!("{}-text-{}", self.message_id, n + 1),
-            };
-            self.text_segments += 1;
-            out.push(Event::text_message_start(self.text_id.clone()));
-            self.text_open = true;
-        }
-        self.text.push_str(piece);
-        out.push(Event::text_message_content(
-            self.text_id.clone(),
-            piece.to_owned(),
-        ));
-    }
-
-    fn next_reasoning_id(&mut self) -> String {
-        self.reasoning_count += 1;
-        format!("{}-reasoning-{}", self.message_id, self.reasoning_count)
-    }
-
-    fn encrypted(id: &str, value: &str, kind: &str) -> Event {
-        let mut e = ReasoningEncryptedValue::new(EncryptedValueSubtype::Message, id, value);
-        e.encrypted_value_type = Some(kind.to_owned());
-        e.into()
     }
 
     fn start(&mut self, index: u64, block: &Value, out: &mut Vec<Event>) {
@@ -168,18 +116,15 @@ impl Turn {
         let b = match kind {
             "text" => {
                 let text = s("text");
-                self.text(&text, out);
+                self.w.text(&text, out);
                 Block::Text(text)
             }
             "thinking" => {
-                self.close_text(out);
-                let id = self.next_reasoning_id();
-                out.push(Event::reasoning_start(id.clone()));
-                out.push(Event::reasoning_message_start(id.clone()));
+                self.w.close_text(out);
+                let id = self.w.next_reasoning_id();
+                self.w.open_reasoning(&id, out);
                 let text = s("thinking");
-                if !text.is_empty() {
-                    out.push(Event::reasoning_message_content(id.clone(), text.clone()));
-                }
+                self.w.reasoning(&id, &text, out);
                 Block::Thinking {
                     id,
                     text,
@@ -188,23 +133,17 @@ impl Turn {
                 }
             }
             "redacted_thinking" => {
-                self.close_text(out);
-                let id = self.next_reasoning_id();
+                self.w.close_text(out);
+                let id = self.w.next_reasoning_id();
                 let data = s("data");
-                out.push(Event::reasoning_start(id.clone()));
-                out.push(Event::reasoning_message_start(id.clone()));
-                out.push(Self::encrypted(&id, &data, REDACTED_TYPE));
-                out.push(Event::reasoning_message_end(id.clone()));
-                out.push(Event::reasoning_end(id));
+                self.w.open_reasoning(&id, out);
+                self.w.encrypted(&id, &data, REDACTED_TYPE, out);
+                self.w.close_reasoning(&id, out);
                 Block::Redacted(data)
             }
             "tool_use" => {
-                self.close_text(out);
-                self.any_call = true;
                 let (id, name) = (s("id"), s("name"));
-                let mut start = ToolCallStart::new(id.clone(), name.clone());
-                start.parent_message_id = Some(self.message_id.clone());
-                out.push(start.into());
+                self.w.start_call(&id, &name, out);
                 Block::ToolUse {
                     id,
                     name,
@@ -230,7 +169,7 @@ impl Turn {
         if kind == "text_delta" {
             if matches!(self.blocks.get(&index), Some(Block::Text(_))) {
                 let piece = s("text").to_owned();
-                self.text(&piece, out);
+                self.w.text(&piece, out);
                 if let Some(Block::Text(t)) = self.blocks.get_mut(&index) {
                     t.push_str(&piece);
                 }
@@ -240,13 +179,8 @@ impl Turn {
         match (kind, self.blocks.get_mut(&index)) {
             ("thinking_delta", Some(Block::Thinking { id, text, open, .. })) if *open => {
                 let piece = s("thinking");
-                if !piece.is_empty() {
-                    text.push_str(piece);
-                    out.push(Event::reasoning_message_content(
-                        id.clone(),
-                        piece.to_owned(),
-                    ));
-                }
+                text.push_str(piece);
+                self.w.reasoning(id, piece, out);
             }
             ("signature_delta", Some(Block::Thinking { signature, .. })) => {
                 signature.push_str(s("signature"));
@@ -261,17 +195,15 @@ impl Turn {
                 }),
             ) if *open => {
                 let piece = s("partial_json");
-                if !piece.is_empty() {
-                    arguments.push_str(piece);
-                    out.push(Event::tool_call_args(id.clone(), piece.to_owned()));
-                }
+                arguments.push_str(piece);
+                self.w.call_args(id, piece, out);
             }
             _ => {}
         }
     }
 
     /// Closes block `index` (at its `content_block_stop`, or when the stream ends).
-    fn stop(block: &mut Block, out: &mut Vec<Event>) {
+    fn stop(w: &TurnWriter, block: &mut Block, out: &mut Vec<Event>) {
         match block {
             Block::Thinking {
                 id,
@@ -282,10 +214,9 @@ impl Turn {
                 // A thinking block whose text is omitted is still signed: its signature
                 // is kept the same way.
                 if !signature.is_empty() {
-                    out.push(Self::encrypted(id, signature, SIGNATURE_TYPE));
+                    w.encrypted(id, signature, SIGNATURE_TYPE, out);
                 }
-                out.push(Event::reasoning_message_end(id.clone()));
-                out.push(Event::reasoning_end(id.clone()));
+                w.close_reasoning(id, out);
                 *open = false;
             }
             Block::ToolUse {
@@ -302,10 +233,10 @@ impl Turn {
                         Value::Object(o) if !o.is_empty() => input.to_string(),
                         _ => "{}".to_owned(),
                     };
-                    out.push(Event::tool_call_args(id.clone(), whole.clone()));
+                    w.call_args(id, &whole, out);
                     *arguments = whole;
                 }
-                out.push(Event::tool_call_end(id.clone()));
+                w.end_call(id, out);
                 *open = false;
             }
             _ => {}
@@ -353,7 +284,7 @@ impl ProviderTurn for Turn {
             "content_block_delta" => self.delta(index, &v["delta"], out),
             "content_block_stop" => {
                 if let Some(b) = self.blocks.get_mut(&index) {
-                    Self::stop(b, out);
+                    Self::stop(&self.w, b, out);
                 }
             }
             "message_delta" => {
@@ -388,13 +319,13 @@ impl ProviderTurn for Turn {
     }
 
     fn finish(mut self, out: &mut Vec<Event>) -> TurnResult {
-        self.close_text(out);
+        self.w.close_text(out);
         let mut result = TurnResult {
             usage: self.counts.usage(),
             ..TurnResult::default()
         };
         for (_, mut b) in std::mem::take(&mut self.blocks) {
-            Self::stop(&mut b, out);
+            Self::stop(&self.w, &mut b, out);
             match b {
                 Block::Text(t) if !t.is_empty() => {
                     result.blocks.push(json!({ "type": "text", "text": t }));
@@ -433,7 +364,7 @@ impl ProviderTurn for Turn {
                 _ => {}
             }
         }
-        result.text = self.text;
+        result.text = self.w.take_text();
         result.stop = match self.stop_reason.as_deref() {
             Some("refusal") => Some(fail(
                 "the model refused to answer (stop reason `refusal`)",

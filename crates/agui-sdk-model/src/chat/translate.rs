@@ -12,6 +12,7 @@ use super::wire::{self, Chunk, Item, Usage};
 use crate::fail;
 use crate::provider::{MadeCall, ProviderTurn};
 use crate::sse::Frame;
+use crate::turn::TurnWriter;
 
 /// What one model turn produced, once over.
 #[derive(Debug, Clone, Default)]
@@ -39,13 +40,9 @@ struct PendingCall {
 /// Turns the chunks of one model turn into events.
 #[derive(Debug)]
 pub(crate) struct Turn {
-    message_id: String,
+    w: TurnWriter,
     reasoning_id: String,
     call_prefix: String,
-    text_open: bool,
-    /// The id of the text segment open (a text after a tool call opens a second one).
-    text_id: String,
-    text_segments: u32,
     reasoning_open: bool,
     reasoning_used: bool,
     calls: BTreeMap<u32, PendingCall>,
@@ -59,10 +56,7 @@ impl Turn {
         Turn {
             reasoning_id: format!("{message_id}-reasoning"),
             call_prefix: format!("{message_id}-call-"),
-            text_id: message_id.clone(),
-            message_id,
-            text_open: false,
-            text_segments: 0,
+            w: TurnWriter::new(message_id),
             reasoning_open: false,
             reasoning_used: false,
             calls: BTreeMap::new(),
@@ -72,16 +66,8 @@ impl Turn {
 
     fn close_reasoning(&mut self, out: &mut Vec<Event>) {
         if self.reasoning_open {
-            out.push(Event::reasoning_message_end(self.reasoning_id.clone()));
-            out.push(Event::reasoning_end(self.reasoning_id.clone()));
+            self.w.close_reasoning(&self.reasoning_id, out);
             self.reasoning_open = false;
-        }
-    }
-
-    fn close_text(&mut self, out: &mut Vec<Event>) {
-        if self.text_open {
-            out.push(Event::text_message_end(self.text_id.clone()));
-            self.text_open = false;
         }
     }
 
@@ -111,46 +97,30 @@ impl Turn {
             let reasoning = d.reasoning_content.or(d.reasoning);
             if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
                 if !self.reasoning_open && !self.reasoning_used {
-                    out.push(Event::reasoning_start(self.reasoning_id.clone()));
-                    out.push(Event::reasoning_message_start(self.reasoning_id.clone()));
+                    self.w.open_reasoning(&self.reasoning_id, out);
                     self.reasoning_open = true;
                     self.reasoning_used = true;
                 }
                 if self.reasoning_open {
-                    out.push(Event::reasoning_message_content(
-                        self.reasoning_id.clone(),
-                        r,
-                    ));
+                    self.w.reasoning(&self.reasoning_id, &r, out);
                 }
             }
             if let Some(text) = d.content.filter(|t| !t.is_empty()) {
                 self.close_reasoning(out);
-                if !self.text_open {
-                    // The first text is the assistant message itself; a text after a
-                    // tool call is a message of its own.
-                    self.text_id = match self.text_segments {
-                        0 if self.calls.is_empty() => self.message_id.clone(),
-                        n => format!("{}-text-{}", self.message_id, n + 1),
-                    };
-                    self.text_segments += 1;
-                    out.push(Event::text_message_start(self.text_id.clone()));
-                    self.result
-                        .message_id
-                        .get_or_insert_with(|| self.message_id.clone());
-                    self.text_open = true;
-                }
-                self.result.text.push_str(&text);
-                out.push(Event::text_message_content(self.text_id.clone(), text));
+                self.w.text(&text, out);
+                self.result
+                    .message_id
+                    .get_or_insert_with(|| self.w.message_id().to_owned());
             }
             if let Some(r) = d.refusal {
                 self.result.refusal.push_str(&r);
             }
             for tc in d.tool_calls {
                 self.close_reasoning(out);
-                self.close_text(out);
+                self.w.call_seen(out);
                 self.result
                     .message_id
-                    .get_or_insert_with(|| self.message_id.clone());
+                    .get_or_insert_with(|| self.w.message_id().to_owned());
                 let call = self.calls.entry(tc.index).or_default();
                 if let Some(id) = tc.id.filter(|s| !s.is_empty()) {
                     call.id.get_or_insert(id);
@@ -167,24 +137,18 @@ impl Turn {
                 if !call.started {
                     if let (Some(id), Some(name)) = (call.id.clone(), call.name.clone()) {
                         call.started = true;
-                        let mut start = agui_sdk_core::event::ToolCallStart::new(id.clone(), name);
-                        start.parent_message_id = Some(self.message_id.clone());
-                        out.push(start.into());
+                        self.w.start_call(&id, &name, out);
                         let early = std::mem::take(&mut call.early_args);
-                        if !early.is_empty() {
-                            call.arguments.push_str(&early);
-                            out.push(Event::tool_call_args(id, early));
-                        }
+                        call.arguments.push_str(&early);
+                        self.w.call_args(&id, &early, out);
                     } else {
                         call.early_args.push_str(&args);
                         continue;
                     }
                 }
-                if !args.is_empty() {
-                    call.arguments.push_str(&args);
-                    if let Some(id) = &call.id {
-                        out.push(Event::tool_call_args(id.clone(), args));
-                    }
+                call.arguments.push_str(&args);
+                if let Some(id) = &call.id {
+                    self.w.call_args(id, &args, out);
                 }
             }
             if let Some(reason) = choice.finish_reason {
@@ -197,7 +161,7 @@ impl Turn {
     /// that never got a name are dropped with a warning (they cannot be run).
     pub(crate) fn close(mut self, out: &mut Vec<Event>) -> TurnResult {
         self.close_reasoning(out);
-        self.close_text(out);
+        self.w.close_text(out);
         let prefix = self.call_prefix.clone();
         for (index, mut call) in std::mem::take(&mut self.calls) {
             if !call.started {
@@ -207,13 +171,9 @@ impl Turn {
                             .id
                             .clone()
                             .unwrap_or_else(|| format!("{prefix}{index}"));
-                        let mut start = agui_sdk_core::event::ToolCallStart::new(id.clone(), name);
-                        start.parent_message_id = Some(self.message_id.clone());
-                        out.push(start.into());
+                        self.w.start_call(&id, &name, out);
                         call.arguments = std::mem::take(&mut call.early_args);
-                        if !call.arguments.is_empty() {
-                            out.push(Event::tool_call_args(id.clone(), call.arguments.clone()));
-                        }
+                        self.w.call_args(&id, &call.arguments, out);
                         call.id = Some(id);
                         call.started = true;
                     }
@@ -228,7 +188,7 @@ impl Turn {
             }
             let id = call.id.clone().unwrap_or_default();
             if !call.ended {
-                out.push(Event::tool_call_end(id.clone()));
+                self.w.end_call(&id, out);
                 call.ended = true;
             }
             self.result.calls.push(MadeCall {
@@ -237,6 +197,7 @@ impl Turn {
                 arguments: call.arguments,
             });
         }
+        self.result.text = self.w.take_text();
         self.result
     }
 }

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use agui_sdk_agent::AgentError;
-use agui_sdk_core::event::{EncryptedValueSubtype, ReasoningEncryptedValue, ToolCallStart};
 use agui_sdk_core::types::TokenUsage;
 use agui_sdk_core::Event;
 use serde_json::{json, Value};
@@ -15,6 +14,7 @@ use super::ENCRYPTED_TYPE;
 use crate::fail;
 use crate::provider::{MadeCall, ProviderTurn, TurnResult};
 use crate::sse::Frame;
+use crate::turn::TurnWriter;
 
 /// One output item of the answer, by its `output_index`.
 #[derive(Debug)]
@@ -47,14 +47,8 @@ enum Item {
 /// Turns the events of one Responses stream into AG-UI events.
 #[derive(Debug)]
 pub(crate) struct Turn {
-    message_id: String,
-    text_open: bool,
-    text_id: String,
-    text_segments: u32,
-    reasoning_count: u32,
-    any_call: bool,
+    w: TurnWriter,
     items: BTreeMap<u64, Item>,
-    text: String,
     refusal: String,
     usage: Option<TokenUsage>,
     /// How the response ended: `completed`, or `incomplete` with its reason.
@@ -98,47 +92,12 @@ fn reported(what: &str, error: Option<&Value>, whole: &Value) -> AgentError {
 impl Turn {
     pub(crate) fn new(message_id: String) -> Self {
         Turn {
-            text_id: message_id.clone(),
-            message_id,
-            text_open: false,
-            text_segments: 0,
-            reasoning_count: 0,
-            any_call: false,
+            w: TurnWriter::new(message_id),
             items: BTreeMap::new(),
-            text: String::new(),
             refusal: String::new(),
             usage: None,
             end: None,
         }
-    }
-
-    fn close_text(&mut self, out: &mut Vec<Event>) {
-        if self.text_open {
-            out.push(Event::text_message_end(self.text_id.clone()));
-            self.text_open = false;
-        }
-    }
-
-    fn text(&mut self, piece: &str, out: &mut Vec<Event>) {
-        if piece.is_empty() {
-            return;
-        }
-        if !self.text_open {
-            // The first text is the assistant message itself; a text after a tool
-            // call or a reasoning item is a message of its own.
-            self.text_id = match self.text_segments {
-                0 if !self.any_call => self.message_id.clone(),
-                n => format!("{}-text-{}", self.message_id, n + 1),
-            };
-            self.text_segments += 1;
-            out.push(Event::text_message_start(self.text_id.clone()));
-            self.text_open = true;
-        }
-        self.text.push_str(piece);
-        out.push(Event::text_message_content(
-            self.text_id.clone(),
-            piece.to_owned(),
-        ));
     }
 
     /// Opens item `index` from its `output_item.added` (or its `done`, when no `added`
@@ -150,14 +109,13 @@ impl Turn {
         let s = |k: &str| item[k].as_str().unwrap_or("").to_owned();
         let it = match item["type"].as_str().unwrap_or("") {
             "reasoning" => {
-                self.close_text(out);
-                self.reasoning_count += 1;
+                self.w.close_text(out);
+                let counted = self.w.next_reasoning_id();
                 let id = match s("id") {
                     id if !id.is_empty() => id,
-                    _ => format!("{}-reasoning-{}", self.message_id, self.reasoning_count),
+                    _ => counted,
                 };
-                out.push(Event::reasoning_start(id.clone()));
-                out.push(Event::reasoning_message_start(id.clone()));
+                self.w.open_reasoning(&id, out);
                 Item::Reasoning {
                     id,
                     summary: Vec::new(),
@@ -171,16 +129,12 @@ impl Turn {
                 text: String::new(),
             },
             "function_call" => {
-                self.close_text(out);
-                self.any_call = true;
                 let call_id = match s("call_id") {
                     id if !id.is_empty() => id,
-                    _ => format!("{}-call-{index}", self.message_id),
+                    _ => format!("{}-call-{index}", self.w.message_id()),
                 };
                 let name = s("name");
-                let mut start = ToolCallStart::new(call_id.clone(), name.clone());
-                start.parent_message_id = Some(self.message_id.clone());
-                out.push(start.into());
+                self.w.start_call(&call_id, &name, out);
                 Item::Call {
                     call_id,
                     name,
@@ -222,7 +176,7 @@ impl Turn {
             if *last_part != Some(i) || parts.is_empty() {
                 *last_part = Some(i);
                 if *streamed {
-                    out.push(Event::reasoning_message_content(id.clone(), "\n\n"));
+                    self.w.reasoning(id, "\n\n", out);
                 }
                 parts.push(String::new());
             }
@@ -231,10 +185,7 @@ impl Turn {
             }
         }
         *streamed = true;
-        out.push(Event::reasoning_message_content(
-            id.clone(),
-            piece.to_owned(),
-        ));
+        self.w.reasoning(id, piece, out);
     }
 
     fn arguments(&mut self, index: u64, piece: &str, out: &mut Vec<Event>) {
@@ -245,10 +196,8 @@ impl Turn {
             ..
         }) = self.items.get_mut(&index)
         {
-            if !piece.is_empty() {
-                arguments.push_str(piece);
-                out.push(Event::tool_call_args(call_id.clone(), piece.to_owned()));
-            }
+            arguments.push_str(piece);
+            self.w.call_args(call_id, piece, out);
         }
     }
 
@@ -282,12 +231,7 @@ impl Turn {
                     let mut whole: Vec<String> =
                         parts.iter().filter(|t| !t.is_empty()).cloned().collect();
                     whole.extend(texts("content").into_iter().filter(|t| !t.is_empty()));
-                    if !whole.is_empty() {
-                        out.push(Event::reasoning_message_content(
-                            id.clone(),
-                            whole.join("\n\n"),
-                        ));
-                    }
+                    self.w.reasoning(id, &whole.join("\n\n"), out);
                     *summary = parts;
                 }
                 if let Some(e) = item["encrypted_content"].as_str() {
@@ -319,20 +263,18 @@ impl Turn {
             }) if *open => {
                 if arguments.is_empty() {
                     let whole = item["arguments"].as_str().unwrap_or("");
-                    if !whole.is_empty() {
-                        out.push(Event::tool_call_args(call_id.clone(), whole.to_owned()));
-                        whole.clone_into(arguments);
-                    }
+                    self.w.call_args(call_id, whole, out);
+                    whole.clone_into(arguments);
                 }
                 close = true;
             }
             _ => {}
         }
         if close {
-            Self::close(self.items.get_mut(&index), out);
+            Self::close(&self.w, self.items.get_mut(&index), out);
         }
         if let Some(t) = message_text {
-            self.text(&t, out);
+            self.w.text(&t, out);
             if let Some(Item::Message { text }) = self.items.get_mut(&index) {
                 *text = t;
             }
@@ -340,7 +282,7 @@ impl Turn {
     }
 
     /// Closes an open reasoning message or tool call.
-    fn close(item: Option<&mut Item>, out: &mut Vec<Event>) {
+    fn close(w: &TurnWriter, item: Option<&mut Item>, out: &mut Vec<Event>) {
         match item {
             Some(Item::Reasoning {
                 id,
@@ -349,20 +291,13 @@ impl Turn {
                 ..
             }) if *open => {
                 if !encrypted.is_empty() {
-                    let mut e = ReasoningEncryptedValue::new(
-                        EncryptedValueSubtype::Message,
-                        id.clone(),
-                        encrypted.clone(),
-                    );
-                    e.encrypted_value_type = Some(ENCRYPTED_TYPE.to_owned());
-                    out.push(e.into());
+                    w.encrypted(id, encrypted, ENCRYPTED_TYPE, out);
                 }
-                out.push(Event::reasoning_message_end(id.clone()));
-                out.push(Event::reasoning_end(id.clone()));
+                w.close_reasoning(id, out);
                 *open = false;
             }
             Some(Item::Call { call_id, open, .. }) if *open => {
-                out.push(Event::tool_call_end(call_id.clone()));
+                w.end_call(call_id, out);
                 *open = false;
             }
             _ => {}
@@ -400,7 +335,7 @@ impl ProviderTurn for Turn {
                     text: String::new(),
                 });
                 if matches!(self.items.get(&index), Some(Item::Message { .. })) {
-                    self.text(delta, out);
+                    self.w.text(delta, out);
                     if let Some(Item::Message { text }) = self.items.get_mut(&index) {
                         text.push_str(delta);
                     }
@@ -475,13 +410,13 @@ impl ProviderTurn for Turn {
     }
 
     fn finish(mut self, out: &mut Vec<Event>) -> TurnResult {
-        self.close_text(out);
+        self.w.close_text(out);
         let mut result = TurnResult {
             usage: self.usage.take(),
             ..TurnResult::default()
         };
         for (_, mut item) in std::mem::take(&mut self.items) {
-            Self::close(Some(&mut item), out);
+            Self::close(&self.w, Some(&mut item), out);
             match item {
                 Item::Reasoning {
                     id,
@@ -527,7 +462,7 @@ impl ProviderTurn for Turn {
                 _ => {}
             }
         }
-        result.text = self.text;
+        result.text = self.w.take_text();
         result.stop = if !self.refusal.is_empty() {
             Some(fail(
                 format!("the model refused: {}", self.refusal),

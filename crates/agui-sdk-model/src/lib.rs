@@ -171,6 +171,7 @@ mod chat;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod provider;
+mod request;
 #[cfg(feature = "responses")]
 mod responses;
 mod sse;

@@ -107,7 +107,7 @@ impl Provider for Anthropic {
 
     fn refresh_state(&self, history: &mut History, state: &Value) {
         if let Some(i) = history.state_at {
-            history.system[i] = request::state_text(state);
+            history.system[i] = crate::request::state_text(state);
         }
     }
 

@@ -8,12 +8,8 @@ use serde_json::{json, Map, Value};
 
 use super::{History, DEFAULT_MAX_TOKENS, REDACTED_TYPE, SIGNATURE_TYPE};
 use crate::provider::RequestParts;
+use crate::request;
 use crate::Thinking;
-
-/// The text that shows the model the state.
-pub(super) fn state_text(state: &impl std::fmt::Display) -> String {
-    format!("The shared application state (JSON):\n{state}")
-}
 
 /// Appends `blocks` as a `role` message, to the last message when it has that role
 /// (the API wants the roles to alternate). Nothing is added for no blocks.
@@ -145,25 +141,12 @@ fn tool_input(id: &str, arguments: &str) -> Value {
 
 /// The history the run's input gives.
 pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
-    let mut h = History::default();
-    if let Some(p) = parts.system_prompt {
-        h.system.push(p.to_owned());
-    }
-    if !input.context.is_empty() {
-        let mut text = String::from("Context from the application:");
-        for c in &input.context {
-            text.push_str(&format!("\n- {}: {}", c.description, c.value));
-        }
-        h.system.push(text);
-    }
-    if let Some(state) = input
-        .state
-        .as_ref()
-        .filter(|s| parts.expose_state && !s.is_null())
-    {
-        h.state_at = Some(h.system.len());
-        h.system.push(state_text(state));
-    }
+    let (system, state_at) = request::system_texts(input, parts);
+    let mut h = History {
+        system,
+        state_at,
+        ..History::default()
+    };
     let mut turn = AssistantTurn::default();
     for m in &input.messages {
         match m {
@@ -189,14 +172,7 @@ pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> Histor
             }
             Message::Tool(t) => {
                 turn.flush(&mut h.messages);
-                let mut text = t.content.to_text();
-                if let Some(e) = &t.error {
-                    text = if text.is_empty() {
-                        format!("error: {e}")
-                    } else {
-                        format!("{text}\nerror: {e}")
-                    };
-                }
+                let text = request::tool_result_text(t);
                 let mut block = json!({ "type": "tool_result", "tool_use_id": t.tool_call_id, "content": text });
                 if t.error.is_some() {
                     block["is_error"] = json!(true);
@@ -240,36 +216,18 @@ pub(super) fn body(
     for (k, v) in parts.params {
         o.insert(k.clone(), v.clone());
     }
-    let props = input.forwarded_props.as_ref().map(|p| p.to_value());
-    if let Some(props) = props.as_ref().and_then(Value::as_object) {
-        for name in parts.forwardable {
-            if let Some(v) = props.get(name) {
-                o.insert(name.clone(), v.clone());
-            }
-        }
+    let props = request::forwarded_props(input);
+    for (name, v) in request::forwarded(props.as_ref(), parts.forwardable) {
+        o.insert(name.clone(), v.clone());
     }
-    let mut tools: Vec<Value> = parts
-        .server_tools
-        .iter()
+    let tools: Vec<Value> = request::offered_tools(input, parts)
         .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
         .collect();
-    for t in &input.tools {
-        tools.push(json!({
-            "name": t.name,
-            "description": t.description,
-            "input_schema": t.parameters.as_ref().map_or_else(|| json!({ "type": "object", "properties": {} }), |p| p.to_value()),
-        }));
-    }
     // A client names the tool to call in `forwardedProps.toolChoice` (in the
     // chat-completions shape, as CopilotKit's suggestion runs do): asked of the model
     // in the Messages API's shape when it names an offered tool. The API refuses a
     // forced tool with thinking on, so that request goes without thinking.
-    let choice = props
-        .as_ref()
-        .and_then(|p| p.get("toolChoice"))
-        .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
-        .and_then(|c| c.pointer("/function/name"))
-        .and_then(Value::as_str);
+    let choice = request::named_tool(props.as_ref());
     if let Some(name) = choice {
         if tools.iter().any(|t| t["name"] == name) {
             o.insert(

@@ -14,9 +14,6 @@ use crate::provider::{MadeCall, Provider, RequestParts, TurnResult};
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Chat;
 
-/// The prefix of the system message that shows the model the state.
-const STATE_PREFIX: &str = "The shared application state (JSON):";
-
 impl Provider for Chat {
     type History = Vec<Value>;
     type Turn = translate::Turn;
@@ -30,10 +27,7 @@ impl Provider for Chat {
         req: reqwest::RequestBuilder,
         api_key: Option<&str>,
     ) -> reqwest::RequestBuilder {
-        match api_key {
-            Some(key) => req.bearer_auth(key),
-            None => req,
-        }
+        crate::request::bearer(req, api_key)
     }
 
     fn history(&self, input: &RunAgentInput, parts: &RequestParts<'_>) -> Vec<Value> {
@@ -66,12 +60,12 @@ impl Provider for Chat {
     }
 
     fn refresh_state(&self, history: &mut Vec<Value>, state: &Value) {
-        let text = format!("{STATE_PREFIX}\n{state}");
+        let text = crate::request::state_text(state);
         for m in history.iter_mut() {
             let is_state = m.get("role").and_then(Value::as_str) == Some("system")
                 && m.get("content")
                     .and_then(Value::as_str)
-                    .is_some_and(|c| c.starts_with(STATE_PREFIX));
+                    .is_some_and(|c| c.starts_with(crate::request::STATE_PREFIX));
             if is_state {
                 m["content"] = json!(text);
                 return;

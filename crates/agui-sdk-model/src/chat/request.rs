@@ -5,6 +5,7 @@ use agui_sdk_core::{Message, RunAgentInput};
 use serde_json::{json, Map, Value};
 
 use crate::provider::RequestParts;
+use crate::request;
 
 /// The parts of a message the endpoint cannot take, noted as text so that nothing is
 /// silently dropped.
@@ -62,26 +63,12 @@ fn content(c: &Content) -> Value {
 /// client's record, not the model's input: they are left out).
 pub(crate) fn messages(input: &RunAgentInput, parts: &RequestParts<'_>) -> Vec<Value> {
     let mut out = Vec::with_capacity(input.messages.len() + 2);
-    if let Some(p) = parts.system_prompt {
-        out.push(json!({ "role": "system", "content": p }));
-    }
-    if !input.context.is_empty() {
-        let mut text = String::from("Context from the application:");
-        for c in &input.context {
-            text.push_str(&format!("\n- {}: {}", c.description, c.value));
-        }
-        out.push(json!({ "role": "system", "content": text }));
-    }
-    if let Some(state) = input
-        .state
-        .as_ref()
-        .filter(|s| parts.expose_state && !s.is_null())
-    {
-        out.push(json!({
-            "role": "system",
-            "content": format!("The shared application state (JSON):\n{state}"),
-        }));
-    }
+    let (system, _) = request::system_texts(input, parts);
+    out.extend(
+        system
+            .into_iter()
+            .map(|text| json!({ "role": "system", "content": text })),
+    );
     for m in &input.messages {
         match m {
             Message::System(s) => out.push(json!({ "role": "system", "content": s.content })),
@@ -118,14 +105,7 @@ pub(crate) fn messages(input: &RunAgentInput, parts: &RequestParts<'_>) -> Vec<V
                 out.push(Value::Object(o));
             }
             Message::Tool(t) => {
-                let mut text = t.content.to_text();
-                if let Some(e) = &t.error {
-                    text = if text.is_empty() {
-                        format!("error: {e}")
-                    } else {
-                        format!("{text}\nerror: {e}")
-                    };
-                }
+                let text = request::tool_result_text(t);
                 out.push(
                     json!({ "role": "tool", "tool_call_id": t.tool_call_id, "content": text }),
                 );
@@ -146,17 +126,11 @@ pub(crate) fn body(input: &RunAgentInput, messages: &[Value], parts: &RequestPar
     for (k, v) in parts.params {
         o.insert(k.clone(), v.clone());
     }
-    let props = input.forwarded_props.as_ref().map(|p| p.to_value());
-    if let Some(props) = props.as_ref().and_then(Value::as_object) {
-        for name in parts.forwardable {
-            if let Some(v) = props.get(name) {
-                o.insert(name.clone(), v.clone());
-            }
-        }
+    let props = request::forwarded_props(input);
+    for (name, v) in request::forwarded(props.as_ref(), parts.forwardable) {
+        o.insert(name.clone(), v.clone());
     }
-    let mut tools: Vec<Value> = parts
-        .server_tools
-        .iter()
+    let tools: Vec<Value> = request::offered_tools(input, parts)
         .map(|t| {
             json!({
                 "type": "function",
@@ -164,25 +138,10 @@ pub(crate) fn body(input: &RunAgentInput, messages: &[Value], parts: &RequestPar
             })
         })
         .collect();
-    for t in &input.tools {
-        tools.push(json!({
-            "type": "function",
-            "function": {
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters.as_ref().map_or_else(|| json!({ "type": "object", "properties": {} }), |p| p.to_value()),
-            },
-        }));
-    }
     // A client names the tool to call in `forwardedProps.toolChoice`, in the endpoint's
     // own `tool_choice` shape (CopilotKit's suggestion runs do): passed on when it names
     // an offered tool, whether or not `tool_choice` itself is forwardable.
-    let choice = props
-        .as_ref()
-        .and_then(|p| p.get("toolChoice"))
-        .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
-        .and_then(|c| c.pointer("/function/name"))
-        .and_then(Value::as_str);
+    let choice = request::named_tool(props.as_ref());
     if let Some(name) = choice {
         let offered = tools
             .iter()

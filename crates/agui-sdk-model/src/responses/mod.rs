@@ -46,10 +46,7 @@ impl Provider for Responses {
         req: reqwest::RequestBuilder,
         api_key: Option<&str>,
     ) -> reqwest::RequestBuilder {
-        match api_key {
-            Some(key) => req.bearer_auth(key),
-            None => req,
-        }
+        crate::request::bearer(req, api_key)
     }
 
     fn history(&self, input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
@@ -107,7 +104,7 @@ impl Provider for Responses {
 
     fn refresh_state(&self, history: &mut History, state: &Value) {
         if let Some(i) = history.state_at {
-            history.instructions[i] = request::state_text(state);
+            history.instructions[i] = crate::request::state_text(state);
         }
     }
 

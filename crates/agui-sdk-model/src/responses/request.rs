@@ -10,12 +10,8 @@ use serde_json::{json, Map, Value};
 
 use super::{History, ENCRYPTED_TYPE};
 use crate::provider::RequestParts;
+use crate::request;
 use crate::Effort;
-
-/// The text that shows the model the state.
-pub(super) fn state_text(state: &impl std::fmt::Display) -> String {
-    format!("The shared application state (JSON):\n{state}")
-}
 
 /// One assistant turn as the history gives it, possibly in several messages.
 #[derive(Default)]
@@ -122,25 +118,12 @@ fn user_item(c: &Content) -> Option<Value> {
 
 /// The history the run's input gives.
 pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
-    let mut h = History::default();
-    if let Some(p) = parts.system_prompt {
-        h.instructions.push(p.to_owned());
-    }
-    if !input.context.is_empty() {
-        let mut text = String::from("Context from the application:");
-        for c in &input.context {
-            text.push_str(&format!("\n- {}: {}", c.description, c.value));
-        }
-        h.instructions.push(text);
-    }
-    if let Some(state) = input
-        .state
-        .as_ref()
-        .filter(|s| parts.expose_state && !s.is_null())
-    {
-        h.state_at = Some(h.instructions.len());
-        h.instructions.push(state_text(state));
-    }
+    let (instructions, state_at) = request::system_texts(input, parts);
+    let mut h = History {
+        instructions,
+        state_at,
+        ..History::default()
+    };
     let mut turn = AssistantTurn::default();
     for m in &input.messages {
         match m {
@@ -175,14 +158,7 @@ pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> Histor
             }
             Message::Tool(t) => {
                 turn.flush(&mut h.items);
-                let mut text = t.content.to_text();
-                if let Some(e) = &t.error {
-                    text = if text.is_empty() {
-                        format!("error: {e}")
-                    } else {
-                        format!("{text}\nerror: {e}")
-                    };
-                }
+                let text = request::tool_result_text(t);
                 h.items.push(json!({
                     "type": "function_call_output",
                     "call_id": t.tool_call_id,
@@ -269,17 +245,11 @@ pub(super) fn body(
     for (k, v) in parts.params {
         put_param(&mut o, k, v);
     }
-    let props = input.forwarded_props.as_ref().map(|p| p.to_value());
-    if let Some(props) = props.as_ref().and_then(Value::as_object) {
-        for name in parts.forwardable {
-            if let Some(v) = props.get(name) {
-                put_param(&mut o, name, v);
-            }
-        }
+    let props = request::forwarded_props(input);
+    for (name, v) in request::forwarded(props.as_ref(), parts.forwardable) {
+        put_param(&mut o, name, v);
     }
-    let mut tools: Vec<Value> = parts
-        .server_tools
-        .iter()
+    let tools: Vec<Value> = request::offered_tools(input, parts)
         .map(|t| {
             json!({
                 "type": "function",
@@ -290,24 +260,10 @@ pub(super) fn body(
             })
         })
         .collect();
-    for t in &input.tools {
-        tools.push(json!({
-            "type": "function",
-            "name": t.name,
-            "description": t.description,
-            "parameters": t.parameters.as_ref().map_or_else(|| json!({ "type": "object", "properties": {} }), |p| p.to_value()),
-            "strict": false,
-        }));
-    }
     // A client names the tool to call in `forwardedProps.toolChoice` (in the
     // chat-completions shape, as CopilotKit's suggestion runs do): asked of the model
     // in the Responses API's shape when it names an offered tool.
-    let choice = props
-        .as_ref()
-        .and_then(|p| p.get("toolChoice"))
-        .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
-        .and_then(|c| c.pointer("/function/name"))
-        .and_then(Value::as_str);
+    let choice = request::named_tool(props.as_ref());
     if let Some(name) = choice {
         if tools.iter().any(|t| t["name"] == name) {
             o.insert(

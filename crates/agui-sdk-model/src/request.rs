@@ -1,0 +1,114 @@
+//! What every adapter's request is built from, the same for every provider: the
+//! system texts a conversation starts with, the text of a tool's result, the tools
+//! the model is offered, the parameters a run forwards and the tool it names. Each
+//! adapter only puts them in its API's shape. No I/O.
+
+use agui_sdk_core::types::ToolMessage;
+use agui_sdk_core::RunAgentInput;
+use serde_json::{json, Value};
+
+use crate::provider::{RequestParts, ToolSpec};
+
+/// The start of the system text that shows the model the state.
+pub(crate) const STATE_PREFIX: &str = "The shared application state (JSON):";
+
+/// The system text that shows the model `state`.
+pub(crate) fn state_text(state: &impl std::fmt::Display) -> String {
+    format!("{STATE_PREFIX}\n{state}")
+}
+
+/// The system texts before the run's messages: the system prompt, the run's context
+/// and the state (when it is exposed), in that order; and which of them shows the
+/// state.
+pub(crate) fn system_texts(
+    input: &RunAgentInput,
+    parts: &RequestParts<'_>,
+) -> (Vec<String>, Option<usize>) {
+    let mut texts = Vec::new();
+    if let Some(p) = parts.system_prompt {
+        texts.push(p.to_owned());
+    }
+    if !input.context.is_empty() {
+        let mut text = String::from("Context from the application:");
+        for c in &input.context {
+            text.push_str(&format!("\n- {}: {}", c.description, c.value));
+        }
+        texts.push(text);
+    }
+    let mut state_at = None;
+    if let Some(state) = input
+        .state
+        .as_ref()
+        .filter(|s| parts.expose_state && !s.is_null())
+    {
+        state_at = Some(texts.len());
+        texts.push(state_text(state));
+    }
+    (texts, state_at)
+}
+
+/// A tool message as the text the model gets: its content, and the error the tool
+/// reported on a line of its own.
+pub(crate) fn tool_result_text(t: &ToolMessage) -> String {
+    let text = t.content.to_text();
+    match &t.error {
+        Some(e) if text.is_empty() => format!("error: {e}"),
+        Some(e) => format!("{text}\nerror: {e}"),
+        None => text,
+    }
+}
+
+/// Every tool the model is offered: the server's, then the run's (a run's tool
+/// without parameters takes an empty object).
+pub(crate) fn offered_tools<'a>(
+    input: &'a RunAgentInput,
+    parts: &'a RequestParts<'_>,
+) -> impl Iterator<Item = ToolSpec> + 'a {
+    let client = input.tools.iter().map(|t| ToolSpec {
+        name: t.name.clone(),
+        description: t.description.clone(),
+        parameters: t.parameters.as_ref().map_or_else(
+            || json!({ "type": "object", "properties": {} }),
+            |p| p.to_value(),
+        ),
+    });
+    parts.server_tools.iter().cloned().chain(client)
+}
+
+/// The run's `forwardedProps`, as JSON.
+pub(crate) fn forwarded_props(input: &RunAgentInput) -> Option<Value> {
+    input.forwarded_props.as_ref().map(|p| p.to_value())
+}
+
+/// The forwardable parameters `props` sets, in the order they are configured.
+pub(crate) fn forwarded<'a>(
+    props: Option<&'a Value>,
+    forwardable: &'a [String],
+) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
+    let props = props.and_then(Value::as_object);
+    forwardable
+        .iter()
+        .filter_map(move |name| props.and_then(|p| p.get(name)).map(|v| (name, v)))
+}
+
+/// The tool a client names in `forwardedProps.toolChoice`, in the chat-completions
+/// shape (CopilotKit's suggestion runs do).
+pub(crate) fn named_tool(props: Option<&Value>) -> Option<&str> {
+    props
+        .and_then(|p| p.get("toolChoice"))
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
+        .and_then(|c| c.pointer("/function/name"))
+        .and_then(Value::as_str)
+}
+
+/// The request with `api_key` as a bearer token, when there is one.
+#[cfg_attr(not(any(feature = "chat", feature = "responses")), allow(dead_code))]
+pub(crate) fn bearer(
+    req: reqwest::RequestBuilder,
+    api_key: Option<&str>,
+) -> reqwest::RequestBuilder {
+    match api_key {
+        Some(key) => req.bearer_auth(key),
+        None => req,
+    }
+}

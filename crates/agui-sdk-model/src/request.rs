@@ -3,7 +3,7 @@
 //! the model is offered, the parameters a run forwards and the tool it names. Each
 //! adapter only puts them in its API's shape. No I/O.
 
-use agui_sdk_core::types::ToolMessage;
+use agui_sdk_core::types::{ContentPart, MediaPart, PartSource, ToolMessage};
 use agui_sdk_core::RunAgentInput;
 use serde_json::{json, Value};
 
@@ -17,13 +17,43 @@ pub(crate) fn state_text(state: &impl std::fmt::Display) -> String {
     format!("{STATE_PREFIX}\n{state}")
 }
 
-/// The system texts before the run's messages: the system prompt, the run's context
-/// and the state (when it is exposed), in that order; and which of them shows the
-/// state.
-pub(crate) fn system_texts(
-    input: &RunAgentInput,
-    parts: &RequestParts<'_>,
-) -> (Vec<String>, Option<usize>) {
+/// The system texts of a conversation, and which of them shows the state.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SystemTexts {
+    pub texts: Vec<String>,
+    state_at: Option<usize>,
+}
+
+impl SystemTexts {
+    /// The texts before the run's messages: the system prompt, the run's context and
+    /// the state (when it is exposed), in that order.
+    pub(crate) fn new(input: &RunAgentInput, parts: &RequestParts<'_>) -> Self {
+        let (texts, state_at) = system_texts(input, parts);
+        SystemTexts { texts, state_at }
+    }
+
+    /// Shows the model the state as it is now (when it is shown).
+    #[cfg_attr(
+        not(any(feature = "anthropic", feature = "responses")),
+        allow(dead_code)
+    )]
+    pub(crate) fn refresh_state(&mut self, state: &Value) {
+        if let Some(i) = self.state_at {
+            self.texts[i] = state_text(state);
+        }
+    }
+
+    /// All the texts as one, apart by blank lines (`None` when there are none).
+    #[cfg_attr(
+        not(any(feature = "anthropic", feature = "responses")),
+        allow(dead_code)
+    )]
+    pub(crate) fn joined(&self) -> Option<String> {
+        (!self.texts.is_empty()).then(|| self.texts.join("\n\n"))
+    }
+}
+
+fn system_texts(input: &RunAgentInput, parts: &RequestParts<'_>) -> (Vec<String>, Option<usize>) {
     let mut texts = Vec::new();
     if let Some(p) = parts.system_prompt {
         texts.push(p.to_owned());
@@ -111,4 +141,31 @@ pub(crate) fn bearer(
         Some(key) => req.bearer_auth(key),
         None => req,
     }
+}
+
+/// A user's content part: its kind (`image`, `audio`, `video`, `document`) and
+/// media, or (`Err`) the text of a text part.
+pub(crate) fn media(p: &ContentPart) -> Result<(&'static str, &MediaPart), &str> {
+    match p {
+        ContentPart::Text(t) => Err(&t.text),
+        ContentPart::Image(m) => Ok(("image", m)),
+        ContentPart::Audio(m) => Ok(("audio", m)),
+        ContentPart::Video(m) => Ok(("video", m)),
+        ContentPart::Document(m) => Ok(("document", m)),
+    }
+}
+
+/// The text a `kind` part from `source` that `api` cannot take is sent as, so that
+/// nothing is dropped silently; logged as a warning.
+pub(crate) fn unsupported_part(kind: &str, source: &PartSource, api: &str) -> String {
+    let what = match source {
+        PartSource::Url(u) => format!("at {}", u.value),
+        PartSource::Data(d) => format!("of type {}", d.mime_type),
+        PartSource::File(f) => format!("file {}", f.value),
+    };
+    tracing::warn!(
+        kind,
+        "a content part the {api} cannot take is sent as a note"
+    );
+    format!("[{kind} attachment {what} not supported by this model endpoint]")
 }

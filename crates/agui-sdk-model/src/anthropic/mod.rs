@@ -10,6 +10,7 @@ use agui_sdk_core::RunAgentInput;
 use serde_json::{json, Value};
 
 use crate::provider::{MadeCall, Provider, RequestParts, TurnResult};
+use crate::request::SystemTexts;
 use crate::Thinking;
 
 /// The `anthropic-version` header sent with every request.
@@ -31,9 +32,7 @@ pub(crate) struct Anthropic {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct History {
     /// The parts of the top-level `system` prompt.
-    system: Vec<String>,
-    /// Which part of `system` shows the state.
-    state_at: Option<usize>,
+    system: SystemTexts,
     /// `user` and `assistant` messages, each with its content blocks.
     messages: Vec<Value>,
 }
@@ -106,9 +105,7 @@ impl Provider for Anthropic {
     }
 
     fn refresh_state(&self, history: &mut History, state: &Value) {
-        if let Some(i) = history.state_at {
-            history.system[i] = crate::request::state_text(state);
-        }
+        history.system.refresh_state(state);
     }
 
     fn vendor(&self) -> Option<&'static str> {

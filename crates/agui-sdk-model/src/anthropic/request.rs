@@ -88,12 +88,9 @@ fn media_source(source: &PartSource) -> Option<Value> {
 /// A user's content part as a block; what the API cannot take is noted as text, so
 /// that nothing is dropped silently.
 fn part(p: &ContentPart) -> Value {
-    let (kind, media) = match p {
-        ContentPart::Text(t) => return json!({ "type": "text", "text": t.text }),
-        ContentPart::Image(m) => ("image", m),
-        ContentPart::Audio(m) => ("audio", m),
-        ContentPart::Video(m) => ("video", m),
-        ContentPart::Document(m) => ("document", m),
+    let (kind, media) = match request::media(p) {
+        Ok(m) => m,
+        Err(text) => return json!({ "type": "text", "text": text }),
     };
     let pdf = match &media.source {
         PartSource::Data(d) => d.mime_type == "application/pdf",
@@ -105,16 +102,8 @@ fn part(p: &ContentPart) -> Value {
             return json!({ "type": kind, "source": source });
         }
     }
-    let what = match &media.source {
-        PartSource::Url(u) => format!("at {}", u.value),
-        PartSource::Data(d) => format!("of type {}", d.mime_type),
-        PartSource::File(f) => format!("file {}", f.value),
-    };
-    tracing::warn!(
-        kind,
-        "a content part the Messages API cannot take is sent as a note"
-    );
-    json!({ "type": "text", "text": format!("[{kind} attachment {what} not supported by this model endpoint]") })
+    let note = request::unsupported_part(kind, &media.source, "Messages API");
+    json!({ "type": "text", "text": note })
 }
 
 fn user_blocks(c: &Content) -> Vec<Value> {
@@ -141,17 +130,15 @@ fn tool_input(id: &str, arguments: &str) -> Value {
 
 /// The history the run's input gives.
 pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
-    let (system, state_at) = request::system_texts(input, parts);
     let mut h = History {
-        system,
-        state_at,
+        system: request::SystemTexts::new(input, parts),
         ..History::default()
     };
     let mut turn = AssistantTurn::default();
     for m in &input.messages {
         match m {
-            Message::System(s) => h.system.push(s.content.clone()),
-            Message::Developer(d) => h.system.push(d.content.clone()),
+            Message::System(s) => h.system.texts.push(s.content.clone()),
+            Message::Developer(d) => h.system.texts.push(d.content.clone()),
             Message::Reasoning(r) => turn.thinking.extend(thinking_block(r)),
             Message::Assistant(a) => {
                 if let Some(text) = a.content.as_deref().filter(|t| !t.is_empty()) {
@@ -196,8 +183,8 @@ pub(super) fn body(
     let mut o = Map::new();
     o.insert("model".into(), json!(parts.model));
     o.insert("max_tokens".into(), json!(DEFAULT_MAX_TOKENS));
-    if !history.system.is_empty() {
-        o.insert("system".into(), json!(history.system.join("\n\n")));
+    if let Some(system) = history.system.joined() {
+        o.insert("system".into(), json!(system));
     }
     o.insert("messages".into(), Value::Array(history.messages.clone()));
     o.insert("stream".into(), json!(true));

@@ -10,12 +10,9 @@ use crate::request;
 /// The parts of a message the endpoint cannot take, noted as text so that nothing is
 /// silently dropped.
 fn part(p: &ContentPart) -> Value {
-    let (kind, media) = match p {
-        ContentPart::Text(t) => return json!({ "type": "text", "text": t.text }),
-        ContentPart::Image(m) => ("image", m),
-        ContentPart::Audio(m) => ("audio", m),
-        ContentPart::Video(m) => ("video", m),
-        ContentPart::Document(m) => ("document", m),
+    let (kind, media) = match request::media(p) {
+        Ok(m) => m,
+        Err(text) => return json!({ "type": "text", "text": text }),
     };
     match (kind, &media.source) {
         ("image", PartSource::Url(u)) => {
@@ -38,16 +35,8 @@ fn part(p: &ContentPart) -> Value {
             json!({ "type": "input_audio", "input_audio": { "data": d.value, "format": format } })
         }
         (kind, source) => {
-            let what = match source {
-                PartSource::Url(u) => format!("at {}", u.value),
-                PartSource::Data(d) => format!("of type {}", d.mime_type),
-                PartSource::File(f) => format!("file {}", f.value),
-            };
-            tracing::warn!(
-                kind,
-                "a content part the chat-completions API cannot take is sent as a note"
-            );
-            json!({ "type": "text", "text": format!("[{kind} attachment {what} not supported by this model endpoint]") })
+            let note = request::unsupported_part(kind, source, "chat-completions API");
+            json!({ "type": "text", "text": note })
         }
     }
 }
@@ -63,9 +52,10 @@ fn content(c: &Content) -> Value {
 /// client's record, not the model's input: they are left out).
 pub(crate) fn messages(input: &RunAgentInput, parts: &RequestParts<'_>) -> Vec<Value> {
     let mut out = Vec::with_capacity(input.messages.len() + 2);
-    let (system, _) = request::system_texts(input, parts);
+    let system = request::SystemTexts::new(input, parts);
     out.extend(
         system
+            .texts
             .into_iter()
             .map(|text| json!({ "role": "system", "content": text })),
     );

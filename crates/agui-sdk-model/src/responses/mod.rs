@@ -11,6 +11,7 @@ use agui_sdk_core::RunAgentInput;
 use serde_json::{json, Value};
 
 use crate::provider::{MadeCall, Provider, RequestParts, TurnResult};
+use crate::request::SystemTexts;
 use crate::Effort;
 
 /// The type of a reasoning item's encrypted content.
@@ -26,9 +27,7 @@ pub(crate) struct Responses {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct History {
     /// The parts of the top-level `instructions`.
-    instructions: Vec<String>,
-    /// Which part of `instructions` shows the state.
-    state_at: Option<usize>,
+    instructions: SystemTexts,
     /// The `input` items.
     items: Vec<Value>,
 }
@@ -103,9 +102,7 @@ impl Provider for Responses {
     }
 
     fn refresh_state(&self, history: &mut History, state: &Value) {
-        if let Some(i) = history.state_at {
-            history.instructions[i] = crate::request::state_text(state);
-        }
+        history.instructions.refresh_state(state);
     }
 
     fn vendor(&self) -> Option<&'static str> {

@@ -65,12 +65,9 @@ fn reasoning_item(r: &ReasoningMessage) -> Option<Value> {
 /// A user's content part as an input content item; what the API cannot take is noted
 /// as text, so that nothing is dropped silently.
 fn part(p: &ContentPart) -> Value {
-    let (kind, media) = match p {
-        ContentPart::Text(t) => return json!({ "type": "input_text", "text": t.text }),
-        ContentPart::Image(m) => ("image", m),
-        ContentPart::Audio(m) => ("audio", m),
-        ContentPart::Video(m) => ("video", m),
-        ContentPart::Document(m) => ("document", m),
+    let (kind, media) = match request::media(p) {
+        Ok(m) => m,
+        Err(text) => return json!({ "type": "input_text", "text": text }),
     };
     match (kind, &media.source) {
         ("image", PartSource::Url(u)) => {
@@ -95,16 +92,8 @@ fn part(p: &ContentPart) -> Value {
         }
         _ => {}
     }
-    let what = match &media.source {
-        PartSource::Url(u) => format!("at {}", u.value),
-        PartSource::Data(d) => format!("of type {}", d.mime_type),
-        PartSource::File(f) => format!("file {}", f.value),
-    };
-    tracing::warn!(
-        kind,
-        "a content part the Responses API cannot take is sent as a note"
-    );
-    json!({ "type": "input_text", "text": format!("[{kind} attachment {what} not supported by this model endpoint]") })
+    let note = request::unsupported_part(kind, &media.source, "Responses API");
+    json!({ "type": "input_text", "text": note })
 }
 
 fn user_item(c: &Content) -> Option<Value> {
@@ -118,10 +107,8 @@ fn user_item(c: &Content) -> Option<Value> {
 
 /// The history the run's input gives.
 pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
-    let (instructions, state_at) = request::system_texts(input, parts);
     let mut h = History {
-        instructions,
-        state_at,
+        instructions: request::SystemTexts::new(input, parts),
         ..History::default()
     };
     let mut turn = AssistantTurn::default();
@@ -227,11 +214,8 @@ pub(super) fn body(
 ) -> Value {
     let mut o = Map::new();
     o.insert("model".into(), json!(parts.model));
-    if !history.instructions.is_empty() {
-        o.insert(
-            "instructions".into(),
-            json!(history.instructions.join("\n\n")),
-        );
+    if let Some(instructions) = history.instructions.joined() {
+        o.insert("instructions".into(), json!(instructions));
     }
     o.insert("input".into(), Value::Array(history.items.clone()));
     o.insert("stream".into(), json!(true));

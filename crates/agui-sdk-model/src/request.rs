@@ -5,7 +5,7 @@
 
 use agui_sdk_core::types::{ContentPart, MediaPart, PartSource, ToolMessage};
 use agui_sdk_core::RunAgentInput;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::provider::{RequestParts, ToolSpec};
 
@@ -90,7 +90,7 @@ pub(crate) fn tool_result_text(t: &ToolMessage) -> String {
 
 /// Every tool the model is offered: the server's, then the run's (a run's tool
 /// without parameters takes an empty object).
-pub(crate) fn offered_tools<'a>(
+fn offered_tools<'a>(
     input: &'a RunAgentInput,
     parts: &'a RequestParts<'_>,
 ) -> impl Iterator<Item = ToolSpec> + 'a {
@@ -106,12 +106,12 @@ pub(crate) fn offered_tools<'a>(
 }
 
 /// The run's `forwardedProps`, as JSON.
-pub(crate) fn forwarded_props(input: &RunAgentInput) -> Option<Value> {
+fn forwarded_props(input: &RunAgentInput) -> Option<Value> {
     input.forwarded_props.as_ref().map(|p| p.to_value())
 }
 
 /// The forwardable parameters `props` sets, in the order they are configured.
-pub(crate) fn forwarded<'a>(
+fn forwarded<'a>(
     props: Option<&'a Value>,
     forwardable: &'a [String],
 ) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
@@ -123,7 +123,7 @@ pub(crate) fn forwarded<'a>(
 
 /// The tool a client names in `forwardedProps.toolChoice`, in the chat-completions
 /// shape (CopilotKit's suggestion runs do).
-pub(crate) fn named_tool(props: Option<&Value>) -> Option<&str> {
+fn named_tool(props: Option<&Value>) -> Option<&str> {
     props
         .and_then(|p| p.get("toolChoice"))
         .filter(|c| c.get("type").and_then(Value::as_str) == Some("function"))
@@ -168,4 +168,43 @@ pub(crate) fn unsupported_part(kind: &str, source: &PartSource, api: &str) -> St
         "a content part the {api} cannot take is sent as a note"
     );
     format!("[{kind} attachment {what} not supported by this model endpoint]")
+}
+
+/// What every body ends with, in this order: the fixed model parameters, the ones
+/// the run forwards (each put in by `put`), the tool the run names when it is one of
+/// those offered (put in by `choose`), and the offered tools in the API's shape
+/// (`tool`).
+pub(crate) fn finish_body(
+    o: &mut Map<String, Value>,
+    input: &RunAgentInput,
+    parts: &RequestParts<'_>,
+    put: impl Fn(&mut Map<String, Value>, &str, &Value),
+    tool: impl Fn(ToolSpec) -> Value,
+    choose: impl FnOnce(&mut Map<String, Value>, &str),
+) {
+    for (k, v) in parts.params {
+        put(o, k, v);
+    }
+    let props = forwarded_props(input);
+    for (name, v) in forwarded(props.as_ref(), parts.forwardable) {
+        put(o, name, v);
+    }
+    let specs: Vec<ToolSpec> = offered_tools(input, parts).collect();
+    if let Some(name) = named_tool(props.as_ref()) {
+        if specs.iter().any(|t| t.name == name) {
+            choose(o, name);
+        }
+    }
+    if !specs.is_empty() {
+        o.insert(
+            "tools".into(),
+            Value::Array(specs.into_iter().map(tool).collect()),
+        );
+    }
+}
+
+/// Puts a parameter in the body under its own name.
+#[cfg_attr(not(any(feature = "chat", feature = "anthropic")), allow(dead_code))]
+pub(crate) fn put_as_is(o: &mut Map<String, Value>, name: &str, value: &Value) {
+    o.insert(name.to_owned(), value.clone());
 }

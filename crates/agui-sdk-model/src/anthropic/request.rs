@@ -200,32 +200,23 @@ pub(super) fn body(
         }
         None => {}
     }
-    for (k, v) in parts.params {
-        o.insert(k.clone(), v.clone());
-    }
-    let props = request::forwarded_props(input);
-    for (name, v) in request::forwarded(props.as_ref(), parts.forwardable) {
-        o.insert(name.clone(), v.clone());
-    }
-    let tools: Vec<Value> = request::offered_tools(input, parts)
-        .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
-        .collect();
     // A client names the tool to call in `forwardedProps.toolChoice` (in the
     // chat-completions shape, as CopilotKit's suggestion runs do): asked of the model
     // in the Messages API's shape when it names an offered tool. The API refuses a
     // forced tool with thinking on, so that request goes without thinking.
-    let choice = request::named_tool(props.as_ref());
-    if let Some(name) = choice {
-        if tools.iter().any(|t| t["name"] == name) {
+    request::finish_body(
+        &mut o,
+        input,
+        parts,
+        request::put_as_is,
+        |t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }),
+        |o, name| {
             o.insert(
                 "tool_choice".into(),
                 json!({ "type": "tool", "name": name }),
             );
             o.remove("thinking");
-        }
-    }
-    if !tools.is_empty() {
-        o.insert("tools".into(), Value::Array(tools));
-    }
+        },
+    );
     Value::Object(o)
 }

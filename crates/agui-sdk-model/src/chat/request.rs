@@ -113,38 +113,26 @@ pub(crate) fn body(input: &RunAgentInput, messages: &[Value], parts: &RequestPar
     o.insert("messages".into(), Value::Array(messages.to_vec()));
     o.insert("stream".into(), json!(true));
     o.insert("stream_options".into(), json!({ "include_usage": true }));
-    for (k, v) in parts.params {
-        o.insert(k.clone(), v.clone());
-    }
-    let props = request::forwarded_props(input);
-    for (name, v) in request::forwarded(props.as_ref(), parts.forwardable) {
-        o.insert(name.clone(), v.clone());
-    }
-    let tools: Vec<Value> = request::offered_tools(input, parts)
-        .map(|t| {
+    // A client names the tool to call in `forwardedProps.toolChoice`, in the endpoint's
+    // own `tool_choice` shape (CopilotKit's suggestion runs do): passed on when it names
+    // an offered tool, whether or not `tool_choice` itself is forwardable.
+    request::finish_body(
+        &mut o,
+        input,
+        parts,
+        request::put_as_is,
+        |t| {
             json!({
                 "type": "function",
                 "function": { "name": t.name, "description": t.description, "parameters": t.parameters },
             })
-        })
-        .collect();
-    // A client names the tool to call in `forwardedProps.toolChoice`, in the endpoint's
-    // own `tool_choice` shape (CopilotKit's suggestion runs do): passed on when it names
-    // an offered tool, whether or not `tool_choice` itself is forwardable.
-    let choice = request::named_tool(props.as_ref());
-    if let Some(name) = choice {
-        let offered = tools
-            .iter()
-            .any(|t| t.pointer("/function/name").and_then(Value::as_str) == Some(name));
-        if offered {
+        },
+        |o, name| {
             o.insert(
                 "tool_choice".into(),
                 json!({ "type": "function", "function": { "name": name } }),
             );
-        }
-    }
-    if !tools.is_empty() {
-        o.insert("tools".into(), Value::Array(tools));
-    }
+        },
+    );
     Value::Object(o)
 }

@@ -226,15 +226,15 @@ pub(super) fn body(
     if let Some(e) = effort {
         o.insert("reasoning".into(), json!({ "effort": e.as_str() }));
     }
-    for (k, v) in parts.params {
-        put_param(&mut o, k, v);
-    }
-    let props = request::forwarded_props(input);
-    for (name, v) in request::forwarded(props.as_ref(), parts.forwardable) {
-        put_param(&mut o, name, v);
-    }
-    let tools: Vec<Value> = request::offered_tools(input, parts)
-        .map(|t| {
+    // A client names the tool to call in `forwardedProps.toolChoice` (in the
+    // chat-completions shape, as CopilotKit's suggestion runs do): asked of the model
+    // in the Responses API's shape when it names an offered tool.
+    request::finish_body(
+        &mut o,
+        input,
+        parts,
+        put_param,
+        |t| {
             json!({
                 "type": "function",
                 "name": t.name,
@@ -242,22 +242,13 @@ pub(super) fn body(
                 "parameters": t.parameters,
                 "strict": false,
             })
-        })
-        .collect();
-    // A client names the tool to call in `forwardedProps.toolChoice` (in the
-    // chat-completions shape, as CopilotKit's suggestion runs do): asked of the model
-    // in the Responses API's shape when it names an offered tool.
-    let choice = request::named_tool(props.as_ref());
-    if let Some(name) = choice {
-        if tools.iter().any(|t| t["name"] == name) {
+        },
+        |o, name| {
             o.insert(
                 "tool_choice".into(),
                 json!({ "type": "function", "name": name }),
             );
-        }
-    }
-    if !tools.is_empty() {
-        o.insert("tools".into(), Value::Array(tools));
-    }
+        },
+    );
     Value::Object(o)
 }

@@ -4,25 +4,15 @@
 //! redacted thinking, tool calls, usage, stop reasons, errors; and the history sent
 //! back on the next run, thinking blocks byte for byte before the `tool_use`.
 
+use crate::common::{card, events_of, go, run_error, serve, types, verify, Add};
 use crate::fake_anthropic as fake;
 
 use std::time::Duration;
 
 use agui_sdk_client::{Conversation, HttpAgent, RunParams};
-use agui_sdk_core::semantics::Verifier;
-use agui_sdk_core::{Event, Message, RunAgentInput, Tool};
+use agui_sdk_core::{Event, Message, RunAgentInput};
 use agui_sdk_model::{ModelAgent, ModelAgentBuilder, Thinking, ToolContext, ToolResult};
-use agui_sdk_server::{AgentRouter, Shutdown};
-use futures_util::StreamExt;
 use serde_json::{json, Value};
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Add {
-    /// First.
-    a: f64,
-    /// Second.
-    b: f64,
-}
 
 const KEY: &str = "sk-ant-test-0042";
 
@@ -40,45 +30,6 @@ fn builder(fake: &fake::Fake, model: &str) -> ModelAgentBuilder {
         )
 }
 
-async fn serve(agent: agui_sdk_server::FnAgent) -> String {
-    let shutdown = Shutdown::new();
-    let router = AgentRouter::new()
-        .agent("a", agent)
-        .verify(true)
-        .shutdown(shutdown.clone())
-        .into_router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(agui_sdk_server::serve(listener, router, shutdown));
-    format!("http://{addr}/a")
-}
-
-fn verify(events: &[Event]) {
-    let mut v = Verifier::new();
-    for (i, e) in events.iter().enumerate() {
-        v.push(e).unwrap_or_else(|err| panic!("event {i}: {err}"));
-    }
-}
-
-fn types(events: &[Event]) -> Vec<&'static str> {
-    events.iter().map(|e| e.event_type().as_str()).collect()
-}
-
-fn run_error(events: &[Event]) -> (String, String) {
-    match events.last() {
-        Some(Event::RunError(e)) => (e.message.clone(), e.code.clone().unwrap_or_default()),
-        other => panic!("expected RUN_ERROR last, got {other:?}"),
-    }
-}
-
-fn card() -> Tool {
-    Tool::new(
-        "show_card",
-        "Shows a card for a city.",
-        json!({ "type": "object", "properties": { "city": { "type": "string" } } }),
-    )
-}
-
 /// A conversation with the agent served at `url`, offering `show_card`, answering it
 /// (and running again) when `answer`.
 fn conversation(
@@ -94,22 +45,6 @@ fn conversation(
         })
         .answer_tools(if answer { 2 } else { 0 })
         .build()
-}
-
-/// Runs `input` against `agent` and returns the events.
-async fn events_of(agent: agui_sdk_server::FnAgent, input: &RunAgentInput) -> Vec<Event> {
-    let url = serve(agent).await;
-    HttpAgent::builder(url)
-        .build()
-        .unwrap()
-        .run(input)
-        .filter_map(|e| async move { e.ok() })
-        .collect()
-        .await
-}
-
-fn go() -> RunAgentInput {
-    RunAgentInput::new("t", "r", vec![Message::user("u", "go")])
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 //! The integration tests of `agui-sdk-model`, in one binary (one link instead of one per file).
 
+mod common;
 #[cfg(feature = "chat")]
 mod fake;
 #[cfg(feature = "anthropic")]

@@ -18,6 +18,7 @@ use axum::routing::post;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
+use crate::common::serve;
 use crate::fake::{delta, finish, tool_delta};
 
 /// The scripted upstream: each request's body is recorded; a request without a tool
@@ -131,20 +132,6 @@ fn agent(url: &str) -> ModelAgentBuilder {
     ModelAgent::chat_completions(url, "m")
         .retries(0, Duration::from_millis(1))
         .read_timeout(Duration::from_secs(20))
-}
-
-/// Serves `agent` at `/a` with verification on; its URL.
-async fn serve(agent: agui_sdk_server::FnAgent) -> String {
-    let shutdown = agui_sdk_server::Shutdown::new();
-    let router = agui_sdk_server::AgentRouter::new()
-        .agent("a", agent)
-        .verify(true)
-        .shutdown(shutdown.clone())
-        .into_router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(agui_sdk_server::serve(listener, router, shutdown));
-    format!("http://{addr}/a")
 }
 
 /// Runs the agent at `url` once; its events (verified).

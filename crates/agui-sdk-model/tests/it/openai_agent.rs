@@ -3,25 +3,16 @@
 //! verifies what the agent emits, and so does the client) and ends with the expected
 //! messages; the request sent upstream is checked field by field.
 
+use crate::common::{run_error, serve, types, verify, Add};
 use crate::fake;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use agui_sdk_client::{ClientError, Conversation, HttpAgent, RunParams};
-use agui_sdk_core::semantics::Verifier;
 use agui_sdk_core::{Event, Message, RunAgentInput, Tool};
 use agui_sdk_model::{OpenAiAgent, OpenAiAgentBuilder, ToolContext, ToolResult};
-use agui_sdk_server::{AgentRouter, Shutdown};
 use serde_json::{json, Value};
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Add {
-    /// First.
-    a: f64,
-    /// Second.
-    b: f64,
-}
 
 fn builder(fake: &fake::Fake, model: &str) -> OpenAiAgentBuilder {
     OpenAiAgent::builder(fake.url(), model)
@@ -30,20 +21,6 @@ fn builder(fake: &fake::Fake, model: &str) -> OpenAiAgentBuilder {
         .tool("add", "Adds two numbers.", |x: Add, _ctx: ToolContext| async move {
             Ok(ToolResult::text((x.a + x.b).to_string()))
         })
-}
-
-/// Serves `agent` at `/a` with verification on; the base URL.
-async fn serve(agent: agui_sdk_server::FnAgent) -> String {
-    let shutdown = Shutdown::new();
-    let router = AgentRouter::new()
-        .agent("a", agent)
-        .verify(true)
-        .shutdown(shutdown.clone())
-        .into_router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(agui_sdk_server::serve(listener, router, shutdown));
-    format!("http://{addr}/a")
 }
 
 struct Outcome {
@@ -94,17 +71,6 @@ async fn turn(fake: &fake::Fake, model: &str, answer: bool) -> Outcome {
     }
 }
 
-fn verify(events: &[Event]) {
-    let mut v = Verifier::new();
-    for (i, e) in events.iter().enumerate() {
-        v.push(e).unwrap_or_else(|err| panic!("event {i}: {err}"));
-    }
-}
-
-fn types(events: &[Event]) -> Vec<&'static str> {
-    events.iter().map(|e| e.event_type().as_str()).collect()
-}
-
 fn assistant(conv: &Conversation) -> &agui_sdk_core::types::AssistantMessage {
     conv.messages()
         .iter()
@@ -113,13 +79,6 @@ fn assistant(conv: &Conversation) -> &agui_sdk_core::types::AssistantMessage {
             _ => None,
         })
         .expect("an assistant message")
-}
-
-fn run_error(events: &[Event]) -> (String, String) {
-    match events.last() {
-        Some(Event::RunError(e)) => (e.message.clone(), e.code.clone().unwrap_or_default()),
-        other => panic!("expected RUN_ERROR last, got {other:?}"),
-    }
 }
 
 #[tokio::test]
@@ -592,15 +551,7 @@ async fn a_stalled_stream_times_out() {
 
 /// Runs one turn of `agent` and returns its events.
 async fn events_of(agent: agui_sdk_server::FnAgent) -> Vec<Event> {
-    let url = serve(agent).await;
-    let agent = HttpAgent::builder(url).build().unwrap();
-    let input = RunAgentInput::new("t", "r", vec![Message::user("u", "go")]);
-    use futures_util::StreamExt;
-    agent
-        .run(&input)
-        .filter_map(|e| async move { e.ok() })
-        .collect()
-        .await
+    crate::common::events_of(agent, &crate::common::go()).await
 }
 
 /// An answer is bounded in bytes, in time (however it trickles: each read is within

@@ -3,46 +3,20 @@
 //! at a time, and a stream of keep-alive comments with no content. Each against a real
 //! listener on loopback, the run served by `agui-sdk-server` and read by the client.
 
+use crate::common::run_error;
 use crate::fake;
 
 use std::time::{Duration, Instant};
 
-use agui_sdk_client::HttpAgent;
-use agui_sdk_core::{Event, Message, RunAgentInput};
+use agui_sdk_core::Event;
 use agui_sdk_model::OpenAiAgent;
-use agui_sdk_server::{AgentRouter, Shutdown};
 use agui_sdk_testkit::redirect;
-use futures_util::StreamExt;
 
 const KEY: &str = "sk-test-7f3a9c";
 
-/// Serves `agent` at `/a` with verification on, runs one turn, returns its events.
+/// Serves `agent`, runs one turn, returns its events.
 async fn events_of(agent: agui_sdk_server::FnAgent) -> Vec<Event> {
-    let shutdown = Shutdown::new();
-    let router = AgentRouter::new()
-        .agent("a", agent)
-        .verify(true)
-        .shutdown(shutdown.clone())
-        .into_router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(agui_sdk_server::serve(listener, router, shutdown));
-    let agent = HttpAgent::builder(format!("http://{addr}/a"))
-        .build()
-        .unwrap();
-    let input = RunAgentInput::new("t", "r", vec![Message::user("u", "go")]);
-    agent
-        .run(&input)
-        .filter_map(|e| async move { e.ok() })
-        .collect()
-        .await
-}
-
-fn run_error(events: &[Event]) -> (String, String) {
-    match events.last() {
-        Some(Event::RunError(e)) => (e.message.clone(), e.code.clone().unwrap_or_default()),
-        other => panic!("expected RUN_ERROR last, got {other:?}"),
-    }
+    crate::common::events_of(agent, &crate::common::go()).await
 }
 
 /// The endpoint answers `307` to a foreign host (`127.0.0.2`), which would answer `307`

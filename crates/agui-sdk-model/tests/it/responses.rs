@@ -5,25 +5,15 @@
 //! history sent back on the next run, each reasoning item byte for byte before the
 //! calls it preceded.
 
+use crate::common::{card, events_of, go, run_error, serve, types, verify, Add};
 use crate::fake_responses as fake;
 
 use std::time::Duration;
 
 use agui_sdk_client::{Conversation, HttpAgent, RunParams};
-use agui_sdk_core::semantics::Verifier;
-use agui_sdk_core::{Event, Message, RunAgentInput, Tool};
+use agui_sdk_core::{Event, Message, RunAgentInput};
 use agui_sdk_model::{Effort, ModelAgent, ModelAgentBuilder, ToolContext, ToolResult};
-use agui_sdk_server::{AgentRouter, Shutdown};
-use futures_util::StreamExt;
 use serde_json::{json, Value};
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Add {
-    /// First.
-    a: f64,
-    /// Second.
-    b: f64,
-}
 
 const KEY: &str = "sk-proj-test-0042";
 
@@ -40,45 +30,6 @@ fn builder(fake: &fake::Fake, model: &str) -> ModelAgentBuilder {
         )
 }
 
-async fn serve(agent: agui_sdk_server::FnAgent) -> String {
-    let shutdown = Shutdown::new();
-    let router = AgentRouter::new()
-        .agent("a", agent)
-        .verify(true)
-        .shutdown(shutdown.clone())
-        .into_router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(agui_sdk_server::serve(listener, router, shutdown));
-    format!("http://{addr}/a")
-}
-
-fn verify(events: &[Event]) {
-    let mut v = Verifier::new();
-    for (i, e) in events.iter().enumerate() {
-        v.push(e).unwrap_or_else(|err| panic!("event {i}: {err}"));
-    }
-}
-
-fn types(events: &[Event]) -> Vec<&'static str> {
-    events.iter().map(|e| e.event_type().as_str()).collect()
-}
-
-fn run_error(events: &[Event]) -> (String, String) {
-    match events.last() {
-        Some(Event::RunError(e)) => (e.message.clone(), e.code.clone().unwrap_or_default()),
-        other => panic!("expected RUN_ERROR last, got {other:?}"),
-    }
-}
-
-fn card() -> Tool {
-    Tool::new(
-        "show_card",
-        "Shows a card for a city.",
-        json!({ "type": "object", "properties": { "city": { "type": "string" } } }),
-    )
-}
-
 fn conversation(url: String, sink: std::sync::Arc<std::sync::Mutex<Vec<Event>>>) -> Conversation {
     Conversation::builder(HttpAgent::builder(url).build().unwrap())
         .thread_id("t")
@@ -88,21 +39,6 @@ fn conversation(url: String, sink: std::sync::Arc<std::sync::Mutex<Vec<Event>>>)
         })
         .answer_tools(0)
         .build()
-}
-
-async fn events_of(agent: agui_sdk_server::FnAgent, input: &RunAgentInput) -> Vec<Event> {
-    let url = serve(agent).await;
-    HttpAgent::builder(url)
-        .build()
-        .unwrap()
-        .run(input)
-        .filter_map(|e| async move { e.ok() })
-        .collect()
-        .await
-}
-
-fn go() -> RunAgentInput {
-    RunAgentInput::new("t", "r", vec![Message::user("u", "go")])
 }
 
 #[tokio::test]

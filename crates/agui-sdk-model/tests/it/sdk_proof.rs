@@ -13,27 +13,17 @@
 //! Run it with `scripts/setup-interop.sh` done (or `AGUI_REQUIRE_INTEROP=1` to fail
 //! when the SDKs are missing): `cargo test -p agui-sdk-model --test it sdk_proof`.
 
+use crate::common::{events_of, Add};
 use crate::{fake, fake_anthropic, fake_responses};
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use agui_sdk_client::HttpAgent;
 use agui_sdk_core::{Event, RunAgentInput};
 use agui_sdk_model::{Effort, ModelAgent, Thinking, ToolContext, ToolResult};
-use agui_sdk_server::{AgentRouter, Shutdown};
 use agui_sdk_testkit::{interop, reference};
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Add {
-    /// First.
-    a: f64,
-    /// Second.
-    b: f64,
-}
 
 /// Whether the official SDKs are installed in `interop/.venv`; a failure when they are
 /// not and `AGUI_REQUIRE_INTEROP` is set, else one printed line.
@@ -92,25 +82,6 @@ async fn prove(api: &str, spec: &Value) {
         "{api}: the official SDK disagrees with the fake or the requests:\n{stdout}\n{stderr}"
     );
     print!("{stdout}");
-}
-
-async fn events_of(agent: agui_sdk_server::FnAgent, input: &RunAgentInput) -> Vec<Event> {
-    let shutdown = Shutdown::new();
-    let router = AgentRouter::new()
-        .agent("a", agent)
-        .verify(true)
-        .shutdown(shutdown.clone())
-        .into_router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(agui_sdk_server::serve(listener, router, shutdown));
-    HttpAgent::builder(format!("http://{addr}/a"))
-        .build()
-        .unwrap()
-        .run(input)
-        .filter_map(|e| async move { e.ok() })
-        .collect()
-        .await
 }
 
 fn input(v: Value) -> RunAgentInput {

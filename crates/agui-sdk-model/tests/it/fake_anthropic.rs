@@ -5,66 +5,18 @@
 //! characters. The `model` of the request picks the scenario. Every request's body and
 //! headers are recorded.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
-/// One recorded request.
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub path: String,
-    pub headers: HashMap<String, String>,
-    pub body: Value,
-}
+use crate::fake_server;
 
 /// The fake server.
-#[derive(Clone)]
-pub struct Fake {
-    pub addr: SocketAddr,
-    pub requests: Arc<Mutex<Vec<Request>>>,
-    counts: Arc<Mutex<HashMap<String, usize>>>,
-}
-
-impl Fake {
-    /// The base URL (what `/messages` is appended to).
-    pub fn url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    pub fn requests_for(&self, model: &str) -> Vec<Request> {
-        self.requests
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|r| r.body["model"] == model)
-            .cloned()
-            .collect()
-    }
-}
+pub type Fake = fake_server::Server;
 
 pub async fn start() -> Fake {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let fake = Fake {
-        addr: listener.local_addr().unwrap(),
-        requests: Arc::default(),
-        counts: Arc::default(),
-    };
-    let f = fake.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((sock, _)) = listener.accept().await else {
-                return;
-            };
-            let f = f.clone();
-            tokio::spawn(async move {
-                let _ = serve(sock, f).await;
-            });
-        }
-    });
+    let (listener, fake) = fake_server::bind().await;
+    fake_server::accept(listener, fake.clone(), serve);
     fake
 }
 
@@ -319,81 +271,20 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
     }
 }
 
-async fn read_request(sock: &mut TcpStream) -> Option<Request> {
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 8192];
-    let (head_end, len, path, headers) = loop {
-        let n = sock.read(&mut tmp).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..pos]).into_owned();
-            let mut lines = head.lines();
-            let path = lines.next()?.split(' ').nth(1)?.to_owned();
-            let headers: HashMap<String, String> = lines
-                .filter_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    Some((k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-                })
-                .collect();
-            let len = headers
-                .get("content-length")
-                .and_then(|v| v.parse::<usize>().ok())
-                .unwrap_or(0);
-            break (pos + 4, len, path, headers);
-        }
-    };
-    while buf.len() < head_end + len {
-        let n = sock.read(&mut tmp).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-    }
-    let body = serde_json::from_slice(&buf[head_end..head_end + len]).ok()?;
-    Some(Request {
-        path,
-        headers,
-        body,
-    })
-}
-
 async fn serve(mut sock: TcpStream, f: Fake) -> std::io::Result<()> {
-    sock.set_nodelay(true)?;
-    let Some(req) = read_request(&mut sock).await else {
+    let Some(req) = f.take(&mut sock).await else {
         return Ok(());
     };
-    let model = req.body["model"].as_str().unwrap_or("").to_owned();
-    let n = {
-        let mut counts = f.counts.lock().unwrap();
-        let c = counts.entry(model.clone()).or_default();
-        *c += 1;
-        *c - 1
-    };
-    let body = req.body.clone();
-    f.requests.lock().unwrap().push(req);
-    match scenario(&model, n, &body) {
+    match scenario(&req.model, req.n, &req.body) {
         Answer::Status { status, body } => {
-            let head = format!(
-                "HTTP/1.1 {status} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            sock.write_all(head.as_bytes()).await?;
-            sock.write_all(body.as_bytes()).await?;
+            fake_server::write_status(&mut sock, status, None, body).await?;
         }
         Answer::Stream(events) => {
-            sock.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-            )
-            .await?;
+            fake_server::write_stream_head(&mut sock, "text/event-stream; charset=utf-8").await?;
             for (name, data) in events {
                 let frame = format!("event: {name}\ndata: {data}\n\n");
-                for piece in frame.as_bytes().chunks(5) {
-                    if sock.write_all(piece).await.is_err() {
-                        return Ok(());
-                    }
+                if !fake_server::write_pieces(&mut sock, frame.as_bytes()).await {
+                    return Ok(());
                 }
             }
         }

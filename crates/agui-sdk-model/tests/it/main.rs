@@ -7,6 +7,7 @@ mod fake;
 mod fake_anthropic;
 #[cfg(feature = "responses")]
 mod fake_responses;
+mod fake_server;
 
 #[cfg(feature = "anthropic")]
 mod anthropic;

@@ -492,7 +492,7 @@ async fn chat_fake_and_requests_are_what_the_official_sdk_reads_and_takes() {
     }
     let events = events_of(agent("denied").build().unwrap(), &go()).await;
     last_is_run_error(&events, "denied");
-    let requests = fake_a.requests.lock().unwrap().clone();
+    let requests = fake_a.requests();
     assert_eq!(
         requests.len(),
         8,

@@ -5,68 +5,56 @@
 //! request picks the scenario. Every request body is recorded.
 #![allow(dead_code)]
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use crate::fake_server;
 
 /// The fake server.
 #[derive(Clone)]
 pub struct Fake {
     pub addr: SocketAddr,
-    /// Every request body received, in order.
-    pub requests: Arc<Mutex<Vec<Value>>>,
-    /// Requests per model.
-    counts: Arc<Mutex<HashMap<String, usize>>>,
+    server: fake_server::Server,
     /// Set when the client closed a connection the server was still streaming on.
     pub peer_closed: Arc<AtomicBool>,
-    /// The `Authorization` header of each request (`None` when absent).
-    pub authorizations: Arc<Mutex<Vec<Option<String>>>>,
 }
 
 impl Fake {
     /// The base URL (what `/chat/completions` is appended to).
     pub fn url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        self.server.url()
     }
 
+    /// The request bodies for `model`, in order.
     pub fn requests_for(&self, model: &str) -> Vec<Value> {
-        self.requests
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|r| r["model"] == model)
-            .cloned()
+        self.server
+            .requests_for(model)
+            .into_iter()
+            .map(|r| r.body)
             .collect()
+    }
+
+    /// Every request body received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        let requests = self.server.requests.lock().unwrap();
+        requests.iter().map(|r| r.body.clone()).collect()
     }
 }
 
 pub async fn start() -> Fake {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (listener, server) = fake_server::bind().await;
     let fake = Fake {
-        addr: listener.local_addr().unwrap(),
-        requests: Arc::default(),
-        counts: Arc::default(),
+        addr: server.addr,
+        server,
         peer_closed: Arc::default(),
-        authorizations: Arc::default(),
     };
-    let f = fake.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((sock, _)) = listener.accept().await else {
-                return;
-            };
-            let f = f.clone();
-            tokio::spawn(async move {
-                let _ = serve(sock, f).await;
-            });
-        }
-    });
+    fake_server::accept(listener, fake.clone(), serve);
     fake
 }
 
@@ -305,72 +293,17 @@ pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
     }
 }
 
-async fn read_request(sock: &mut TcpStream) -> Option<(Value, Option<String>)> {
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 8192];
-    let (head_end, len, auth) = loop {
-        let n = sock.read(&mut tmp).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..pos]).into_owned();
-            let header = |name: &str| {
-                head.lines().find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.trim()
-                        .eq_ignore_ascii_case(name)
-                        .then(|| v.trim().to_owned())
-                })
-            };
-            let len = header("content-length")
-                .and_then(|v| v.parse::<usize>().ok())
-                .unwrap_or(0);
-            break (pos + 4, len, header("authorization"));
-        }
-    };
-    while buf.len() < head_end + len {
-        let n = sock.read(&mut tmp).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-    }
-    let body = serde_json::from_slice(&buf[head_end..head_end + len]).ok()?;
-    Some((body, auth))
-}
-
 async fn serve(mut sock: TcpStream, f: Fake) -> std::io::Result<()> {
-    sock.set_nodelay(true)?;
-    let Some((body, auth)) = read_request(&mut sock).await else {
+    let Some(req) = f.server.take(&mut sock).await else {
         return Ok(());
     };
-    f.authorizations.lock().unwrap().push(auth);
-    let model = body["model"].as_str().unwrap_or("").to_owned();
-    let n = {
-        let mut counts = f.counts.lock().unwrap();
-        let c = counts.entry(model.clone()).or_default();
-        *c += 1;
-        *c - 1
-    };
-    f.requests.lock().unwrap().push(body.clone());
-    match scenario(&model, n, &body) {
+    match scenario(&req.model, req.n, &req.body) {
         Answer::Status {
             status,
             retry_after,
             body,
         } => {
-            let mut head = format!(
-                "HTTP/1.1 {status} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-                body.len()
-            );
-            if let Some(r) = retry_after {
-                head.push_str(&format!("Retry-After: {r}\r\n"));
-            }
-            head.push_str("\r\n");
-            sock.write_all(head.as_bytes()).await?;
-            sock.write_all(body.as_bytes()).await?;
+            fake_server::write_status(&mut sock, status, retry_after, body).await?;
         }
         Answer::DripError { every } => {
             sock.write_all(
@@ -404,21 +337,16 @@ async fn serve(mut sock: TcpStream, f: Fake) -> std::io::Result<()> {
             done,
             pause,
         } => {
-            sock.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-            )
-            .await?;
+            fake_server::write_stream_head(&mut sock, "text/event-stream").await?;
             let mut frames: Vec<String> = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
             if done {
                 frames.push("data: [DONE]\n\n".into());
             }
             for frame in frames {
                 // Small pieces: strings, escapes and multi-byte characters split.
-                for piece in frame.as_bytes().chunks(5) {
-                    if sock.write_all(piece).await.is_err() {
-                        f.peer_closed.store(true, Ordering::SeqCst);
-                        return Ok(());
-                    }
+                if !fake_server::write_pieces(&mut sock, frame.as_bytes()).await {
+                    f.peer_closed.store(true, Ordering::SeqCst);
+                    return Ok(());
                 }
                 if !pause.is_zero() {
                     tokio::time::sleep(pause).await;

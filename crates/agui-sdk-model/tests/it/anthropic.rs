@@ -4,15 +4,15 @@
 //! redacted thinking, tool calls, usage, stop reasons, errors; and the history sent
 //! back on the next run, thinking blocks byte for byte before the `tool_use`.
 
-use crate::common::{card, events_of, go, run_error, serve, types, verify, Add};
+use crate::common::{conversation, events_of, go, run_error, serve, types, verify, Add};
 use crate::fake_anthropic as fake;
 
 use std::time::Duration;
 
-use agui_sdk_client::{Conversation, HttpAgent, RunParams};
+use agui_sdk_client::RunParams;
 use agui_sdk_core::{Event, Message, RunAgentInput};
 use agui_sdk_model::{ModelAgent, ModelAgentBuilder, Thinking, ToolContext, ToolResult};
-use serde_json::{json, Value};
+use serde_json::json;
 
 const KEY: &str = "sk-ant-test-0042";
 
@@ -30,23 +30,6 @@ fn builder(fake: &fake::Fake, model: &str) -> ModelAgentBuilder {
         )
 }
 
-/// A conversation with the agent served at `url`, offering `show_card`, answering it
-/// (and running again) when `answer`.
-fn conversation(
-    url: String,
-    answer: bool,
-    sink: std::sync::Arc<std::sync::Mutex<Vec<Event>>>,
-) -> Conversation {
-    Conversation::builder(HttpAgent::builder(url).build().unwrap())
-        .thread_id("t")
-        .on_event(move |e| sink.lock().unwrap().push(e.clone()))
-        .tool(card(), |_args: Value| async move {
-            Ok(agui_sdk_core::Content::from("shown"))
-        })
-        .answer_tools(if answer { 2 } else { 0 })
-        .build()
-}
-
 #[tokio::test]
 async fn text_streams_with_the_headers_the_api_wants_and_usage_mapped() {
     let fake = fake::start().await;
@@ -56,7 +39,7 @@ async fn text_streams_with_the_headers_the_api_wants_and_usage_mapped() {
         .unwrap();
     let url = serve(agent).await;
     let sink = std::sync::Arc::default();
-    let mut conv = conversation(url, false, std::sync::Arc::clone(&sink));
+    let mut conv = conversation(url, std::sync::Arc::clone(&sink));
     conv.add_message(Message::user("u1", "hello"));
     let r = conv
         .run_agent(RunParams::new().run_id("r1"))
@@ -133,7 +116,7 @@ async fn thinking_and_a_frontend_tool_round_trip_with_the_signature_byte_for_byt
     let fake = fake::start().await;
     let url = serve(builder(&fake, "thinking-tool").build().unwrap()).await;
     let sink = std::sync::Arc::default();
-    let mut conv = conversation(url.clone(), false, std::sync::Arc::clone(&sink));
+    let mut conv = conversation(url.clone(), std::sync::Arc::clone(&sink));
     conv.add_message(Message::user("u1", "a card for Oslo"));
     conv.run_agent(RunParams::new().run_id("r1"))
         .await
@@ -220,7 +203,7 @@ async fn several_thinking_blocks_and_redacted_thinking_each_become_a_reasoning_m
     let fake = fake::start().await;
     let url = serve(builder(&fake, "blocks").build().unwrap()).await;
     let sink = std::sync::Arc::default();
-    let mut conv = conversation(url, false, std::sync::Arc::clone(&sink));
+    let mut conv = conversation(url, std::sync::Arc::clone(&sink));
     conv.add_message(Message::user("u1", "think"));
     conv.run_agent(RunParams::new().run_id("r1"))
         .await

@@ -3,12 +3,14 @@
 //! them.
 #![allow(dead_code)]
 
-use agui_sdk_client::HttpAgent;
+use std::sync::{Arc, Mutex};
+
+use agui_sdk_client::{Conversation, HttpAgent};
 use agui_sdk_core::semantics::Verifier;
 use agui_sdk_core::{Event, Message, RunAgentInput, Tool};
 use agui_sdk_server::{AgentRouter, Shutdown};
 use futures_util::StreamExt;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// The arguments of the `add` tool the tests' agents run.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -78,4 +80,17 @@ pub fn card() -> Tool {
         "Shows a card for a city.",
         json!({ "type": "object", "properties": { "city": { "type": "string" } } }),
     )
+}
+
+/// A conversation of thread `t` with the agent served at `url`, the client offering
+/// `show_card` and leaving its calls unanswered; the events it reads go to `sink`.
+pub fn conversation(url: String, sink: Arc<Mutex<Vec<Event>>>) -> Conversation {
+    Conversation::builder(HttpAgent::builder(url).build().unwrap())
+        .thread_id("t")
+        .on_event(move |e| sink.lock().unwrap().push(e.clone()))
+        .tool(card(), |_args: Value| async move {
+            Ok(agui_sdk_core::Content::from("shown"))
+        })
+        .answer_tools(0)
+        .build()
 }

@@ -5,15 +5,15 @@
 //! history sent back on the next run, each reasoning item byte for byte before the
 //! calls it preceded.
 
-use crate::common::{card, events_of, go, run_error, serve, types, verify, Add};
+use crate::common::{conversation, events_of, go, run_error, serve, types, verify, Add};
 use crate::fake_responses as fake;
 
 use std::time::Duration;
 
-use agui_sdk_client::{Conversation, HttpAgent, RunParams};
+use agui_sdk_client::RunParams;
 use agui_sdk_core::{Event, Message, RunAgentInput};
 use agui_sdk_model::{Effort, ModelAgent, ModelAgentBuilder, ToolContext, ToolResult};
-use serde_json::{json, Value};
+use serde_json::json;
 
 const KEY: &str = "sk-proj-test-0042";
 
@@ -28,17 +28,6 @@ fn builder(fake: &fake::Fake, model: &str) -> ModelAgentBuilder {
             "Adds two numbers.",
             |x: Add, _: ToolContext| async move { Ok(ToolResult::text((x.a + x.b).to_string())) },
         )
-}
-
-fn conversation(url: String, sink: std::sync::Arc<std::sync::Mutex<Vec<Event>>>) -> Conversation {
-    Conversation::builder(HttpAgent::builder(url).build().unwrap())
-        .thread_id("t")
-        .on_event(move |e| sink.lock().unwrap().push(e.clone()))
-        .tool(card(), |_args: Value| async move {
-            Ok(agui_sdk_core::Content::from("shown"))
-        })
-        .answer_tools(0)
-        .build()
 }
 
 #[tokio::test]

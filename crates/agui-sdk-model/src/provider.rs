@@ -75,12 +75,18 @@ pub(crate) trait Provider: Send + Sync + 'static {
     /// The URL a turn is POSTed to.
     fn url(&self, base_url: &str) -> String;
 
-    /// The request with the provider's headers (its key attached here, per request).
+    /// The request with the provider's headers (its key attached here, per request):
+    /// by default the key as a bearer token.
     fn headers(
         &self,
         req: reqwest::RequestBuilder,
         api_key: Option<&str>,
-    ) -> reqwest::RequestBuilder;
+    ) -> reqwest::RequestBuilder {
+        match api_key {
+            Some(key) => req.bearer_auth(key),
+            None => req,
+        }
+    }
 
     /// The history the run's input gives.
     fn history(&self, input: &RunAgentInput, parts: &RequestParts<'_>) -> Self::History;
@@ -92,9 +98,6 @@ pub(crate) trait Provider: Send + Sync + 'static {
         history: &Self::History,
         parts: &RequestParts<'_>,
     ) -> Value;
-
-    /// A translator for a turn whose assistant message is `message_id`.
-    fn turn(&self, message_id: String) -> Self::Turn;
 
     /// Adds the assistant's turn to the history (it made tool calls).
     fn record_turn(&self, history: &mut Self::History, result: &TurnResult);
@@ -128,6 +131,11 @@ pub(crate) trait Provider: Send + Sync + 'static {
 
 /// One turn's stream as AG-UI events.
 pub(crate) trait ProviderTurn: Send {
+    /// A translator for a turn whose assistant message is `message_id`.
+    fn new(message_id: String) -> Self
+    where
+        Self: Sized;
+
     /// Takes one SSE event; `Ok(true)` when it ends the stream. An error is the run's
     /// failure (what was translated before it is in `out`).
     fn push(&mut self, frame: Frame<'_>, out: &mut Vec<Event>) -> Result<bool, AgentError>;

@@ -131,18 +131,6 @@ fn named_tool(props: Option<&Value>) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// The request with `api_key` as a bearer token, when there is one.
-#[cfg_attr(not(any(feature = "chat", feature = "responses")), allow(dead_code))]
-pub(crate) fn bearer(
-    req: reqwest::RequestBuilder,
-    api_key: Option<&str>,
-) -> reqwest::RequestBuilder {
-    match api_key {
-        Some(key) => req.bearer_auth(key),
-        None => req,
-    }
-}
-
 /// A user's content part: its kind (`image`, `audio`, `video`, `document`) and
 /// media, or (`Err`) the text of a text part.
 pub(crate) fn media(p: &ContentPart) -> Result<(&'static str, &MediaPart), &str> {

@@ -26,7 +26,7 @@ pub(crate) async fn model_turn<P: Provider>(
         () = &mut deadline => return Err(too_slow(config)),
     };
     let mut received = 0usize;
-    let mut turn = provider.turn(message_id);
+    let mut turn = P::Turn::new(message_id);
     let mut reader = SseReader::new(config.max_event);
     let mut out = Vec::new();
     let mut bytes = response.bytes_stream();

@@ -65,10 +65,6 @@ impl Provider for Anthropic {
         request::body(input, history, parts, self.thinking)
     }
 
-    fn turn(&self, message_id: String) -> translate::Turn {
-        translate::Turn::new(message_id)
-    }
-
     fn record_turn(&self, history: &mut History, result: &TurnResult) {
         request::push(&mut history.messages, "assistant", result.blocks.clone());
     }

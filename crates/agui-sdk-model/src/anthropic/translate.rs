@@ -101,15 +101,6 @@ pub(crate) struct Turn {
 }
 
 impl Turn {
-    pub(crate) fn new(message_id: String) -> Self {
-        Turn {
-            w: TurnWriter::new(message_id),
-            blocks: BTreeMap::new(),
-            counts: Counts::default(),
-            stop_reason: None,
-        }
-    }
-
     fn start(&mut self, index: u64, block: &Value, out: &mut Vec<Event>) {
         let kind = block["type"].as_str().unwrap_or("");
         let s = |k: &str| block[k].as_str().unwrap_or("").to_owned();
@@ -259,6 +250,15 @@ fn stream_error(v: &Value) -> AgentError {
 }
 
 impl ProviderTurn for Turn {
+    fn new(message_id: String) -> Self {
+        Turn {
+            w: TurnWriter::new(message_id),
+            blocks: BTreeMap::new(),
+            counts: Counts::default(),
+            stop_reason: None,
+        }
+    }
+
     fn push(&mut self, frame: Frame<'_>, out: &mut Vec<Event>) -> Result<bool, AgentError> {
         if frame.data.is_empty() {
             return Ok(false);

@@ -22,24 +22,12 @@ impl Provider for Chat {
         format!("{base_url}/chat/completions")
     }
 
-    fn headers(
-        &self,
-        req: reqwest::RequestBuilder,
-        api_key: Option<&str>,
-    ) -> reqwest::RequestBuilder {
-        crate::request::bearer(req, api_key)
-    }
-
     fn history(&self, input: &RunAgentInput, parts: &RequestParts<'_>) -> Vec<Value> {
         request::messages(input, parts)
     }
 
     fn body(&self, input: &RunAgentInput, history: &Vec<Value>, parts: &RequestParts<'_>) -> Value {
         request::body(input, history, parts)
-    }
-
-    fn turn(&self, message_id: String) -> translate::Turn {
-        translate::Turn::new(message_id)
     }
 
     fn record_turn(&self, history: &mut Vec<Value>, result: &TurnResult) {

@@ -50,20 +50,6 @@ pub(crate) struct Turn {
 }
 
 impl Turn {
-    /// A turn whose assistant message is `message_id` (reasoning gets
-    /// `{message_id}-reasoning`; calls without an id get `{message_id}-call-{index}`).
-    pub(crate) fn new(message_id: String) -> Self {
-        Turn {
-            reasoning_id: format!("{message_id}-reasoning"),
-            call_prefix: format!("{message_id}-call-"),
-            w: TurnWriter::new(message_id),
-            reasoning_open: false,
-            reasoning_used: false,
-            calls: BTreeMap::new(),
-            result: TurnResult::default(),
-        }
-    }
-
     fn close_reasoning(&mut self, out: &mut Vec<Event>) {
         if self.reasoning_open {
             self.w.close_reasoning(&self.reasoning_id, out);
@@ -203,6 +189,20 @@ impl Turn {
 }
 
 impl ProviderTurn for Turn {
+    /// A turn whose assistant message is `message_id` (reasoning gets
+    /// `{message_id}-reasoning`; calls without an id get `{message_id}-call-{index}`).
+    fn new(message_id: String) -> Self {
+        Turn {
+            reasoning_id: format!("{message_id}-reasoning"),
+            call_prefix: format!("{message_id}-call-"),
+            w: TurnWriter::new(message_id),
+            reasoning_open: false,
+            reasoning_used: false,
+            calls: BTreeMap::new(),
+            result: TurnResult::default(),
+        }
+    }
+
     fn push(&mut self, frame: Frame<'_>, out: &mut Vec<Event>) -> Result<bool, AgentError> {
         let item = wire::parse(frame.data).map_err(|e| {
             fail(

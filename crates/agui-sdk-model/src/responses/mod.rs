@@ -40,24 +40,12 @@ impl Provider for Responses {
         format!("{base_url}/responses")
     }
 
-    fn headers(
-        &self,
-        req: reqwest::RequestBuilder,
-        api_key: Option<&str>,
-    ) -> reqwest::RequestBuilder {
-        crate::request::bearer(req, api_key)
-    }
-
     fn history(&self, input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
         request::history(input, parts)
     }
 
     fn body(&self, input: &RunAgentInput, history: &History, parts: &RequestParts<'_>) -> Value {
         request::body(input, history, parts, self.effort)
-    }
-
-    fn turn(&self, message_id: String) -> translate::Turn {
-        translate::Turn::new(message_id)
     }
 
     fn record_turn(&self, history: &mut History, result: &TurnResult) {

@@ -90,16 +90,6 @@ fn reported(what: &str, error: Option<&Value>, whole: &Value) -> AgentError {
 }
 
 impl Turn {
-    pub(crate) fn new(message_id: String) -> Self {
-        Turn {
-            w: TurnWriter::new(message_id),
-            items: BTreeMap::new(),
-            refusal: String::new(),
-            usage: None,
-            end: None,
-        }
-    }
-
     /// Opens item `index` from its `output_item.added` (or its `done`, when no `added`
     /// came), once.
     fn start(&mut self, index: u64, item: &Value, out: &mut Vec<Event>) {
@@ -306,6 +296,16 @@ impl Turn {
 }
 
 impl ProviderTurn for Turn {
+    fn new(message_id: String) -> Self {
+        Turn {
+            w: TurnWriter::new(message_id),
+            items: BTreeMap::new(),
+            refusal: String::new(),
+            usage: None,
+            end: None,
+        }
+    }
+
     fn push(&mut self, frame: Frame<'_>, out: &mut Vec<Event>) -> Result<bool, AgentError> {
         if frame.data.is_empty() {
             return Ok(false);

@@ -17,6 +17,32 @@ pub(crate) fn state_text(state: &impl std::fmt::Display) -> String {
     format!("{STATE_PREFIX}\n{state}")
 }
 
+/// A conversation as the Messages and Responses APIs take it: the top-level system
+/// texts, then the items (messages, or input items).
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(
+    not(any(feature = "anthropic", feature = "responses")),
+    allow(dead_code)
+)]
+pub(crate) struct History {
+    pub system: SystemTexts,
+    pub items: Vec<Value>,
+}
+
+#[cfg_attr(
+    not(any(feature = "anthropic", feature = "responses")),
+    allow(dead_code)
+)]
+impl History {
+    /// The system texts before the run's messages (see [`SystemTexts::new`]), no items.
+    pub(crate) fn new(input: &RunAgentInput, parts: &RequestParts<'_>) -> Self {
+        History {
+            system: SystemTexts::new(input, parts),
+            items: Vec::new(),
+        }
+    }
+}
+
 /// The system texts of a conversation, and which of them shows the state.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SystemTexts {

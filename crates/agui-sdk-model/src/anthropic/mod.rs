@@ -10,7 +10,9 @@ use agui_sdk_core::RunAgentInput;
 use serde_json::{json, Value};
 
 use crate::provider::{MadeCall, Provider, RequestParts, TurnResult};
-use crate::request::SystemTexts;
+// The conversation in the Messages API's form: the parts of the top-level `system`
+// prompt, then `user` and `assistant` messages, each with its content blocks.
+use crate::request::History;
 use crate::Thinking;
 
 /// The `anthropic-version` header sent with every request.
@@ -26,15 +28,6 @@ pub(crate) const REDACTED_TYPE: &str = "anthropic.redacted_thinking";
 #[derive(Debug, Clone)]
 pub(crate) struct Anthropic {
     pub thinking: Option<Thinking>,
-}
-
-/// The conversation in the Messages API's form.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct History {
-    /// The parts of the top-level `system` prompt.
-    system: SystemTexts,
-    /// `user` and `assistant` messages, each with its content blocks.
-    messages: Vec<Value>,
 }
 
 impl Provider for Anthropic {
@@ -66,12 +59,12 @@ impl Provider for Anthropic {
     }
 
     fn record_turn(&self, history: &mut History, result: &TurnResult) {
-        request::push(&mut history.messages, "assistant", result.blocks.clone());
+        request::push(&mut history.items, "assistant", result.blocks.clone());
     }
 
     fn record_result(&self, history: &mut History, call: &MadeCall, content: &str) {
         let block = json!({ "type": "tool_result", "tool_use_id": call.id, "content": content });
-        request::push(&mut history.messages, "user", vec![block]);
+        request::push(&mut history.items, "user", vec![block]);
     }
 
     #[cfg(feature = "mcp")]
@@ -97,7 +90,7 @@ impl Provider for Anthropic {
             })
             .collect();
         let block = json!({ "type": "tool_result", "tool_use_id": call.id, "content": blocks });
-        request::push(&mut history.messages, "user", vec![block]);
+        request::push(&mut history.items, "user", vec![block]);
     }
 
     fn refresh_state(&self, history: &mut History, state: &Value) {

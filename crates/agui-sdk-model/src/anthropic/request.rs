@@ -130,10 +130,7 @@ fn tool_input(id: &str, arguments: &str) -> Value {
 
 /// The history the run's input gives.
 pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
-    let mut h = History {
-        system: request::SystemTexts::new(input, parts),
-        ..History::default()
-    };
+    let mut h = History::new(input, parts);
     let mut turn = AssistantTurn::default();
     for m in &input.messages {
         match m {
@@ -154,22 +151,22 @@ pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> Histor
                 }
             }
             Message::User(u) => {
-                turn.flush(&mut h.messages);
-                push(&mut h.messages, "user", user_blocks(&u.content));
+                turn.flush(&mut h.items);
+                push(&mut h.items, "user", user_blocks(&u.content));
             }
             Message::Tool(t) => {
-                turn.flush(&mut h.messages);
+                turn.flush(&mut h.items);
                 let text = request::tool_result_text(t);
                 let mut block = json!({ "type": "tool_result", "tool_use_id": t.tool_call_id, "content": text });
                 if t.error.is_some() {
                     block["is_error"] = json!(true);
                 }
-                push(&mut h.messages, "user", vec![block]);
+                push(&mut h.items, "user", vec![block]);
             }
             Message::Activity(_) => {}
         }
     }
-    turn.flush(&mut h.messages);
+    turn.flush(&mut h.items);
     h
 }
 
@@ -186,7 +183,7 @@ pub(super) fn body(
     if let Some(system) = history.system.joined() {
         o.insert("system".into(), json!(system));
     }
-    o.insert("messages".into(), Value::Array(history.messages.clone()));
+    o.insert("messages".into(), Value::Array(history.items.clone()));
     o.insert("stream".into(), json!(true));
     match thinking {
         Some(Thinking::Budget(tokens)) => {

@@ -11,7 +11,9 @@ use agui_sdk_core::RunAgentInput;
 use serde_json::{json, Value};
 
 use crate::provider::{MadeCall, Provider, RequestParts, TurnResult};
-use crate::request::SystemTexts;
+// The conversation in the Responses API's form: the parts of the top-level
+// `instructions`, then the `input` items.
+use crate::request::History;
 use crate::Effort;
 
 /// The type of a reasoning item's encrypted content.
@@ -21,15 +23,6 @@ pub(crate) const ENCRYPTED_TYPE: &str = "openai.encrypted_content";
 #[derive(Debug, Clone)]
 pub(crate) struct Responses {
     pub effort: Option<Effort>,
-}
-
-/// The conversation in the Responses API's form.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct History {
-    /// The parts of the top-level `instructions`.
-    instructions: SystemTexts,
-    /// The `input` items.
-    items: Vec<Value>,
 }
 
 impl Provider for Responses {
@@ -90,7 +83,7 @@ impl Provider for Responses {
     }
 
     fn refresh_state(&self, history: &mut History, state: &Value) {
-        history.instructions.refresh_state(state);
+        history.system.refresh_state(state);
     }
 
     fn vendor(&self) -> Option<&'static str> {

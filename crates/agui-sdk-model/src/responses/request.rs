@@ -107,10 +107,7 @@ fn user_item(c: &Content) -> Option<Value> {
 
 /// The history the run's input gives.
 pub(super) fn history(input: &RunAgentInput, parts: &RequestParts<'_>) -> History {
-    let mut h = History {
-        instructions: request::SystemTexts::new(input, parts),
-        ..History::default()
-    };
+    let mut h = History::new(input, parts);
     let mut turn = AssistantTurn::default();
     for m in &input.messages {
         match m {
@@ -214,7 +211,7 @@ pub(super) fn body(
 ) -> Value {
     let mut o = Map::new();
     o.insert("model".into(), json!(parts.model));
-    if let Some(instructions) = history.instructions.joined() {
+    if let Some(instructions) = history.system.joined() {
         o.insert("instructions".into(), json!(instructions));
     }
     o.insert("input".into(), Value::Array(history.items.clone()));

@@ -102,12 +102,25 @@ pub(crate) trait Provider: Send + Sync + 'static {
     /// Adds the assistant's turn to the history (it made tool calls).
     fn record_turn(&self, history: &mut Self::History, result: &TurnResult);
 
-    /// Adds a server-side tool's result to the history.
-    fn record_result(&self, history: &mut Self::History, call: &MadeCall, content: &str);
+    /// Adds a tool's result to the history: `output` is its text (a JSON string), or
+    /// the list of its parts in the API's form (see [`Provider::result_part`]).
+    fn record_output(&self, history: &mut Self::History, call: &MadeCall, output: Value);
 
-    /// Adds an MCP tool's result to the history: by default `text` (its text, with a
-    /// note where an image was); an API whose tool results carry images sends the
-    /// parts of `content` instead.
+    /// Adds a server-side tool's result to the history.
+    fn record_result(&self, history: &mut Self::History, call: &MadeCall, content: &str) {
+        self.record_output(history, call, Value::from(content));
+    }
+
+    /// How an MCP result's part goes to the model, for an API whose tool results carry
+    /// images; `None` (the default): the API's tool results are text only.
+    #[cfg(feature = "mcp")]
+    fn result_part(&self) -> Option<fn(crate::mcp::ModelPart) -> Value> {
+        None
+    }
+
+    /// Adds an MCP tool's result to the history: `text` (its text, with a note where
+    /// an image was), or the parts of `content` when it has media and the API's tool
+    /// results carry images.
     #[cfg(feature = "mcp")]
     fn record_parts(
         &self,
@@ -116,8 +129,13 @@ pub(crate) trait Provider: Send + Sync + 'static {
         text: &str,
         content: &agui_sdk_core::types::Content,
     ) {
-        let _ = content;
-        self.record_result(history, call, text);
+        match (self.result_part(), crate::mcp::model_parts(content)) {
+            (Some(part), Some(parts)) => {
+                let output = parts.into_iter().map(part).collect();
+                self.record_output(history, call, Value::Array(output));
+            }
+            _ => self.record_result(history, call, text),
+        }
     }
 
     /// Shows the model the state as it is now (when it is exposed).

@@ -62,35 +62,21 @@ impl Provider for Anthropic {
         request::push(&mut history.items, "assistant", result.blocks.clone());
     }
 
-    fn record_result(&self, history: &mut History, call: &MadeCall, content: &str) {
-        let block = json!({ "type": "tool_result", "tool_use_id": call.id, "content": content });
+    fn record_output(&self, history: &mut History, call: &MadeCall, output: Value) {
+        let block = json!({ "type": "tool_result", "tool_use_id": call.id, "content": output });
         request::push(&mut history.items, "user", vec![block]);
     }
 
+    /// A tool_result's content may be text and image blocks.
     #[cfg(feature = "mcp")]
-    fn record_parts(
-        &self,
-        history: &mut History,
-        call: &MadeCall,
-        text: &str,
-        content: &agui_sdk_core::types::Content,
-    ) {
-        // A tool_result's content may be text and image blocks.
-        let Some(parts) = crate::mcp::model_parts(content) else {
-            return self.record_result(history, call, text);
-        };
-        let blocks: Vec<Value> = parts
-            .into_iter()
-            .map(|p| match p {
-                crate::mcp::ModelPart::Text(t) => json!({ "type": "text", "text": t }),
-                crate::mcp::ModelPart::Image { mime, data } => json!({
-                    "type": "image",
-                    "source": { "type": "base64", "media_type": mime, "data": data },
-                }),
-            })
-            .collect();
-        let block = json!({ "type": "tool_result", "tool_use_id": call.id, "content": blocks });
-        request::push(&mut history.items, "user", vec![block]);
+    fn result_part(&self) -> Option<fn(crate::mcp::ModelPart) -> Value> {
+        Some(|p| match p {
+            crate::mcp::ModelPart::Text(t) => json!({ "type": "text", "text": t }),
+            crate::mcp::ModelPart::Image { mime, data } => json!({
+                "type": "image",
+                "source": { "type": "base64", "media_type": mime, "data": data },
+            }),
+        })
     }
 
     fn refresh_state(&self, history: &mut History, state: &Value) {

@@ -43,8 +43,8 @@ impl Provider for Chat {
         }));
     }
 
-    fn record_result(&self, history: &mut Vec<Value>, call: &MadeCall, content: &str) {
-        history.push(json!({ "role": "tool", "tool_call_id": call.id, "content": content }));
+    fn record_output(&self, history: &mut Vec<Value>, call: &MadeCall, output: Value) {
+        history.push(json!({ "role": "tool", "tool_call_id": call.id, "content": output }));
     }
 
     fn refresh_state(&self, history: &mut Vec<Value>, state: &Value) {

@@ -45,41 +45,24 @@ impl Provider for Responses {
         history.items.extend(result.blocks.iter().cloned());
     }
 
-    fn record_result(&self, history: &mut History, call: &MadeCall, content: &str) {
-        history.items.push(json!({
-            "type": "function_call_output",
-            "call_id": call.id,
-            "output": content,
-        }));
-    }
-
-    #[cfg(feature = "mcp")]
-    fn record_parts(
-        &self,
-        history: &mut History,
-        call: &MadeCall,
-        text: &str,
-        content: &agui_sdk_core::types::Content,
-    ) {
-        // A function_call_output's output may be a list of input_text and input_image.
-        let Some(parts) = crate::mcp::model_parts(content) else {
-            return self.record_result(history, call, text);
-        };
-        let output: Vec<Value> = parts
-            .into_iter()
-            .map(|p| match p {
-                crate::mcp::ModelPart::Text(t) => json!({ "type": "input_text", "text": t }),
-                crate::mcp::ModelPart::Image { mime, data } => json!({
-                    "type": "input_image",
-                    "image_url": format!("data:{mime};base64,{data}"),
-                }),
-            })
-            .collect();
+    fn record_output(&self, history: &mut History, call: &MadeCall, output: Value) {
         history.items.push(json!({
             "type": "function_call_output",
             "call_id": call.id,
             "output": output,
         }));
+    }
+
+    /// A function_call_output's output may be a list of input_text and input_image.
+    #[cfg(feature = "mcp")]
+    fn result_part(&self) -> Option<fn(crate::mcp::ModelPart) -> Value> {
+        Some(|p| match p {
+            crate::mcp::ModelPart::Text(t) => json!({ "type": "input_text", "text": t }),
+            crate::mcp::ModelPart::Image { mime, data } => json!({
+                "type": "input_image",
+                "image_url": format!("data:{mime};base64,{data}"),
+            }),
+        })
     }
 
     fn refresh_state(&self, history: &mut History, state: &Value) {

@@ -4,7 +4,9 @@
 //! redacted thinking, tool calls, usage, stop reasons, errors; and the history sent
 //! back on the next run, thinking blocks byte for byte before the `tool_use`.
 
-use crate::common::{conversation, events_of, go, run_error, serve, types, verify, Add};
+use crate::common::{
+    conversation, events_of, go, run_error, serve, tool_choice, types, verify, Add,
+};
 use crate::fake_anthropic as fake;
 
 use std::time::Duration;
@@ -374,18 +376,9 @@ async fn a_value_of_another_providers_type_is_dropped_with_a_warning() {
 #[tokio::test]
 async fn a_tool_choice_in_forwarded_props_forces_that_tool_without_thinking() {
     let fake = fake::start().await;
-    let input = |tool: &str| -> RunAgentInput {
-        serde_json::from_value(json!({
-            "threadId": "t", "runId": "r",
-            "tools": [{ "name": "copilotkitSuggest", "description": "Suggests.", "parameters": { "type": "object" } }],
-            "forwardedProps": { "toolChoice": { "type": "function", "function": { "name": tool } } },
-            "messages": [{ "id": "u", "role": "user", "content": "hi" }]
-        }))
-        .unwrap()
-    };
     events_of(
         builder(&fake, "echo").build().unwrap(),
-        &input("copilotkitSuggest"),
+        &tool_choice("copilotkitSuggest"),
     )
     .await;
     let req = fake.requests_for("echo").pop().unwrap();
@@ -396,7 +389,7 @@ async fn a_tool_choice_in_forwarded_props_forces_that_tool_without_thinking() {
     assert!(req.body.get("thinking").is_none(), "{}", req.body);
     events_of(
         builder(&fake, "echo").build().unwrap(),
-        &input("not_offered"),
+        &tool_choice("not_offered"),
     )
     .await;
     let req = fake.requests_for("echo").pop().unwrap();

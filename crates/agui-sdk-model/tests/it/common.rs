@@ -73,6 +73,18 @@ pub fn run_error(events: &[Event]) -> (String, String) {
     }
 }
 
+/// A run offering the tool `copilotkitSuggest` whose `forwardedProps.toolChoice` names
+/// `tool`, as CopilotKit's suggestion runs do.
+pub fn tool_choice(tool: &str) -> RunAgentInput {
+    serde_json::from_value(json!({
+        "threadId": "t", "runId": "r",
+        "tools": [{ "name": "copilotkitSuggest", "description": "Suggests.", "parameters": { "type": "object" } }],
+        "forwardedProps": { "toolChoice": { "type": "function", "function": { "name": tool } } },
+        "messages": [{ "id": "u", "role": "user", "content": "hi" }]
+    }))
+    .unwrap()
+}
+
 /// The frontend tool `show_card` a client offers.
 pub fn card() -> Tool {
     Tool::new(

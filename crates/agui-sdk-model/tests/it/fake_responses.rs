@@ -16,9 +16,7 @@ use crate::fake_server;
 pub type Fake = fake_server::Server;
 
 pub async fn start() -> Fake {
-    let (listener, fake) = fake_server::bind().await;
-    fake_server::accept(listener, fake.clone(), serve);
-    fake
+    fake_server::start(serve).await
 }
 
 /// One SSE event of the stream: its type and its other fields (the type and the

@@ -81,6 +81,17 @@ impl Server {
     }
 }
 
+/// A server on loopback answering each connection with `serve`.
+pub async fn start<F, Fut>(serve: F) -> Server
+where
+    F: Fn(TcpStream, Server) -> Fut + Send + Copy + 'static,
+    Fut: Future<Output = std::io::Result<()>> + Send + 'static,
+{
+    let (listener, server) = bind().await;
+    accept(listener, server.clone(), serve);
+    server
+}
+
 /// A listener on loopback, and the server it records for.
 pub async fn bind() -> (TcpListener, Server) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -3,7 +3,7 @@
 //! verifies what the agent emits, and so does the client) and ends with the expected
 //! messages; the request sent upstream is checked field by field.
 
-use crate::common::{run_error, serve, types, verify, Add};
+use crate::common::{run_error, serve, tool_choice, types, verify, Add};
 use crate::fake;
 
 use std::sync::atomic::Ordering;
@@ -431,24 +431,18 @@ async fn a_tool_choice_in_forwarded_props_reaches_the_model() {
     let fake = fake::start().await;
     let agent = builder(&fake, "text").build().unwrap();
     let url = serve(agent).await;
-    let input = |tool: &str| -> RunAgentInput {
-        serde_json::from_value(json!({
-            "threadId": "t", "runId": "r",
-            "tools": [{ "name": "copilotkitSuggest", "description": "Suggests.", "parameters": { "type": "object" } }],
-            "forwardedProps": { "toolChoice": { "type": "function", "function": { "name": tool } } },
-            "messages": [{ "id": "u", "role": "user", "content": "hi" }]
-        }))
-        .unwrap()
-    };
     use futures_util::StreamExt;
     let client = HttpAgent::builder(url).build().unwrap();
-    let _: Vec<_> = client.run(&input("copilotkitSuggest")).collect().await;
+    let _: Vec<_> = client
+        .run(&tool_choice("copilotkitSuggest"))
+        .collect()
+        .await;
     let req = fake.requests_for("text").pop().unwrap();
     assert_eq!(
         req["tool_choice"],
         json!({ "type": "function", "function": { "name": "copilotkitSuggest" } })
     );
-    let _: Vec<_> = client.run(&input("not_offered")).collect().await;
+    let _: Vec<_> = client.run(&tool_choice("not_offered")).collect().await;
     let req = fake.requests_for("text").pop().unwrap();
     assert!(req.get("tool_choice").is_none(), "{req}");
 }

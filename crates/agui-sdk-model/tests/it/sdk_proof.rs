@@ -137,12 +137,7 @@ fn history(value_type: &str, value: &str, redacted: Option<&str>) -> RunAgentInp
 
 /// A run that forces the frontend tool `copilotkitSuggest` through `forwardedProps`.
 fn forced_tool() -> RunAgentInput {
-    input(json!({
-        "threadId": "t", "runId": "r",
-        "tools": [{ "name": "copilotkitSuggest", "description": "Suggests.", "parameters": { "type": "object" } }],
-        "forwardedProps": { "toolChoice": { "type": "function", "function": { "name": "copilotkitSuggest" } } },
-        "messages": [{ "id": "u", "role": "user", "content": "hi" }]
-    }))
+    crate::common::tool_choice("copilotkitSuggest")
 }
 
 fn add(b: agui_sdk_model::ModelAgentBuilder) -> agui_sdk_model::ModelAgentBuilder {

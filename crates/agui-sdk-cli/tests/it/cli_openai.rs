@@ -89,7 +89,7 @@ async fn a_server_side_tool_loop_through_agui_run() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("\"TOOL_CALL_RESULT\""));
     // The key went upstream, and nowhere else.
-    let auths = fake.authorizations.lock().unwrap().clone();
+    let auths = fake.authorizations();
     assert!(
         auths
             .iter()

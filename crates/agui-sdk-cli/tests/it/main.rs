@@ -3,6 +3,8 @@
 mod common;
 #[path = "../../../agui-sdk-model/tests/it/fake/mod.rs"]
 mod fake;
+#[path = "../../../agui-sdk-model/tests/it/fake_server.rs"]
+mod fake_server;
 
 mod cli_check;
 mod cli_codec;

@@ -45,6 +45,15 @@ impl Fake {
         let requests = self.server.requests.lock().unwrap();
         requests.iter().map(|r| r.body.clone()).collect()
     }
+
+    /// Every request's `Authorization` header, in order (`None`: it had none).
+    pub fn authorizations(&self) -> Vec<Option<String>> {
+        let requests = self.server.requests.lock().unwrap();
+        requests
+            .iter()
+            .map(|r| r.headers.get("authorization").cloned())
+            .collect()
+    }
 }
 
 pub async fn start() -> Fake {

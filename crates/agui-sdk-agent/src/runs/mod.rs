@@ -12,7 +12,7 @@
 //! * **Wake-ups carry no events**: a viewer waits for "the head moved", then reads the
 //!   log by cursor; a lost wake-up delays delivery, never loses an event.
 //! * **Every run ends with exactly one terminal event in its log.** A run whose owner
-//!   died is closed by a reaper on another replica with `RUN_ERROR` code `run_lost`.
+//!   died is closed by a reaper on another replica with `RUN_ERROR` code `run_lost` ([`RUN_LOST`]).
 //!
 //! * **Threads are an index over runs.** A run created with a [`ThreadKey`] belongs to
 //!   that thread (a CopilotKit conversation): a thread has at most one running run (its
@@ -54,6 +54,12 @@ pub use thread::{
     owner_scope, recorded_message_ids, LiveRun, ThreadEntry, ThreadEntryBuilder, ThreadKey,
     ThreadQuery, ThreadRecord, ThreadSummary, ThreadUpdate,
 };
+
+/// The `code` of the `RUN_ERROR` that closes a run whose owner died: the reaper
+/// ([`reap`]) on another replica appends it, after closing the run's open messages
+/// and tool calls, and the run's status becomes [`RunStatus::Lost`]. A client seeing
+/// it knows the run did not finish and will not go on.
+pub const RUN_LOST: &str = "run_lost";
 
 /// A boxed future returned by the store's methods ([`RunLog`], [`Leases`],
 /// [`ThreadIndex`]).

@@ -114,7 +114,7 @@ async fn close_lost(
     let mut closing = Vec::new();
     open.close_all(&mut closing);
     let mut lost = RunError::new("the server running this run stopped");
-    lost.code = Some("run_lost".into());
+    lost.code = Some(super::RUN_LOST.into());
     closing.push(lost.into());
     let last: Vec<Bytes> = closing
         .iter()

@@ -15,6 +15,7 @@ use crate::common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use agui_sdk_server::runs::RUN_LOST;
 use common::{spawn_serve, Served};
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -193,7 +194,7 @@ async fn replicas_on_postgres_hand_a_run_over_and_close_a_dead_ones_run_as_lost(
     }
     let last = &seen.last().unwrap().1;
     assert_eq!(last["type"], "RUN_ERROR", "{last}");
-    assert_eq!(last["code"], "run_lost");
+    assert_eq!(last["code"], RUN_LOST);
     let seqs: Vec<u64> = seen.iter().map(|f| f.0).collect();
     assert_eq!(
         seqs,
@@ -335,7 +336,7 @@ async fn a_run_whose_database_goes_away_ends_with_run_error_and_keeps_what_was_c
     let last = &seen.last().unwrap().1;
     assert_eq!(last["type"], "RUN_ERROR", "{last}");
     assert!(
-        last["code"] == "store_unavailable" || last["code"] == "run_lost",
+        last["code"] == "store_unavailable" || last["code"] == RUN_LOST,
         "{last}"
     );
     let seqs: Vec<u64> = seen.iter().map(|f| f.0).collect();

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use common::{spawn_serve, Served};
 
+use agui_sdk_server::runs::RUN_LOST;
 use agui_sdk_testkit::redis as redis_gate;
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -185,7 +186,7 @@ async fn a_run_started_on_one_replica_resumes_through_another_and_survives_its_d
     }
     let last = &seen.last().unwrap().event;
     assert_eq!(last["type"], "RUN_ERROR", "{last}");
-    assert_eq!(last["code"], "run_lost");
+    assert_eq!(last["code"], RUN_LOST);
     assert!(
         t0.elapsed() < Duration::from_secs(15),
         "closed within lease + scan ({:?})",
@@ -452,14 +453,14 @@ async fn copilotkit_threads_are_shared_by_replicas_and_survive_one_dying() {
         .expect("B ends the lost run once its lease expires");
     let last = events.last().expect("the end of the lost run");
     assert_eq!(last["type"], "RUN_ERROR", "{events:?}");
-    assert_eq!(last["code"], "run_lost");
+    assert_eq!(last["code"], RUN_LOST);
     // Restored through B: the history holds the run and its end.
     let mut again = copilot(&b.base, "connect", &input(&thread, "r-connect-2")).await;
     let history = rest(&mut again).await;
     assert!(
         history
             .iter()
-            .any(|e| e["type"] == "RUN_ERROR" && e["code"] == "run_lost"),
+            .any(|e| e["type"] == "RUN_ERROR" && e["code"] == RUN_LOST),
         "{history:?}"
     );
     // And the thread takes a new run on B.
@@ -563,7 +564,7 @@ async fn a_dead_replica_is_the_same_on_every_route_kind() {
         };
         let last = recovered.last().expect("events");
         assert_eq!(last["type"], "RUN_ERROR", "{kind:?}: {last}");
-        assert_eq!(last["code"], "run_lost", "{kind:?}");
+        assert_eq!(last["code"], RUN_LOST, "{kind:?}");
         assert_eq!(recovered[0]["type"], "RUN_STARTED", "{kind:?}");
         assert!(
             recovered.len() >= seen.len(),

@@ -125,7 +125,7 @@ async fn a_thread_run_whose_replica_died_is_closed_by_the_reaper_into_the_histor
     let log = other.read(&key, 0, 100).await.unwrap();
     let last = Event::from_json_slice(log.events.last().unwrap()).unwrap();
     assert!(
-        matches!(&last, Event::RunError(e) if e.code.as_deref() == Some("run_lost")),
+        matches!(&last, Event::RunError(e) if e.code.as_deref() == Some(agui_sdk_agent::runs::RUN_LOST)),
         "the lost run ends with RUN_ERROR run_lost: {last:?}"
     );
     // It joined the history, compacted, as a stream that verifies; the thread is free.

@@ -140,7 +140,7 @@ pub(crate) fn terminal_status(e: &Event) -> Option<RunStatus> {
             Some(RunFinishedOutcome::Cancelled(_)) => RunStatus::Cancelled,
             _ => RunStatus::Finished,
         }),
-        Event::RunError(r) if r.code.as_deref() == Some("run_lost") => Some(RunStatus::Lost),
+        Event::RunError(r) if r.code.as_deref() == Some(super::RUN_LOST) => Some(RunStatus::Lost),
         Event::RunError(_) => Some(RunStatus::Error),
         _ => None,
     }

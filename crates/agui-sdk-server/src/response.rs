@@ -19,9 +19,6 @@ use tokio::time::{Instant, Sleep};
 
 use crate::engine::{Progress, RunDriver};
 
-/// Whether the protobuf encoding is served.
-pub(crate) const PROTOBUF_AVAILABLE: bool = true;
-
 /// Chunks up to this size are copied out of the output buffer, which keeps its
 /// capacity; larger ones take the buffer with them.
 const SMALL_CHUNK: usize = 4096;

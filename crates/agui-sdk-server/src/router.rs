@@ -317,7 +317,8 @@ impl Shared {
         if caps.transport.is_none() {
             caps.transport = Some(TransportCapabilities {
                 streaming: Some(true),
-                http_binary: Some(crate::response::PROTOBUF_AVAILABLE),
+                // Every route serves the protobuf encoding as well as SSE.
+                http_binary: Some(true),
                 ..Default::default()
             });
         }

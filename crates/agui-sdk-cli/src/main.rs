@@ -14,7 +14,7 @@ mod memory;
 mod parallel;
 mod render;
 
-/// AG-UI 1.0 from the command line: decode, encode and check event streams.
+/// AG-UI 1.1 from the command line: decode, encode and check event streams.
 #[derive(Debug, Parser)]
 #[command(name = "agui", version, about, long_about = None, propagate_version = true)]
 struct Cli {

@@ -427,7 +427,7 @@ fn write_in_order(done: Receiver<Done>, tokens: SyncSender<Batch>) -> Result<(),
                 tracing::warn!(
                     event_index = e.index,
                     byte_offset = e.offset,
-                    "skipped an SSE event of a type protocol 1.0 does not define: {e}"
+                    "skipped an SSE event of a type protocol 1.1 does not define: {e}"
                 );
             }
             if let Err(e) = out.write_all(&d.batch.out) {

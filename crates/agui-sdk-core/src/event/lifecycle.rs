@@ -13,7 +13,7 @@ event_struct! {
         req thread_id: String = "threadId",
         /// This run.
         req run_id: String = "runId",
-        /// Protocol version the producer speaks (`"1.0"`).
+        /// Protocol version the producer speaks (`"1.1"`).
         opt protocol_version: String = "protocolVersion",
         /// The run that spawned this one.
         opt parent_run_id: String = "parentRunId",
@@ -23,7 +23,7 @@ event_struct! {
 }
 
 impl RunStarted {
-    /// A `RUN_STARTED` for a thread and run, speaking protocol 1.0.
+    /// A `RUN_STARTED` for a thread and run, speaking protocol 1.1 ([`PROTOCOL_VERSION`](crate::PROTOCOL_VERSION)).
     pub fn new(thread_id: impl Into<String>, run_id: impl Into<String>) -> Self {
         RunStarted {
             thread_id: thread_id.into(),

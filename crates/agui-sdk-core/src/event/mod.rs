@@ -1,4 +1,4 @@
-//! The 31 AG-UI 1.0 events, one struct each, gathered in the [`Event`] enum that is
+//! The 31 AG-UI 1.1 events, one struct each, gathered in the [`Event`] enum that is
 //! tagged by `type` on the wire.
 //!
 //! `Event` is `#[non_exhaustive]`: a 1.x protocol release may add event types without
@@ -94,7 +94,7 @@ macro_rules! events {
         }
 
         impl EventType {
-            /// All 31 event types of protocol 1.0.
+            /// All 31 event types of protocol 1.1.
             pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
 
             /// The wire name (`TEXT_MESSAGE_CONTENT`).
@@ -396,7 +396,7 @@ impl Event {
 
     // Short constructors for the common events.
 
-    /// `RUN_STARTED` speaking protocol 1.0.
+    /// `RUN_STARTED` speaking protocol 1.1 ([`PROTOCOL_VERSION`](crate::PROTOCOL_VERSION)).
     pub fn run_started(thread_id: impl Into<String>, run_id: impl Into<String>) -> Event {
         RunStarted::new(thread_id, run_id).into()
     }

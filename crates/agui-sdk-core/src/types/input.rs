@@ -78,7 +78,7 @@ wire_struct! {
         req thread_id: String = "threadId",
         /// This run.
         req run_id: String = "runId",
-        /// Protocol version the consumer speaks (`"1.0"`).
+        /// Protocol version the consumer speaks (`"1.1"`).
         opt protocol_version: String = "protocolVersion",
         /// The run that spawned this one.
         opt parent_run_id: String = "parentRunId",

@@ -277,7 +277,7 @@ impl SseDecoder {
         false
     }
 
-    /// Whether events of a type protocol 1.0 does not define are skipped (the default,
+    /// Whether events of a type protocol 1.1 does not define are skipped (the default,
     /// with a `tracing` warning, as the reference client drops them) or returned as
     /// [`DecodeErrorKind::UnknownEventType`] errors (to translate them, for instance).
     pub fn skip_unknown_events(mut self, skip: bool) -> Self {
@@ -677,7 +677,7 @@ pub fn last_boundary(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Reads one SSE event's data (as [`SseDecoder::next_frame`] gives it) as an AG-UI
-/// event, as [`SseDecoder::next`] reads it; an event of a type protocol 1.0 does not
+/// event, as [`SseDecoder::next`] reads it; an event of a type protocol 1.1 does not
 /// define is an [`UnknownEventType`](DecodeErrorKind::UnknownEventType) error, which
 /// the decoder skips (with a warning). `index` and `offset` are the event's, for
 /// the error.
@@ -700,7 +700,7 @@ pub(crate) fn warn_skipped(e: &DecodeError) {
         event_index = e.index,
         byte_offset = e.offset,
         event_type = name,
-        "skipped an SSE event of a type protocol 1.0 does not define"
+        "skipped an SSE event of a type protocol 1.1 does not define"
     );
 }
 

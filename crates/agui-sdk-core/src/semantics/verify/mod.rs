@@ -1,5 +1,5 @@
 //! The stream verifier: a state machine fed one event at a time that decides whether
-//! a stream obeys the AG-UI 1.0 lifecycle rules (runs, messages, tool calls, steps,
+//! a stream obeys the AG-UI 1.1 lifecycle rules (runs, messages, tool calls, steps,
 //! reasoning, subagents and who owns what), with the same verdicts as the reference
 //! client's verifier.
 

@@ -45,7 +45,9 @@ use crate::launch::{Launcher, Route, Run, Target};
 use crate::lifecycle::EventVerifier;
 use crate::response::StreamSettings;
 #[cfg(feature = "resumable")]
-use crate::runs::http::{self as runs_http, Owner, Resumable};
+use crate::runs::http::{self as runs_http, Resumable};
+#[cfg(feature = "resumable")]
+use crate::runs::Owner;
 use crate::shutdown::Shutdown;
 
 /// Builds an [`axum::Router`] serving named agents.

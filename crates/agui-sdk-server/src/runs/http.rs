@@ -13,8 +13,8 @@ use serde_json::json;
 use super::producer::{DetachPolicy, ProducerSettings, Registry, ViewerGuard};
 use super::viewer::{self, ViewerSettings};
 use super::{
-    sha256_hex, CancelOutcome, Created, InMemoryRunStore, NewRun, RunKey, RunLimits, RunStore,
-    RunStoreError,
+    sha256_hex, CancelOutcome, Created, InMemoryRunStore, NewRun, Owner, RunKey, RunLimits,
+    RunStore, RunStoreError,
 };
 use crate::error::ApiError;
 
@@ -34,8 +34,6 @@ pub enum ResumeMode {
     /// ignores), and closing its connection no longer stops the run.
     Always,
 }
-
-pub use super::Owner;
 
 /// Resumable runs: where their logs live and how they behave. Every field has a
 /// documented default.

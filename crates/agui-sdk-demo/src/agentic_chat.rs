@@ -3,7 +3,7 @@ use std::time::Duration;
 use agui_sdk_core::{AgentCapabilities, IdentityCapabilities};
 
 use super::{id, last_user_text, quote, trailing_tool_result, words};
-use agui_sdk_server::agent::{agent_fn, FnAgent};
+use agui_sdk_server::{agent_fn, FnAgent};
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {

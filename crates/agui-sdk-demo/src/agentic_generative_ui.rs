@@ -4,8 +4,8 @@ use agui_sdk_core::{AgentCapabilities, IdentityCapabilities, PatchOperation, Sta
 use serde_json::{json, Value};
 
 use super::{id, words};
-use agui_sdk_server::agent::{agent_fn, FnAgent};
-use agui_sdk_server::builders::StateTracker;
+use agui_sdk_server::StateTracker;
+use agui_sdk_server::{agent_fn, FnAgent};
 
 const STEPS: [&str; 4] = [
     "Research the topic",

@@ -4,7 +4,7 @@ use agui_sdk_core::{AgentCapabilities, Event, IdentityCapabilities, Tool, ToolsC
 use serde_json::json;
 
 use super::{id, json_pieces, last_user_text, words};
-use agui_sdk_server::agent::{agent_fn, FnAgent};
+use agui_sdk_server::{agent_fn, FnAgent};
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {

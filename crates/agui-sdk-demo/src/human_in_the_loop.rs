@@ -6,7 +6,7 @@ use agui_sdk_core::{
 use serde_json::{json, Value};
 
 use super::{id, json_pieces, quote, trailing_tool_result, words, MAX_ECHO_BYTES};
-use agui_sdk_server::agent::{agent_fn, FnAgent};
+use agui_sdk_server::{agent_fn, FnAgent};
 
 const STEPS: [&str; 4] = [
     "Preheat the oven",

@@ -9,9 +9,9 @@ use agui_sdk_core::{
 use serde_json::{json, Value};
 
 use super::{id, words};
-use agui_sdk_server::agent::{agent_fn, Agent, AgentStream, FnAgent};
 use agui_sdk_server::AgentError;
 use agui_sdk_server::RunContext;
+use agui_sdk_server::{agent_fn, Agent, AgentStream, FnAgent};
 
 /// Threads remembered with an open interrupt, at most (the oldest is forgotten first).
 const MAX_THREADS: usize = 10_000;

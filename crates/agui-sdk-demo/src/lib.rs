@@ -27,9 +27,9 @@ use agui_sdk_core::{Content, Event, Message, RunAgentInput};
 
 use std::sync::Arc;
 
-use agui_sdk_server::agent::Agent;
 use agui_sdk_server::copilotkit::CopilotRuntime;
 use agui_sdk_server::runs::Resumable;
+use agui_sdk_server::Agent;
 use agui_sdk_server::Shutdown;
 use agui_sdk_server::{AgentRouter, ServerConfig};
 
@@ -237,7 +237,7 @@ fn words(text: &str) -> Vec<String> {
 
 /// Splits JSON text into small pieces, so that partial arguments stream.
 fn json_pieces(value: &serde_json::Value, size: usize) -> Vec<String> {
-    agui_sdk_server::builders::split_pieces(&value.to_string(), size)
+    agui_sdk_server::agui_sdk_agent::builders::split_pieces(&value.to_string(), size)
 }
 
 /// Marks `event` as produced by the subagent invocation `subagent_run_id`.

@@ -4,8 +4,8 @@ use agui_sdk_core::{AgentCapabilities, Event, IdentityCapabilities, StateCapabil
 use serde_json::{json, Value};
 
 use super::{client_state, id, json_pieces, words};
-use agui_sdk_server::agent::{agent_fn, FnAgent};
-use agui_sdk_server::builders::StateTracker;
+use agui_sdk_server::StateTracker;
+use agui_sdk_server::{agent_fn, FnAgent};
 
 const DOCUMENT: &str = "Once upon a time, a small agent wrote a story one piece at a time.";
 

@@ -4,7 +4,7 @@ use agui_sdk_core::event::{EncryptedValueSubtype, ReasoningEncryptedValue};
 use agui_sdk_core::{AgentCapabilities, Event, IdentityCapabilities, ReasoningCapabilities};
 
 use super::{id, words};
-use agui_sdk_server::agent::{agent_fn, FnAgent};
+use agui_sdk_server::{agent_fn, FnAgent};
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {

@@ -4,8 +4,8 @@ use agui_sdk_core::{AgentCapabilities, IdentityCapabilities, StateCapabilities};
 use serde_json::{json, Value};
 
 use super::{client_state, id, words};
-use agui_sdk_server::agent::{agent_fn, FnAgent};
-use agui_sdk_server::builders::StateTracker;
+use agui_sdk_server::StateTracker;
+use agui_sdk_server::{agent_fn, FnAgent};
 
 /// The recipe the agent starts from when the client sent none.
 fn default_recipe() -> Value {

@@ -7,8 +7,8 @@ use agui_sdk_core::{
 use serde_json::json;
 
 use super::{attribute, id, json_pieces, last_user_text, words};
-use agui_sdk_server::agent::{agent_fn, FnAgent};
-use agui_sdk_server::builders;
+use agui_sdk_server::agui_sdk_agent::builders;
+use agui_sdk_server::{agent_fn, FnAgent};
 
 pub(super) fn agent(delay: Duration) -> FnAgent {
     agent_fn(move |input, _ctx, tx| async move {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use agui_sdk_core::types::Message;
 use agui_sdk_core::{AgentCapabilities, Event, RunAgentInput};
-use agui_sdk_server::agent::{Agent, AgentStream};
 use agui_sdk_server::RunContext;
+use agui_sdk_server::{Agent, AgentStream};
 use serde_json::json;
 
 pub use agui_sdk_server::copilotkit::SUGGEST_TOOL;

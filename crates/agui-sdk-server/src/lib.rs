@@ -8,7 +8,7 @@
 //!
 //! * [`Agent`] (a stream of events) and [`agent_fn`] (an async function with an
 //!   [`Emitter`]) define agents; [`RunContext`] carries the cancellation signal.
-//! * The runtime guarantees the run lifecycle ([`lifecycle`]): `RUN_STARTED` first, one
+//! * The runtime guarantees the run lifecycle ([`LifecycleGuard`]): `RUN_STARTED` first, one
 //!   terminal event last, errors and panics turned into `RUN_ERROR`, verification.
 //! * [`AgentRouter`] mounts agents on an [`axum::Router`] ([`router`] lists the routes);
 //!   refused requests get a JSON error body ([`error`]).
@@ -20,7 +20,9 @@
 //!   crate.
 
 mod admission;
-pub use agui_sdk_agent::{agent, builders, context, engine, lifecycle};
+// The agent crate's modules, for this crate's own paths; their items are re-exported
+// once, below.
+use agui_sdk_agent::{agent, context, engine, lifecycle};
 mod budget;
 pub mod config;
 #[cfg(feature = "copilotkit")]
@@ -33,9 +35,11 @@ pub mod router;
 pub mod runs;
 pub mod shutdown;
 
+#[doc(inline)]
 pub use agui_sdk_agent::{
     agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, StreamAgent,
 };
+#[doc(inline)]
 pub use agui_sdk_agent::{
     AgentError, EventVerifier, LifecycleGuard, RunContext, StateTracker, Violation,
 };

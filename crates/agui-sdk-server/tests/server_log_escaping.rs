@@ -2,13 +2,18 @@
 //! application's own (`tracing-subscriber`'s default format, which writes `Display`
 //! field values as they are): a hostile `threadId` and `runId`, and an agent error
 //! quoting the client, are logged escaped, every line its own.
+//!
+//! A test binary of its own: tracing caches whether a callsite is enabled for the whole
+//! process, so a span first met on another test's thread (no subscriber there) could be
+//! left out of this test's lines.
 
 use std::sync::{Arc, Mutex};
 
 use agui_sdk_server::{agent_fn, AgentError};
 use common::{serve_one, Client};
 
-use crate::common;
+#[path = "it/common/mod.rs"]
+mod common;
 
 /// A writer the test reads back.
 #[derive(Clone, Default)]
@@ -33,8 +38,8 @@ async fn client_strings_are_logged_escaped_by_a_plain_subscriber() {
         .with_max_level(tracing::Level::INFO)
         .with_writer(move || writer.clone())
         .finish();
-    // The test runtime runs the server on this thread: the subscriber sees its logs.
-    let _guard = tracing::subscriber::set_default(subscriber);
+    // The process's only subscriber, set before any callsite is met.
+    tracing::subscriber::set_global_default(subscriber).unwrap();
     let nasty = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}\nFORGED 2026-01-01 INFO fake line";
     let agent = agent_fn(|input, _ctx, _tx| async move {
         Err(AgentError::public(format!(

@@ -44,6 +44,42 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + doe - 719468
 }
 
+/// The date (year, month, day) `days` after 1970-01-01, proleptic Gregorian.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `ms` (milliseconds since the Unix epoch) as ISO 8601 in UTC with milliseconds, as
+/// JavaScript's `Date.prototype.toISOString` writes it for years 0 to 9999
+/// (`2026-12-06T10:00:00.000Z`); [`parse_iso8601_millis`] reads it back.
+pub fn format_iso8601_millis(ms: i64) -> String {
+    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    let (y, m, d) = civil_from_days(days);
+    let (h, mi, s, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
+    if (0..=9999).contains(&y) {
+        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
+    } else {
+        let sign = if y < 0 { '-' } else { '+' };
+        format!(
+            "{sign}{:06}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z",
+            y.abs()
+        )
+    }
+}
+
 /// Parses the ISO 8601 date-time forms a JavaScript `Date` reads
 /// (`YYYY`, `YYYY-MM`, `YYYY-MM-DD`, optionally `THH:mm`, `:ss`, `.fraction`, and `Z`
 /// or `±HH:mm` / `±HHmm`; `±YYYYYY` expanded years) into milliseconds since the Unix epoch.

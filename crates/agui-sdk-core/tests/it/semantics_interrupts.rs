@@ -118,3 +118,35 @@ fn resume_check_requires_coverage_and_cancels_expired() {
     ];
     assert_eq!(check_resume(&pending, Some(&answers), now), Ok(()));
 }
+
+#[test]
+fn a_formatted_time_reads_back_as_the_same_millisecond() {
+    use agui_sdk_core::semantics::interrupts::format_iso8601_millis;
+    assert_eq!(format_iso8601_millis(0), "1970-01-01T00:00:00.000Z");
+    assert_eq!(
+        format_iso8601_millis(1_796_551_200_123),
+        "2026-12-06T10:00:00.123Z"
+    );
+    assert_eq!(format_iso8601_millis(-1), "1969-12-31T23:59:59.999Z");
+    // Leap days, century rules and years outside 0..=9999 (written with six digits).
+    for ms in [
+        951_782_400_000i64,     // 2000-02-29
+        4_107_542_400_000,      // 2100-03-01
+        -62_198_755_200_000,    // year -1
+        253_402_300_800_000,    // 10000-01-01
+        8_640_000_000_000_000,  // JavaScript's last date
+        -8_640_000_000_000_000, // and its first
+    ] {
+        let text = format_iso8601_millis(ms);
+        assert_eq!(parse_iso8601_millis(&text), Some(ms), "{text}");
+    }
+    let mut x: i64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..10_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let ms = x % 8_640_000_000_000_000;
+        let text = format_iso8601_millis(ms);
+        assert_eq!(parse_iso8601_millis(&text), Some(ms), "{text}");
+    }
+}

@@ -1,7 +1,10 @@
-//! The run context handed to an agent: ids, and the cancellation signal.
+//! The run context handed to an agent: ids, the cancellation signal, and the answers
+//! to the interrupts a resumed run brings.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use crate::interrupts::Answers;
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
@@ -32,6 +35,7 @@ struct Ids {
     run_id: String,
     shutdown: CancellationToken,
     disconnected: AtomicBool,
+    answers: OnceLock<Answers>,
 }
 
 impl RunContext {
@@ -49,6 +53,7 @@ impl RunContext {
                 run_id: run_id.into(),
                 shutdown: shutdown.clone(),
                 disconnected: AtomicBool::new(false),
+                answers: OnceLock::new(),
             }),
             token: shutdown.child_token(),
         }
@@ -98,6 +103,20 @@ impl RunContext {
     /// Whether the client went away before the run ended.
     pub fn is_disconnected(&self) -> bool {
         self.ids.disconnected.load(Ordering::Relaxed)
+    }
+
+    /// The answers the run brings to the interrupts its thread's last run raised, as
+    /// the runtime checked them (see [`crate::interrupts`]); empty for a run that
+    /// answers nothing.
+    pub fn answers(&self) -> &Answers {
+        static NONE: std::sync::LazyLock<Answers> = std::sync::LazyLock::new(Answers::default);
+        self.ids.answers.get().unwrap_or(&NONE)
+    }
+
+    /// Gives the run its checked answers (the runtime does, before the agent starts);
+    /// the first call wins.
+    pub fn set_answers(&self, answers: Answers) {
+        let _ = self.ids.answers.set(answers);
     }
 
     /// Cancels the run.

@@ -17,6 +17,8 @@
 //!   implementation, the reaper, and (feature `test-util`) the contract suite every
 //!   store must pass. An agent author's build needs none of it:
 //!   `default-features = false`.
+//! * [`interrupts`]: the answers a resumed run brings ([`RunContext::answers`]), and
+//!   the effects they allow kept at most once.
 //! * [`builders`]: event builders and [`StateTracker`].
 
 pub mod agent;
@@ -25,6 +27,7 @@ mod channel;
 pub mod context;
 pub mod engine;
 pub mod error;
+pub mod interrupts;
 pub mod lifecycle;
 #[cfg(feature = "store")]
 pub mod runs;
@@ -33,6 +36,7 @@ pub use agent::{agent_fn, agent_stream, Agent, AgentStream, Emitter, FnAgent, St
 pub use builders::StateTracker;
 pub use context::RunContext;
 pub use error::AgentError;
+pub use interrupts::{Answer, Answers};
 pub use lifecycle::{EventVerifier, LifecycleGuard, Violation};
 
 // Re-exported so that an agent needs no other dependency to build events and streams.

@@ -33,6 +33,7 @@
 //! | `thread_history` | each ended run of a thread, compacted, in order |
 //! | `thread_message_ids` | the ids of the messages a thread's history records |
 //! | `thread_count` | how many threads the store holds (kept by triggers), for the cap |
+//! | `interrupts` | one row per thread with interrupts kept: the ledger's document and its version, replaced by compare-and-swap, and when it expires |
 //!
 //! An append is one transaction that locks its run's row (`SELECT … FOR UPDATE`): it
 //! checks the fence, that the run runs and that the batch starts right after the head,
@@ -69,6 +70,7 @@ use deadpool_postgres::Pool;
 
 mod connect;
 mod leases;
+mod ledger;
 mod log;
 mod migrate;
 mod sweep;
@@ -111,6 +113,7 @@ struct Sql {
     take_over: String,
     notify: String,
     threads: threads::ThreadSql,
+    ledger: ledger::LedgerSql,
 }
 
 impl Sql {
@@ -188,6 +191,7 @@ impl Sql {
             ),
             notify: "SELECT pg_notify($1, $2)".to_owned(),
             threads: threads::ThreadSql::new(s),
+            ledger: ledger::LedgerSql::new(s),
         }
     }
 }

@@ -13,6 +13,7 @@ pub const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("../migrations/0001_run_log.sql")),
     (2, include_str!("../migrations/0002_leases.sql")),
     (3, include_str!("../migrations/0003_threads.sql")),
+    (4, include_str!("../migrations/0004_interrupts.sql")),
 ];
 
 /// The schema version this build writes: its last migration's.

@@ -1,4 +1,5 @@
-//! The sweep: deleting the ended runs past their retention and the idle threads.
+//! The sweep: deleting the ended runs past their retention, the idle threads and the
+//! expired interrupt ledger entries.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,7 @@ pub(crate) const SWEEP_AT_MOST_EVERY: Duration = Duration::from_secs(30);
 pub(crate) struct Sweep {
     runs: String,
     threads: String,
+    interrupts: String,
 }
 
 impl Sweep {
@@ -37,6 +39,11 @@ impl Sweep {
                  WHERE touched_at_ms < {STATEMENT_MS} - {idle} AND live IS NULL \
                  ORDER BY touched_at_ms LIMIT $1 FOR UPDATE SKIP LOCKED)"
             ),
+            interrupts: format!(
+                "DELETE FROM {s}.interrupts WHERE key IN (SELECT key FROM {s}.interrupts \
+                 WHERE expires_at_ms <= {STATEMENT_MS} \
+                 ORDER BY expires_at_ms LIMIT $1 FOR UPDATE SKIP LOCKED)"
+            ),
         }
     }
 
@@ -47,6 +54,7 @@ impl Sweep {
         for (statement, count) in [
             (&self.runs, &mut swept.runs),
             (&self.threads, &mut swept.threads),
+            (&self.interrupts, &mut swept.interrupts),
         ] {
             loop {
                 let n = client
@@ -70,6 +78,8 @@ pub struct Swept {
     pub runs: u64,
     /// Threads idle past [`RunLimits::thread_idle_ttl`], with their histories.
     pub threads: u64,
+    /// Interrupt ledger entries past their time.
+    pub interrupts: u64,
 }
 
 /// Sweeps every quarter of the shorter of the retention and the thread idle time (at

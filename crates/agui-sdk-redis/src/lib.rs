@@ -41,6 +41,10 @@
 //! | `P:listed` | hash | each listed thread's member in those sets |
 //! | `P:threads` | sorted set | every thread, by the time a run of it last started or ended: the longest idle is forgotten first when [`RunLimits::max_threads`] are held |
 //!
+//! For an interrupt ledger key `I` (see [`InterruptKey`](agui_sdk_agent::runs::InterruptKey)):
+//! `P:ix:{I}`, a hash of the entry's version `v` and document `doc`, replaced by one
+//! script that compares the version first; it expires after the policy's `keep_for`.
+//!
 //! Every write is one Lua script, so each operation is atomic: an append checks the
 //! fence and that it starts right after the head, adds the events (trimming the log to
 //! its cap), moves the head, ends the run when the batch is terminal (the keys then
@@ -74,6 +78,7 @@ pub use agui_sdk_agent::runs::RunLimits;
 
 #[macro_use]
 mod index;
+mod ledger;
 mod scripts;
 mod wake;
 
@@ -94,6 +99,7 @@ struct Scripts {
     list_threads: Script,
     forget_thread: Script,
     update_thread: Script,
+    ledger_swap: Script,
 }
 
 /// Run logs in Redis Streams, shared by every replica. See the [crate docs](crate).
@@ -210,6 +216,7 @@ impl RedisRunStore {
                 list_threads: Script::new(index::LIST_THREADS),
                 forget_thread: Script::new(index::FORGET_THREAD),
                 update_thread: Script::new(index::UPDATE_THREAD),
+                ledger_swap: ledger::swap_script(),
             },
             wakeups,
             index_reads: Default::default(),

@@ -8,7 +8,8 @@
 //! run ended with `append` leaving no entry), the owners' thread lists (their order,
 //! with threads ending in the same millisecond; pages through every filter; a cursor at
 //! a thread forgotten since), and (for stores with leases) expiry, take-over and
-//! fencing, a thread run ended by the one that took it over included.
+//! fencing, a thread run ended by the one that took it over included; and the interrupt
+//! ledger ([`check_ledger`]).
 //! Each role's part runs alone too, for a store built role by role: [`check_run_log`],
 //! then [`check_leases`]. [`check_thread_expiry`] checks, on a store configured for it, that lists leave out
 //! the threads the store forgot for idleness.
@@ -28,8 +29,10 @@ use super::{
     RunStore, RunStoreError, ThreadEntry, ThreadKey, ThreadQuery, ThreadUpdate,
 };
 
+mod ledger;
 mod lists;
 
+pub use ledger::check_ledger;
 pub use lists::check_thread_expiry;
 use lists::{check_thread_list_filters, check_thread_lists};
 
@@ -605,6 +608,7 @@ pub async fn check(store: Arc<dyn RunStore>, setup: ContractSetup) {
     check_threads(s, &setup).await;
     check_thread_lists(s, &setup).await;
     check_thread_list_filters(s, &setup).await;
+    check_ledger(store.clone(), &setup).await;
 
     if !setup.leases {
         return;

@@ -21,9 +21,10 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::{
-    now_ms, Batch, CancelOutcome, Created, Fence, Heartbeat, Leases, LiveRun, NewRun, RunKey,
-    RunLimits, RunLog, RunRecord, RunStatus, RunStoreError, RunStoreFuture, ThreadEntry,
-    ThreadIndex, ThreadKey, ThreadQuery, ThreadRecord, ThreadSummary, ThreadUpdate,
+    now_ms, Batch, CancelOutcome, Created, Fence, Heartbeat, InMemoryLedger, InterruptKey,
+    InterruptLedger, Leases, LedgerEntry, LiveRun, NewRun, RunKey, RunLimits, RunLog, RunRecord,
+    RunStatus, RunStoreError, RunStoreFuture, ThreadEntry, ThreadIndex, ThreadKey, ThreadQuery,
+    ThreadRecord, ThreadSummary, ThreadUpdate,
 };
 
 mod index;
@@ -95,6 +96,8 @@ pub struct InMemoryRunStore {
     limits: RunLimits,
     caps: Caps,
     inner: Mutex<Inner>,
+    /// The interrupt ledger: as many entries as threads, an eighth of the bytes.
+    ledger: InMemoryLedger,
 }
 
 #[derive(Debug, Default)]
@@ -163,6 +166,10 @@ impl InMemoryRunStore {
     pub fn new(limits: RunLimits) -> Self {
         InMemoryRunStore {
             caps: Caps::of(&limits),
+            ledger: InMemoryLedger::new(
+                usize::try_from(limits.max_threads).unwrap_or(usize::MAX),
+                usize::try_from(limits.max_total_bytes / 8).unwrap_or(usize::MAX),
+            ),
             limits,
             inner: Mutex::new(Inner::default()),
         }
@@ -695,6 +702,22 @@ impl Leases for InMemoryRunStore {
             }
         };
         Box::pin(std::future::ready(r))
+    }
+}
+
+impl InterruptLedger for InMemoryRunStore {
+    fn load<'a>(&'a self, key: &'a InterruptKey) -> RunStoreFuture<'a, Option<LedgerEntry>> {
+        self.ledger.load(key)
+    }
+
+    fn swap<'a>(
+        &'a self,
+        key: &'a InterruptKey,
+        expected: Option<u64>,
+        new: LedgerEntry,
+        ttl: Duration,
+    ) -> RunStoreFuture<'a, bool> {
+        self.ledger.swap(key, expected, new, ttl)
     }
 }
 

@@ -21,10 +21,11 @@
 //!   reads both.
 //!   A thread run is a run like any other: the same log, viewers, fence and reaper.
 //!
-//! * **Stores by role.** A store implements three small traits: [`RunLog`] (the runs'
+//! * **Stores by role.** A store implements four small traits: [`RunLog`] (the runs'
 //!   records and events), [`Leases`] (heartbeats, cancel requests, take-over; provided
-//!   for a single process) and [`ThreadIndex`] (threads over the runs); any type with
-//!   all three is a [`RunStore`]. One [`RunLimits`] bounds every store. The contract
+//!   for a single process), [`ThreadIndex`] (threads over the runs) and
+//!   [`InterruptLedger`] (each thread's open interrupts, see [`Interrupts`]); any type
+//!   with all four is a [`RunStore`]. One [`RunLimits`] bounds every store. The contract
 //!   suite every store passes is `contract`, behind the `test-util` feature.
 //!
 //! [`InMemoryRunStore`] is the default (one process); the `agui-sdk-redis` crate holds a
@@ -42,11 +43,16 @@ use bytes::Bytes;
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod contract;
+mod ledger;
 mod limits;
 mod memory;
 mod reaper;
 mod thread;
 
+pub use ledger::{
+    InMemoryLedger, InterruptKey, InterruptLedger, InterruptPolicy, Interrupts, LedgerEntry,
+    Refusal, Session,
+};
 pub use limits::RunLimits;
 pub use memory::{InMemoryRunStore, EVENT_OVERHEAD, RUN_OVERHEAD};
 pub use reaper::{reap, thread_entry};
@@ -459,9 +465,9 @@ pub trait ThreadIndex: RunLog {
 /// and the blanket implementation makes the type a `RunStore`. Every role's methods
 /// are callable on a `dyn RunStore`. A role added later joins this list of supertraits
 /// and the blanket implementation's bounds.
-pub trait RunStore: RunLog + Leases + ThreadIndex {}
+pub trait RunStore: RunLog + Leases + ThreadIndex + InterruptLedger {}
 
-impl<T: RunLog + Leases + ThreadIndex> RunStore for T {}
+impl<T: RunLog + Leases + ThreadIndex + InterruptLedger> RunStore for T {}
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {

@@ -1,0 +1,239 @@
+//! An agent's run behind the ledger's rules: [`gated`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use agui_sdk_core::{Event, Interrupt, RunAgentInput, RunFinishedOutcome};
+use futures_util::{Stream, StreamExt};
+
+use super::session::{Interrupts, Refusal, Session};
+use super::InterruptKey;
+use crate::agent::{Agent, AgentStream};
+use crate::context::RunContext;
+use crate::error::AgentError;
+use crate::interrupts::Answers;
+
+type Begin = Pin<Box<dyn Future<Output = Result<(Arc<Session>, Answers), Refusal>> + Send>>;
+type Settle = Pin<Box<dyn Future<Output = Result<(), Refusal>> + Send>>;
+
+enum State {
+    /// Checking and claiming the answers.
+    Begin {
+        fut: Begin,
+        agent: Arc<dyn Agent>,
+        input: Box<RunAgentInput>,
+    },
+    /// The agent runs.
+    Running,
+    /// Settling the ledger before `then` (a `RUN_FINISHED`; `None`: the end of the
+    /// agent's stream) goes out.
+    Settle {
+        fut: Settle,
+        then: Option<Box<Event>>,
+    },
+    /// The run's end went out: what else the agent sends passes as it is (the
+    /// lifecycle guard refuses it).
+    Ended,
+}
+
+struct Gated {
+    state: State,
+    inner: Option<AgentStream>,
+    session: Option<Arc<Session>>,
+    ctx: RunContext,
+    /// Renews the claim while the run goes on.
+    renew_every: tokio::time::Interval,
+    renewing: Option<Settle>,
+}
+
+/// `agent`'s run on `input` behind the ledger's rules (see [`Interrupts::run`]).
+pub(super) fn gated(
+    interrupts: Interrupts,
+    agent: Arc<dyn Agent>,
+    key: InterruptKey,
+    input: RunAgentInput,
+    ctx: RunContext,
+) -> AgentStream {
+    let period = interrupts.policy().claim_ttl / 3;
+    let begin_input = input.clone();
+    let fut: Begin = Box::pin(async move { interrupts.begin(key, &begin_input).await });
+    let mut renew_every = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    renew_every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    Box::pin(Gated {
+        state: State::Begin {
+            fut,
+            agent,
+            input: Box::new(input),
+        },
+        inner: None,
+        session: None,
+        ctx,
+        renew_every,
+        renewing: None,
+    })
+}
+
+impl Gated {
+    /// The interrupts a `RUN_FINISHED` leaves open, `Err` for a cancelled one.
+    fn raised(event: &Event) -> Option<Result<Option<Vec<Interrupt>>, ()>> {
+        let Event::RunFinished(f) = event else {
+            return None;
+        };
+        Some(match &f.outcome {
+            Some(RunFinishedOutcome::Interrupt(o)) => Ok(Some(o.interrupts.clone())),
+            Some(RunFinishedOutcome::Cancelled(_)) => Err(()),
+            _ => Ok(None),
+        })
+    }
+
+    fn settle(&mut self, raised: Option<Vec<Interrupt>>, then: Option<Box<Event>>) {
+        let session = self.session.clone();
+        let fut: Settle = Box::pin(async move {
+            match session {
+                Some(s) => s.settle(raised).await,
+                None => Ok(()),
+            }
+        });
+        self.state = State::Settle { fut, then };
+    }
+
+    /// Releases the claim, in the background (the run failed).
+    fn release(&mut self) {
+        if let Some(session) = self.session.take() {
+            if session.claimed() {
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move { session.release().await });
+                }
+            }
+        }
+    }
+
+    fn poll_renew(&mut self, cx: &mut Context<'_>) {
+        let Some(session) = self.session.as_ref().filter(|s| s.claimed()) else {
+            return;
+        };
+        if self.renewing.is_none() && self.renew_every.poll_tick(cx).is_ready() {
+            let session = session.clone();
+            self.renewing = Some(Box::pin(async move { session.renew().await }));
+        }
+        if let Some(fut) = self.renewing.as_mut() {
+            if let Poll::Ready(r) = fut.as_mut().poll(cx) {
+                self.renewing = None;
+                if let Err(e) = r {
+                    tracing::warn!(error = %e, "could not renew the run's interrupt claim");
+                }
+            }
+        }
+    }
+}
+
+impl Stream for Gated {
+    type Item = Result<Event, AgentError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            match &mut this.state {
+                State::Begin { fut, .. } => {
+                    let r = match fut.as_mut().poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(r) => r,
+                    };
+                    let State::Begin { agent, input, .. } =
+                        std::mem::replace(&mut this.state, State::Running)
+                    else {
+                        continue;
+                    };
+                    match r {
+                        Ok((session, answers)) => {
+                            if !answers.is_empty() {
+                                tracing::debug!(answers = answers.len(), "resume checked");
+                            }
+                            this.ctx.set_answers(answers);
+                            this.session = Some(session);
+                            this.inner = Some(agent.run(*input, this.ctx.clone()));
+                        }
+                        Err(refusal) => {
+                            tracing::info!(code = refusal.code(), reason = %refusal, "resume refused");
+                            this.state = State::Ended;
+                            return Poll::Ready(Some(Err(refusal.into_error())));
+                        }
+                    }
+                }
+                State::Running => {
+                    this.poll_renew(cx);
+                    let Some(inner) = this.inner.as_mut() else {
+                        return Poll::Ready(None);
+                    };
+                    match inner.poll_next_unpin(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Some(Ok(event))) => match Self::raised(&event) {
+                            Some(Ok(raised)) => this.settle(raised, Some(Box::new(event))),
+                            Some(Err(())) => {
+                                this.release();
+                                this.state = State::Ended;
+                                return Poll::Ready(Some(Ok(event)));
+                            }
+                            None => {
+                                if matches!(event, Event::RunError(_)) {
+                                    this.release();
+                                    this.state = State::Ended;
+                                }
+                                return Poll::Ready(Some(Ok(event)));
+                            }
+                        },
+                        Poll::Ready(Some(Err(e))) => {
+                            this.release();
+                            this.state = State::Ended;
+                            return Poll::Ready(Some(Err(e)));
+                        }
+                        // The agent ended without a terminal event: the run finishes
+                        // as a success, so it settles as one.
+                        Poll::Ready(None) => {
+                            this.inner = None;
+                            this.settle(None, None);
+                        }
+                    }
+                }
+                State::Settle { fut, .. } => {
+                    let r = match fut.as_mut().poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(r) => r,
+                    };
+                    let State::Settle { then, .. } =
+                        std::mem::replace(&mut this.state, State::Ended)
+                    else {
+                        continue;
+                    };
+                    match r {
+                        Ok(()) => {
+                            this.session = None;
+                            return Poll::Ready(then.map(|e| Ok(*e)));
+                        }
+                        Err(refusal) => {
+                            tracing::warn!(code = refusal.code(), reason = %refusal, "the run's interrupts could not be settled");
+                            this.release();
+                            return Poll::Ready(Some(Err(refusal.into_error())));
+                        }
+                    }
+                }
+                State::Ended => {
+                    return match this.inner.as_mut() {
+                        Some(inner) => inner.poll_next_unpin(cx),
+                        None => Poll::Ready(None),
+                    };
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Gated {
+    fn drop(&mut self) {
+        // Dropped before its end went out (a stop, a client gone, a panic, shutdown):
+        // the answers stay open.
+        self.release();
+    }
+}

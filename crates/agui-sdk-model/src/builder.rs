@@ -20,8 +20,8 @@ use crate::provider::ToolSpec;
 #[cfg(feature = "responses")]
 use crate::responses;
 use crate::{
-    agent, Api, Config, ConfigError, Effort, ServerTool, Thinking, ToolContext, ToolFn, ToolFuture,
-    ToolResult, FORWARDABLE_PARAMS,
+    agent, Api, Approval, Config, ConfigError, Effort, ServerTool, Thinking, ToolContext, ToolFn,
+    ToolFuture, ToolResult, FORWARDABLE_PARAMS,
 };
 
 /// Builds a model agent (see [`ModelAgent`](crate::ModelAgent) for its provider APIs
@@ -73,6 +73,7 @@ impl ModelAgentBuilder {
                 forwardable: Vec::new(),
                 system_prompt: None,
                 tools: Vec::new(),
+                approvals: Vec::new(),
                 expose_state: false,
                 max_steps: 8,
                 retries: 3,
@@ -197,6 +198,18 @@ impl ModelAgentBuilder {
         self
     }
 
+    /// Makes the calls of the tool the model sees as `name` (a server-side tool, or an
+    /// MCP server's tool by the name it is offered under) wait for a user's approval
+    /// as `approval` says: such a call is not run, and the run ends with `RUN_FINISHED`
+    /// outcome `interrupt`, one interrupt per waiting call (see the
+    /// [crate docs](crate#approvals)). Naming the same tool again replaces its policy.
+    /// Without an MCP server, a name that is not a server-side tool fails the build.
+    pub fn approve_tool(mut self, name: &str, approval: Approval) -> Self {
+        self.config.approvals.retain(|(n, _)| n != name);
+        self.config.approvals.push((name.to_owned(), approval));
+        self
+    }
+
     /// Shows the shared state to the model (a system message with its JSON).
     pub fn expose_state(mut self, on: bool) -> Self {
         self.config.expose_state = on;
@@ -302,6 +315,7 @@ impl ModelAgentBuilder {
         }
         self.check_thinking()?;
         self.check_effort()?;
+        self.check_approvals()?;
         #[cfg(feature = "mcp")]
         if !self.config.mcp_servers.is_empty() {
             let servers = std::mem::take(&mut self.config.mcp_servers);
@@ -395,6 +409,25 @@ impl ModelAgentBuilder {
                 Ok(())
             }
         }
+    }
+}
+
+impl ModelAgentBuilder {
+    /// Each tool named for approval exists, unless an MCP server may offer it (its
+    /// tools are known at the first run only).
+    fn check_approvals(&self) -> Result<(), ConfigError> {
+        #[cfg(feature = "mcp")]
+        if !self.config.mcp_servers.is_empty() {
+            return Ok(());
+        }
+        for (name, _) in &self.config.approvals {
+            if !self.config.tools.iter().any(|t| t.spec.name == *name) {
+                return Err(ConfigError(format!(
+                    "approve_tool names {name:?}, which is not a server-side tool of the agent"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -166,6 +166,7 @@ compile_error!(
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
+mod approval;
 mod builder;
 #[cfg(feature = "chat")]
 mod chat;
@@ -194,6 +195,7 @@ use serde_json::{json, Map, Value};
 use crate::provider::{MadeCall, Provider, RequestParts, ToolSpec};
 use crate::upstream::model_turn;
 
+pub use crate::approval::{Approval, APPROVAL_REASON};
 pub use crate::builder::{ModelAgentBuilder, OpenAiAgentBuilder};
 #[cfg(feature = "mcp")]
 pub use crate::mcp::{McpLimits, McpServer};
@@ -351,6 +353,8 @@ struct Config {
     forwardable: Vec<String>,
     system_prompt: Option<String>,
     tools: Vec<ServerTool>,
+    /// The tools whose calls wait for approval, by the name the model sees.
+    approvals: Vec<(String, Approval)>,
     expose_state: bool,
     max_steps: usize,
     retries: u32,
@@ -487,7 +491,7 @@ fn is_plain_word(k: &str) -> bool {
 async fn run<P: Provider>(
     config: &Config,
     provider: &P,
-    input: RunAgentInput,
+    mut input: RunAgentInput,
     ctx: RunContext,
     tx: Emitter,
 ) -> Result<(), AgentError> {
@@ -515,11 +519,29 @@ async fn run<P: Provider>(
         system_prompt: config.system_prompt.as_deref(),
         expose_state: config.expose_state,
     };
-    let mut history = provider.history(&input, &parts);
-    let frontend: HashSet<&str> = input.tools.iter().map(|t| t.name.as_str()).collect();
     let mut state = input.state.as_ref().map_or(Value::Null, |s| s.to_value());
     // One patcher for the run: the state's size is measured once, at the first `copy`.
     let mut patcher = agui_sdk_core::semantics::patch::Patcher::new();
+    let tools = approval::Tools {
+        specs: &server_tools,
+        #[cfg(feature = "mcp")]
+        mcp: &mcp_offered,
+    };
+    approval::dedupe_results(&mut input.messages);
+    if !ctx.answers().is_empty() {
+        approval::resume(
+            config,
+            &mut input,
+            &tools,
+            &mut state,
+            &mut patcher,
+            &ctx,
+            &tx,
+        )
+        .await?;
+    }
+    let mut history = provider.history(&input, &parts);
+    let frontend: HashSet<&str> = input.tools.iter().map(|t| t.name.as_str()).collect();
     let mut usage: Vec<TokenUsage> = Vec::new();
 
     for step in 0..config.max_steps {
@@ -537,14 +559,26 @@ async fn run<P: Provider>(
             return Err(stop);
         }
         if result.calls.is_empty() {
-            return finish(&tx, &input, usage).await;
+            return finish(&tx, &input, usage, Vec::new()).await;
         }
         // The assistant turn, for the next request.
         provider.record_turn(&mut history, &result);
         let mut client_calls = false;
+        let mut waiting = Vec::new();
         for call in &result.calls {
             if frontend.contains(call.name.as_str()) {
                 client_calls = true;
+                continue;
+            }
+            if server_tools.iter().any(|t| t.name == call.name)
+                && config
+                    .approvals
+                    .iter()
+                    .any(|(name, a)| *name == call.name && a.is_needed(&call.arguments))
+            {
+                // Not run: the run ends asking the user (the calls of the turn that
+                // need no approval run first).
+                waiting.push(approval::interrupt_for(call));
                 continue;
             }
             #[cfg(feature = "mcp")]
@@ -563,12 +597,8 @@ async fn run<P: Provider>(
                 continue;
             }
             let output = run_tool(config, call, &state, &input, &ctx).await;
-            if let Some(patch) = &output.state_patch {
-                if let Err(e) = patcher.apply(&mut state, patch.clone()) {
-                    tracing::warn!(tool = %agui_sdk_core::Escaped(&call.name), error = %e, "a tool's state patch does not apply");
-                } else {
-                    tx.emit(Event::state_delta(patch.clone())).await?;
-                }
+            if let Some(patch) = output.state_patch {
+                apply_patch(&mut patcher, &mut state, patch, &call.name, &tx).await?;
             }
             tx.emit(Event::from(ToolCallResult::new(
                 format!("{}-result", call.id),
@@ -578,9 +608,10 @@ async fn run<P: Provider>(
             .await?;
             provider.record_result(&mut history, call, &output.content);
         }
-        if client_calls {
-            // The client runs its tools and sends the results with its next run.
-            return finish(&tx, &input, usage).await;
+        if client_calls || !waiting.is_empty() {
+            // The client runs its tools and sends the results with its next run; the
+            // user answers the approvals in its `resume`.
+            return finish(&tx, &input, usage, waiting).await;
         }
         if config.expose_state {
             provider.refresh_state(&mut history, &state);
@@ -595,16 +626,37 @@ async fn run<P: Provider>(
     ))
 }
 
+/// Ends the run: a success, or, with `interrupts`, a pause until they are answered.
 async fn finish(
     tx: &Emitter,
     input: &RunAgentInput,
     usage: Vec<TokenUsage>,
+    interrupts: Vec<agui_sdk_core::Interrupt>,
 ) -> Result<(), AgentError> {
     let mut fin = RunFinished::new(input.thread_id.clone(), input.run_id.clone());
+    if !interrupts.is_empty() {
+        fin.outcome = Some(agui_sdk_core::RunFinishedOutcome::interrupt(interrupts));
+    }
     if !usage.is_empty() {
         fin.usage = Some(usage);
     }
     tx.emit(Event::from(fin)).await
+}
+
+/// Applies a tool's state change and sends it as `STATE_DELTA` (a change that does not
+/// apply is logged and dropped).
+async fn apply_patch(
+    patcher: &mut agui_sdk_core::semantics::patch::Patcher,
+    state: &mut Value,
+    patch: Vec<PatchOperation>,
+    tool: &str,
+    tx: &Emitter,
+) -> Result<(), AgentError> {
+    if let Err(e) = patcher.apply(state, patch.clone()) {
+        tracing::warn!(tool = %agui_sdk_core::Escaped(tool), error = %e, "a tool's state patch does not apply");
+        return Ok(());
+    }
+    tx.emit(Event::state_delta(patch)).await
 }
 
 async fn run_tool(

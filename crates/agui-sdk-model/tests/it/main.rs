@@ -11,6 +11,8 @@ mod fake_server;
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
+#[cfg(feature = "chat")]
+mod approval;
 
 #[cfg(all(feature = "chat", feature = "mcp"))]
 mod mcp;

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agui_sdk_agent::runs::InterruptPolicy;
 use agui_sdk_core::encoding::negotiate;
 
 use crate::lifecycle::EventVerifier;
@@ -46,6 +47,10 @@ pub struct ServerConfig {
     /// with `503` and code `memory_budget`. `docs/memory-budget.md` says how the
     /// estimate and the base were sized.
     pub memory_budget: Option<usize>,
+    /// How the runtime keeps interrupts (claims, how long open ones are kept, bounds;
+    /// see [`InterruptPolicy`]). Where they are kept is the router's run store, or this
+    /// process's memory without one.
+    pub interrupts: InterruptPolicy,
 }
 
 /// What every run is counted in [`ServerConfig::memory_budget`] besides its parsed
@@ -88,6 +93,7 @@ impl Default for ServerConfig {
             body_timeout: Duration::from_secs(30),
             negotiation: Negotiation::default(),
             memory_budget: Some(1 << 30),
+            interrupts: InterruptPolicy::default(),
         }
     }
 }

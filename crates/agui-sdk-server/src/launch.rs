@@ -13,6 +13,9 @@ use std::collections::HashSet;
 #[cfg(any(feature = "resumable", feature = "copilotkit"))]
 use std::sync::Arc;
 
+use std::sync::Arc as Shared;
+
+use agui_sdk_agent::runs::{InterruptKey, Interrupts};
 use agui_sdk_core::RunAgentInput;
 use axum::response::Response;
 
@@ -49,7 +52,10 @@ pub(crate) struct Run<'a> {
     /// The agent's name.
     pub name: &'a str,
     /// The agent.
-    pub agent: &'a dyn Agent,
+    pub agent: &'a Shared<dyn Agent>,
+    /// The request's owner (`""`: the anonymous owner): whose thread's interrupts the
+    /// run answers and raises.
+    pub owner: &'a str,
     /// The request's input.
     pub input: RunAgentInput,
     /// The run slot and memory the run holds until it ends.
@@ -92,11 +98,12 @@ pub(crate) struct Stored {
 }
 
 /// What launches the runs of one router: its configuration (verification, shutdown
-/// grace), shutdown switch and verifier.
+/// grace), shutdown switch, verifier and interrupt ledger.
 pub(crate) struct Launcher {
     config: ServerConfig,
     shutdown: Shutdown,
     verifier: Option<VerifierFactory>,
+    interrupts: Interrupts,
 }
 
 impl Launcher {
@@ -104,11 +111,13 @@ impl Launcher {
         config: ServerConfig,
         shutdown: Shutdown,
         verifier: Option<VerifierFactory>,
+        interrupts: Interrupts,
     ) -> Self {
         Launcher {
             config,
             shutdown,
             verifier,
+            interrupts,
         }
     }
 
@@ -118,9 +127,11 @@ impl Launcher {
             route,
             name,
             agent,
+            owner,
             input,
             permit,
         } = run;
+        let ledger_key = InterruptKey::derive(owner, name, &input.thread_id);
         let span = span(route, &target, name, &input);
         let (ctx, guard) = span.in_scope(|| {
             if route == Route::Agent {
@@ -130,7 +141,7 @@ impl Launcher {
         });
         match target {
             Target::Plain(settings) => {
-                let driver = self.start(agent, input, ctx, guard, &span);
+                let driver = self.start(agent, ledger_key, input, ctx, guard, &span);
                 streaming_response(&settings, RunStream::new(driver, &settings, span, permit))
             }
             #[cfg(any(feature = "resumable", feature = "copilotkit"))]
@@ -152,7 +163,7 @@ impl Launcher {
                     known_message_ids,
                     entry: Default::default(),
                 });
-                let driver = self.start(agent, input, ctx, guard, &span);
+                let driver = self.start(agent, ledger_key, input, ctx, guard, &span);
                 let production = Production {
                     store: stored.store,
                     registry: stored.registry,
@@ -193,19 +204,23 @@ impl Launcher {
     }
 
     /// Starts `agent` on `input` with the context and guard of [`prepare`](Self::prepare),
-    /// inside `span`.
+    /// inside `span`, behind the interrupt ledger's rules for `thread` (the resume is
+    /// checked before the agent starts; see [`Interrupts::run`]).
     fn start(
         &self,
-        agent: &dyn Agent,
+        agent: &Shared<dyn Agent>,
+        thread: InterruptKey,
         input: RunAgentInput,
         ctx: RunContext,
         guard: LifecycleGuard,
         span: &tracing::Span,
     ) -> RunDriver {
         let _entered = span.enter();
-        RunDriver::start(
-            agent,
-            input,
+        let stream = self
+            .interrupts
+            .run(agent.clone(), thread, input, ctx.clone());
+        RunDriver::new(
+            stream,
             guard,
             ctx,
             self.shutdown.token(),

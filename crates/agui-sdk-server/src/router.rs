@@ -49,6 +49,7 @@ use crate::runs::http::{self as runs_http, Resumable};
 #[cfg(feature = "resumable")]
 use crate::runs::Owner;
 use crate::shutdown::Shutdown;
+use agui_sdk_agent::runs::{InMemoryLedger, InterruptLedger, Interrupts};
 
 /// Builds an [`axum::Router`] serving named agents.
 ///
@@ -71,6 +72,7 @@ pub struct AgentRouter {
     verifier: Option<VerifierFactory>,
     #[cfg(feature = "resumable")]
     resumable: Option<Resumable>,
+    ledger: Option<Arc<dyn InterruptLedger>>,
 }
 
 impl std::fmt::Debug for AgentRouter {
@@ -101,7 +103,17 @@ impl AgentRouter {
             verifier: None,
             #[cfg(feature = "resumable")]
             resumable: None,
+            ledger: None,
         }
+    }
+
+    /// Keeps the interrupts of this router's runs in `ledger` (default: the resumable
+    /// runs' store when [`resumable`](Self::resumable) is set, else this process's
+    /// memory). Replicas that serve the same threads share one. How they are kept is
+    /// [`ServerConfig::interrupts`].
+    pub fn interrupt_ledger(mut self, ledger: Arc<dyn InterruptLedger>) -> Self {
+        self.ledger = Some(ledger);
+        self
     }
 
     /// Makes runs resumable (see [`crate::runs`]; feature `resumable`): a request with
@@ -242,9 +254,26 @@ impl AgentRouter {
             !(list && self.agents.iter().any(|(n, _)| n == "agents")),
             "an agent named 'agents' conflicts with the GET /agents listing"
         );
+        #[cfg(feature = "resumable")]
+        let store_ledger = self
+            .resumable
+            .as_ref()
+            .map(|r| -> Arc<dyn InterruptLedger> { r.store.clone() });
+        #[cfg(not(feature = "resumable"))]
+        let store_ledger = None;
+        let ledger = self
+            .ledger
+            .or(store_ledger)
+            .unwrap_or_else(|| Arc::new(InMemoryLedger::default()));
+        let interrupts = Interrupts::new(ledger, self.config.interrupts.clone());
         let shared = Arc::new(Shared {
             admission: Admission::new(self.config.clone(), self.shutdown.clone()),
-            launcher: Launcher::new(self.config.clone(), self.shutdown.clone(), self.verifier),
+            launcher: Launcher::new(
+                self.config.clone(),
+                self.shutdown.clone(),
+                self.verifier,
+                interrupts,
+            ),
             agents: self.agents,
             config: self.config,
             #[cfg(feature = "resumable")]
@@ -419,10 +448,12 @@ async fn start_run(
 
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let encoding = s.config.negotiation.pick(accept);
+    let owner = parts.extensions.get::<Owner>().map_or("", |o| o.0.as_str());
     let run = Run {
         route: Route::Agent,
         name,
-        agent: agent.as_ref(),
+        agent,
+        owner,
         input,
         permit,
     };

@@ -429,7 +429,7 @@ async fn interrupt_pauses_and_resume_completes_it() {
     assert_eq!(types(&ev), ["RUN_STARTED", "RUN_ERROR"]);
     match &ev[1] {
         Event::RunError(e) => {
-            assert_eq!(e.code.as_deref(), Some("interrupt_unanswered"));
+            assert_eq!(e.code.as_deref(), Some("interrupt_resume_required"));
             assert!(e.message.contains(&interrupt_id), "{}", e.message);
         }
         _ => unreachable!(),

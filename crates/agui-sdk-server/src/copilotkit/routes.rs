@@ -27,7 +27,7 @@ use crate::launch::{Launcher, Route, Run, Stored, Target};
 use crate::runs::producer::{DetachPolicy, ProducerSettings, Registry, ViewerGuard};
 use crate::runs::viewer::ViewerSettings;
 use crate::runs::{
-    CancelOutcome, Created, InMemoryRunStore, NewRun, Owner, RunKey, RunLimits, RunStore,
+    CancelOutcome, Created, Fence, InMemoryRunStore, NewRun, Owner, RunKey, RunLimits, RunStore,
     RunStoreError, ThreadKey, ThreadRecord,
 };
 use axum::Extension;
@@ -70,12 +70,14 @@ pub(super) fn router(rt: CopilotRuntime) -> Router {
             }
         });
     }
+    let interrupts =
+        agui_sdk_agent::runs::Interrupts::new(store.clone(), rt.config.interrupts.clone());
     let shared = Arc::new(Runtime {
         agents: rt.agents,
         default_agent: rt.default_agent,
         store,
         admission: Admission::new(rt.config.clone(), rt.shutdown.clone()),
-        launcher: Launcher::new(rt.config, rt.shutdown, rt.verifier),
+        launcher: Launcher::new(rt.config.clone(), rt.shutdown, rt.verifier, interrupts),
         registry: Arc::new(Registry::default()),
         replica: rt.replica,
         lease: rt.lease,
@@ -203,12 +205,18 @@ impl Runtime {
             // does not use `/suggest` (single-route mode): such a run is not the user's
             // conversation, and is kept nowhere.
             tracing::debug!(agent = %name, "a suggestion run through /run is kept in no thread");
-            return Ok(self.unkept(name, agent, input, permit));
+            return Ok(self.unkept(name, agent, owner, input, permit));
         }
         let thread_id = input.thread_id.clone();
         let run_id = input.run_id.clone();
-        // A run id is the client's, unique within its thread.
-        let key = RunKey::derive(owner, name, &format!("{thread_id}\u{1f}{run_id}"));
+        // A run id is the client's, unique within its thread; but a page answering
+        // interrupts resumes with the paused run's id (CopilotKit's `useInterrupt`), so
+        // each resume is a run of its own, and the ledger decides whether it proceeds.
+        let attempt = match input.resume.as_deref() {
+            Some([_, ..]) => format!("\u{1f}resume\u{1f}{:032x}", Fence::random().0),
+            _ => String::new(),
+        };
+        let key = RunKey::derive(owner, name, &format!("{thread_id}\u{1f}{run_id}{attempt}"));
         let created = self
             .store
             .create(NewRun {
@@ -285,7 +293,7 @@ impl Runtime {
         });
         Ok(self
             .launcher
-            .launch(Self::admitted(name, agent, input, permit), target))
+            .launch(Self::admitted(name, agent, owner, input, permit), target))
     }
 
     /// `/agent/{id}/suggest`: a run that is not kept (no thread, no store), streamed
@@ -296,7 +304,8 @@ impl Runtime {
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
         let slot = self.admission.open()?;
         let Admitted { input, permit, .. } = self.admission.admit_body(slot, bytes)?;
-        Ok(self.unkept(name, agent, input, permit))
+        // A suggestion is asked on a thread of its own: no owner's interrupts.
+        Ok(self.unkept(name, agent, "", input, permit))
     }
 
     /// A run streamed to the response as a plain run is, kept in no thread and no
@@ -305,6 +314,7 @@ impl Runtime {
         &self,
         name: &str,
         agent: &Arc<dyn Agent>,
+        owner: &str,
         input: RunAgentInput,
         permit: RunPermit,
     ) -> Response {
@@ -314,20 +324,22 @@ impl Runtime {
             downgrade: Downgrade::for_declared(input.protocol_version.as_deref()),
         });
         self.launcher
-            .launch(Self::admitted(name, agent, input, permit), target)
+            .launch(Self::admitted(name, agent, owner, input, permit), target)
     }
 
     /// An admitted run of the agent `name`, launched from these routes.
     fn admitted<'a>(
         name: &'a str,
         agent: &'a Arc<dyn Agent>,
+        owner: &'a str,
         input: RunAgentInput,
         permit: RunPermit,
     ) -> Run<'a> {
         Run {
             route: Route::CopilotKit,
             name,
-            agent: agent.as_ref(),
+            agent,
+            owner,
             input,
             permit,
         }

@@ -28,7 +28,10 @@ pub use http::{Resumable, ResumeMode, MAX_RESUME_TOKEN, MIN_RESUME_TOKEN};
 /// * the CopilotKit runtime's threads are scoped to it: another owner can neither
 ///   list, read, connect to nor stop them (without it, a request is the anonymous
 ///   owner's, whose threads every request without an owner shares, as CopilotKit's
-///   own runtime shares all threads).
+///   own runtime shares all threads);
+/// * the interrupts a run raises are its owner's, on every route: a resume from
+///   another owner finds none of them (without it, every request is the anonymous
+///   owner's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner(pub String);
 pub use producer::DetachPolicy;

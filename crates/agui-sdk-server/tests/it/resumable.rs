@@ -620,6 +620,25 @@ impl agui_sdk_server::runs::Leases for Counting {
     }
 }
 
+impl agui_sdk_server::runs::InterruptLedger for Counting {
+    fn load<'a>(
+        &'a self,
+        key: &'a agui_sdk_server::runs::InterruptKey,
+    ) -> agui_sdk_server::runs::RunStoreFuture<'a, Option<agui_sdk_server::runs::LedgerEntry>> {
+        self.inner.load(key)
+    }
+
+    fn swap<'a>(
+        &'a self,
+        key: &'a agui_sdk_server::runs::InterruptKey,
+        expected: Option<u64>,
+        new: agui_sdk_server::runs::LedgerEntry,
+        ttl: std::time::Duration,
+    ) -> agui_sdk_server::runs::RunStoreFuture<'a, bool> {
+        self.inner.swap(key, expected, new, ttl)
+    }
+}
+
 impl agui_sdk_server::runs::ThreadIndex for Counting {
     fn end_thread_run<'a>(
         &'a self,

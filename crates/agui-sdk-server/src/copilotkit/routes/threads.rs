@@ -33,23 +33,8 @@ pub(super) fn owner_of(owner: &Option<Extension<Owner>>) -> &str {
 
 /// Milliseconds since the epoch as an ISO 8601 UTC time (`2026-12-02T01:02:03.004Z`).
 pub(super) fn iso_time(ms: u64) -> String {
-    let (secs, milli) = (ms / 1000, ms % 1000);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{milli:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+    agui_sdk_core::semantics::interrupts::format_iso8601_millis(
+        i64::try_from(ms).unwrap_or(i64::MAX),
     )
 }
 

@@ -52,6 +52,12 @@ pub struct ServeArgs {
     /// `run_lost`) by another once it expires.
     #[arg(long, default_value_t = 10_000)]
     pub lease_ms: u64,
+    /// How long a resumed run's claim on the answers it brings lasts without renewal
+    /// (`30s`, `2s`, `500ms`; at least 1 s): a replica that dies while resuming a run
+    /// holds its answers this long, then the same answer can be sent again (elsewhere,
+    /// with a shared store). The claim is renewed every third of it while the run goes on.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub interrupt_claim_ttl: Duration,
     /// A model endpoint (`https://api.openai.com/v1`, `https://api.anthropic.com/v1`,
     /// `http://127.0.0.1:11434/v1`, …), spoken to in the API `--model-api` names: adds
     /// an agent `chat` backed by it.
@@ -372,6 +378,8 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         config.shutdown_grace = Duration::from_secs(args.grace_secs);
         config.max_runs = args.max_runs;
         config.memory_budget = (args.memory_budget > 0).then(|| args.memory_budget.saturating_mul(1 << 20));
+        config.interrupts = agui_sdk_server::runs::InterruptPolicy::default()
+            .claim_ttl(args.interrupt_claim_ttl);
         // The demo routes at /{name}, and the CopilotKit runtime at /copilotkit (CORS
         // open to pages served from loopback).
         let (resumable, copilot) = runtimes(&args, store(&args).await?);

@@ -32,6 +32,7 @@ import {
   waitIdle,
   send,
   expectAssistant,
+  expectAssistantMatching,
   assistantTexts,
   userTexts,
   watchStreaming,
@@ -44,6 +45,7 @@ import {
   requestsTo,
   finished,
   serverThreads,
+  serverHistory,
   openThreadFromList,
   uniqueUser,
   assertClean,
@@ -708,6 +710,169 @@ describe("CopilotKit page against agui serve", () => {
     const listed = (await serverThreads(fast, user, agent, "&includeArchived=true")).map((t) => t.id);
     assert.deepEqual(listed, [thread], "GET /threads lists the chat's thread alone");
     assert.equal(await chat.page.locator(SEL.threadsError).count(), 0, "the thread list reported no error");
+    await assertClean(chat);
+  });
+
+  // The `interrupt` demo agent ends its first run with RUN_FINISHED's interrupt
+  // outcome (an approval, responseSchema {approved: boolean}); the thread then waits
+  // for a run whose `resume` answers it.
+  const ASK = "I need your approval before sending the email.";
+  const QUESTION = "Send the email to team@example.com?";
+  // After an approval the demo says it sent the email (or, on a retry after the
+  // effect was recorded, that it was already sent).
+  const APPROVED = /Approved|already sent/;
+  const REJECTED = /Not approved/;
+
+  /** Sends the request, waits for the paused run's card; returns the card's interrupt id. */
+  async function pauseForApproval(chat, text) {
+    await send(chat, text);
+    await expectAssistant(chat, ASK);
+    await waitFor(chat, "the approval card", () =>
+      chat.page.locator(SEL.interruptCard).first().waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await waitIdle(chat, "the paused run to end");
+    assert.equal(await chat.page.locator(SEL.interruptCard).count(), 1, "one card for the one open interrupt");
+    assert.equal((await chat.page.locator(SEL.interruptMessage).innerText()).trim(), QUESTION, "the card shows the interrupt's message");
+    const id = await chat.page.locator(SEL.interruptCard).getAttribute("data-interrupt-id");
+    assert.ok(id, "the card names its interrupt");
+    return id;
+  }
+
+  /** The RUN_STARTED / RUN_FINISHED events of a stored history, in order. */
+  const lifecycle = (events) =>
+    events.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED" || e.type === "RUN_ERROR");
+
+  chatCase("j. an interrupt: the approval card, Approve resumes the run, a reload shows no card", async (open, t) => {
+    const agent = "interrupt";
+    const user = uniqueUser("j");
+    const thread = threadId("j");
+    const runPath = `/copilotkit/agent/${agent}/run`;
+    const chat = await open({ runtimeUrl: fast.url, agent, thread, token: user });
+    const text = "Please send the email to the team";
+    const interruptId = await pauseForApproval(chat, text);
+
+    const [paused] = requestsTo(chat, "POST", runPath);
+    const pausedInput = JSON.parse(paused.body ?? "{}");
+    assert.equal(pausedInput.resume, undefined, "the first run carries no resume");
+
+    await chat.page.locator(SEL.interruptApprove).click();
+    await expectAssistantMatching(chat, APPROVED, STEP_TIMEOUT, "the agent's answer to the approval");
+    await waitIdle(chat, "the resumed run to end");
+    await until(chat, "the card to go once the resumed run started", async () => (await chat.page.locator(SEL.interruptCard).count()) === 0);
+    assert.deepEqual(await userTexts(chat), [text], "resuming sends no user message");
+    // The question, then what the resumed run says (it may say it is sending first).
+    const answers = await assistantTexts(chat);
+    assert.ok(answers.length >= 2, `the question and the answer: ${JSON.stringify(answers)}`);
+    assert.equal(answers[0], ASK);
+    assert.match(answers.at(-1), APPROVED);
+
+    // What CopilotKit sent: the same thread, the paused run's runId again, and the
+    // answer as a standard resume entry; no tool message (the interrupt is not a
+    // tool call's).
+    const runs = requestsTo(chat, "POST", runPath);
+    assert.equal(runs.length, 2, `the paused run and one resume:\n${await describeState(chat)}`);
+    const resumed = JSON.parse(runs[1].body ?? "{}");
+    assert.equal(resumed.threadId, thread, "the resume runs on the paused thread");
+    assert.deepEqual(resumed.resume, [{ interruptId, status: "resolved", payload: { approved: true } }], "the resume entry");
+    assert.equal(resumed.runId, pausedInput.runId, "CopilotKit resumes under the paused run's runId");
+    assert.ok(!(resumed.messages ?? []).some((m) => m.role === "tool"), "no tool message for a non-tool-call interrupt");
+    assert.equal(runs[1].answered, 200, "the resume was accepted");
+
+    // The runtime keeps both runs: the paused one ending in the interrupt, the
+    // resume ending in success.
+    const events = await serverHistory(fast, user, thread, "events");
+    const steps = lifecycle(events);
+    assert.deepEqual(
+      steps.map((e) => e.type),
+      ["RUN_STARTED", "RUN_FINISHED", "RUN_STARTED", "RUN_FINISHED"],
+      `two stored runs: ${JSON.stringify(steps)}`,
+    );
+    assert.equal(steps[1].outcome?.type, "interrupt", "the first run ends paused");
+    assert.deepEqual(steps[1].outcome.interrupts.map((i) => i.id), [interruptId], "on the card's interrupt");
+    assert.notEqual(steps[3].outcome?.type, "interrupt", "the resumed run ends without an interrupt");
+    t.diagnostic(`stored runIds: ${JSON.stringify([steps[0].runId, steps[2].runId])}, sent: ${pausedInput.runId}`);
+    const messages = await serverHistory(fast, user, thread, "messages");
+    const said = messages.filter((m) => m.role === "assistant").map((m) => m.content);
+    assert.deepEqual(said, answers, "the stored assistant messages are the ones the page showed");
+    assert.deepEqual(
+      messages.filter((m) => m.role === "user").map((m) => m.content),
+      [text],
+      "one user message stored",
+    );
+    await assertClean(chat);
+
+    // A reload replays the thread: both answers, and no card (the replay's last run
+    // ended in success).
+    await chat.page.reload({ waitUntil: "load", timeout: STEP_TIMEOUT });
+    await waitFor(chat, "the chat input after the reload", () =>
+      chat.page.locator(SEL.textarea).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await expectAssistant(chat, ASK, STEP_TIMEOUT, "the question restored after the reload");
+    await expectAssistantMatching(chat, APPROVED, STEP_TIMEOUT, "the approval's answer restored after the reload");
+    await waitIdle(chat, "the restoring connect to end");
+    await sleep(300);
+    assert.deepEqual(await assistantTexts(chat), answers, "the restored answers");
+    assert.deepEqual(await userTexts(chat), [text], "the restored user message");
+    assert.equal(await chat.page.locator(SEL.interruptCard).count(), 0, "no card after the reload of an answered thread");
+    await assertClean(chat);
+
+    // The thread goes on as an ordinary one: a new request pauses again.
+    await send(chat, "Send another one");
+    await expectAssistant(chat, ASK, STEP_TIMEOUT, "the second request's question");
+    await waitFor(chat, "a new approval card", () =>
+      chat.page.locator(SEL.interruptCard).first().waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await waitIdle(chat);
+    await assertClean(chat);
+  });
+
+  chatCase("k. an interrupt survives a reload; Reject answers it", async (open, t) => {
+    const agent = "interrupt";
+    const user = uniqueUser("k");
+    const thread = threadId("k");
+    const runPath = `/copilotkit/agent/${agent}/run`;
+    const chat = await open({ runtimeUrl: fast.url, agent, thread, token: user });
+    const interruptId = await pauseForApproval(chat, "Send the email, please");
+    const [paused] = requestsTo(chat, "POST", runPath);
+    const pausedRunId = JSON.parse(paused.body ?? "{}").runId;
+
+    // The paused thread comes back with its card: the connect's replay ends with the
+    // interrupt outcome, which useInterrupt picks up.
+    const from = chat.log.requests.length;
+    await chat.page.reload({ waitUntil: "load", timeout: STEP_TIMEOUT });
+    await waitFor(chat, "the chat input after the reload", () =>
+      chat.page.locator(SEL.textarea).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await expectAssistant(chat, ASK, STEP_TIMEOUT, "the question restored after the reload");
+    await waitIdle(chat, "the restoring connect to end");
+    await waitFor(chat, "the approval card restored by the replay", () =>
+      chat.page.locator(SEL.interruptCard).first().waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    assert.equal(await chat.page.locator(SEL.interruptCard).getAttribute("data-interrupt-id"), interruptId, "the same interrupt");
+
+    await chat.page.locator(SEL.interruptReject).click();
+    await expectAssistantMatching(chat, REJECTED, STEP_TIMEOUT, "the agent's answer to the rejection");
+    await waitIdle(chat, "the resumed run to end");
+    await until(chat, "the card to go", async () => (await chat.page.locator(SEL.interruptCard).count()) === 0);
+    const runs = requestsTo(chat, "POST", runPath, from);
+    assert.equal(runs.length, 1, `one resume after the reload:\n${await describeState(chat)}`);
+    const resumed = JSON.parse(runs[0].body ?? "{}");
+    assert.deepEqual(resumed.resume, [{ interruptId, status: "resolved", payload: { approved: false } }], "the resume entry");
+    // After a reload CopilotKit no longer knows the paused run's id: it sends the
+    // runId of the connect that replayed the interrupt. The runtime answers the
+    // resume all the same (it goes by the resume entries, not the runId).
+    const connects = requestsTo(chat, "POST", `/copilotkit/agent/${agent}/connect`, from);
+    assert.ok(connects.length >= 1, "the reload connected");
+    assert.notEqual(resumed.runId, pausedRunId, "the paused run's id is not known after a reload");
+    assert.ok(
+      connects.some((c) => JSON.parse(c.body ?? "{}").runId === resumed.runId),
+      `the resume's runId (${resumed.runId}) is a connect's: ${connects.map((c) => c.body).join("\n")}`,
+    );
+    t.diagnostic(`paused runId ${pausedRunId}, resume sent runId ${resumed.runId}`);
+    const steps = lifecycle(await serverHistory(fast, user, thread, "events"));
+    assert.deepEqual(steps.map((e) => e.type), ["RUN_STARTED", "RUN_FINISHED", "RUN_STARTED", "RUN_FINISHED"], "two stored runs");
+    assert.equal(steps[1].outcome?.type, "interrupt");
+    assert.notEqual(steps[3].outcome?.type, "interrupt");
     await assertClean(chat);
   });
 });

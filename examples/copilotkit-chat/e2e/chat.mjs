@@ -27,6 +27,11 @@ export const SEL = {
   threadsRefresh: "[data-testid=threads-refresh]",
   threadsError: "[data-testid=threads-error]",
   threadId: "[data-testid=thread-id]",
+  // The page's approval card, one per open interrupt (useInterrupt).
+  interruptCard: "[data-testid=interrupt-card]",
+  interruptMessage: "[data-testid=interrupt-message]",
+  interruptApprove: "[data-testid=interrupt-approve]",
+  interruptReject: "[data-testid=interrupt-reject]",
 };
 
 export const demoReply = (text) => `You said: "${text}". This is a deterministic demo reply.`;
@@ -51,6 +56,7 @@ export async function describeState(chat) {
     `  thread id shown: ${JSON.stringify(await texts(SEL.threadId))}`,
     `  thread rows: ${JSON.stringify(await threadRows(chat).catch(() => "<page gone>"))}`,
     `  thread list error: ${JSON.stringify(await texts(SEL.threadsError))}`,
+    `  interrupt cards: ${JSON.stringify(await texts(SEL.interruptMessage))}`,
     `  page errors: ${JSON.stringify(log.pageErrors)}`,
     `  console errors/warnings (last 10): ${JSON.stringify(log.console.slice(-10))}`,
     `  runtime requests (last 10):`,
@@ -106,6 +112,20 @@ export async function expectAssistant(chat, expected, timeout = STEP_TIMEOUT, wh
           (el) => (el.querySelector(":scope > div") ?? el).innerText.trim() === want,
         ),
       [SEL.assistant, expected],
+      { timeout, polling: 50 },
+    ),
+  );
+}
+
+/** Waits for an assistant message whose whole text matches `pattern` (a RegExp). */
+export async function expectAssistantMatching(chat, pattern, timeout = STEP_TIMEOUT, what = "an assistant answer") {
+  await waitFor(chat, `${what} matching ${pattern}`, () =>
+    chat.page.waitForFunction(
+      ([sel, source, flags]) =>
+        [...document.querySelectorAll(sel)].some((el) =>
+          new RegExp(source, flags).test((el.querySelector(":scope > div") ?? el).innerText.trim()),
+        ),
+      [SEL.assistant, pattern.source, pattern.flags],
       { timeout, polling: 50 },
     ),
   );
@@ -224,6 +244,16 @@ export async function openThreadFromList(chat, id, users, answers) {
       JSON.stringify(await assistantTexts(chat)) === JSON.stringify(answers),
   );
   await waitIdle(chat, `the connect to thread ${id} to end`);
+}
+
+/** A thread's stored history from the runtime (`GET /threads/{id}/{what}`, what = "events" or "messages"), asked from node. */
+export async function serverHistory(server, token, thread, what) {
+  const res = await fetch(`${server.url}/threads/${encodeURIComponent(thread)}/${what}`, {
+    headers: token ? { Authorization: `Bearer ${token}` } : {},
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, `GET /threads/${thread}/${what} answered ${res.status}: ${text}`);
+  return JSON.parse(text)[what];
 }
 
 export const uniqueUser = (name) => `user-${name}-${process.pid}-${Date.now().toString(36)}`;

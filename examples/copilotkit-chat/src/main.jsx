@@ -3,7 +3,9 @@
 // can be pointed at any agent, thread or transport:
 //
 //   ?runtimeUrl=http://127.0.0.1:8000/copilotkit  the runtime's base URL
-//   &agent=agentic_chat                           the agent id (default "default")
+//   &agent=agentic_chat                           the agent id (default "default");
+//                                                 `interrupt` asks for approval through
+//                                                 an AG-UI interrupt (see ApprovalCard)
 //   &thread=my-thread                             the thread id (default: one kept in localStorage)
 //   &single=1                                     talk to the single-route endpoint
 //   &threads=1                                    show this user's threads (useThreads): new,
@@ -24,6 +26,7 @@ import {
   useConfigureSuggestions,
   useFrontendTool,
   useHumanInTheLoop,
+  useInterrupt,
   useThreads,
 } from "@copilotkit/react-core/v2";
 import "@copilotkit/react-core/v2/styles.css";
@@ -174,6 +177,75 @@ function Tools() {
     render: TaskSteps,
   });
 
+  return null;
+}
+
+// Interrupts: a run that ends with RUN_FINISHED's `outcome: {type: "interrupt"}`
+// leaves the thread paused until the next run answers every open interrupt in its
+// `resume`. `useInterrupt` picks the interrupts up when such a run ends (or when a
+// reconnect replays one), and CopilotChat shows what `render` returns under the
+// messages. `resolve(payload)` and `cancel()` start that next run: CopilotKit
+// sends `resume: [{interruptId, status, payload}]` with the paused run's runId.
+// Each open interrupt gets a card: its message, and Approve or Reject, answered
+// with `{approved: true|false}` (the shape the `interrupt` demo agent's
+// responseSchema asks for). With several open, CopilotKit resumes once every one
+// of them has an answer.
+function ApprovalCard({ interrupt, resolve }) {
+  const [answer, setAnswer] = useState(null);
+  const [failure, setFailure] = useState(null);
+
+  const answerWith = (approved) => {
+    setAnswer(approved ? "approved" : "rejected");
+    setFailure(null);
+    // A failed run is reported through the provider's onError too; the card
+    // keeps its own note of a refused answer.
+    resolve({ approved }, interrupt.id).catch((e) => setFailure(e?.message ?? String(e)));
+  };
+
+  return (
+    <div
+      className="approval"
+      data-testid="interrupt-card"
+      data-interrupt-id={interrupt.id}
+      data-reason={interrupt.reason}
+      data-answer={answer ?? ""}
+    >
+      <p data-testid="interrupt-message">{interrupt.message || `The agent is waiting (${interrupt.reason}).`}</p>
+      {interrupt.expiresAt ? <p className="approval-note">Answer before {interrupt.expiresAt}.</p> : null}
+      <div className="approval-actions">
+        <button
+          type="button"
+          data-testid="interrupt-approve"
+          disabled={answer !== null}
+          onClick={() => answerWith(true)}
+        >
+          Approve
+        </button>
+        <button
+          type="button"
+          data-testid="interrupt-reject"
+          disabled={answer !== null}
+          onClick={() => answerWith(false)}
+        >
+          Reject
+        </button>
+      </div>
+      {failure ? <p data-testid="interrupt-error">{failure}</p> : null}
+    </div>
+  );
+}
+
+function Interrupts({ agent }) {
+  useInterrupt({
+    agentId: agent,
+    render: ({ interrupts, resolve }) => (
+      <div className="approvals" data-testid="interrupts">
+        {interrupts.map((interrupt) => (
+          <ApprovalCard key={interrupt.id} interrupt={interrupt} resolve={resolve} />
+        ))}
+      </div>
+    ),
+  });
   return null;
 }
 
@@ -402,6 +474,7 @@ function App() {
     >
       <Tools />
       <Suggestions agent={settings.agent} />
+      <Interrupts agent={settings.agent} />
       <main className="page">
         <header className="bar">
           <strong>AG-UI × CopilotKit</strong>

@@ -6,6 +6,7 @@ mod common;
 
 mod copilotkit_thread_reads;
 mod copilotkit_threads;
+mod interrupts;
 mod resumable;
 mod route_kinds;
 mod run_store;

@@ -220,3 +220,56 @@ wire_struct! {
         opt custom: JsonObject = "custom",
     }
 }
+
+impl HumanInTheLoopCapabilities {
+    /// What an agent that pauses runs with interrupt outcomes declares:
+    /// `{"supported": true, "interrupts": true}` (it is served under
+    /// `humanInTheLoop.interrupts`, not at the top level of the capabilities).
+    ///
+    /// ```
+    /// use agui_sdk_core::{AgentCapabilities, HumanInTheLoopCapabilities};
+    ///
+    /// let caps = AgentCapabilities::default()
+    ///     .with_description("Asks before it sends an email.")
+    ///     .with_human_in_the_loop(HumanInTheLoopCapabilities::interrupts().with_approvals());
+    /// assert_eq!(
+    ///     serde_json::to_value(&caps).unwrap(),
+    ///     serde_json::json!({
+    ///         "identity": { "description": "Asks before it sends an email." },
+    ///         "humanInTheLoop": { "supported": true, "approvals": true, "interrupts": true }
+    ///     })
+    /// );
+    /// ```
+    pub fn interrupts() -> Self {
+        HumanInTheLoopCapabilities {
+            supported: Some(true),
+            interrupts: Some(true),
+            ..HumanInTheLoopCapabilities::wire_blank()
+        }
+    }
+
+    /// Also declares approvals (`"approvals": true`): the interrupts ask a human to
+    /// approve an action.
+    pub fn with_approvals(mut self) -> Self {
+        self.supported = Some(true);
+        self.approvals = Some(true);
+        self
+    }
+}
+
+impl AgentCapabilities {
+    /// With `identity.description` set to `description` (the rest of `identity` kept).
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.identity
+            .get_or_insert_with(IdentityCapabilities::wire_blank)
+            .description = Some(description.into());
+        self
+    }
+
+    /// With `humanInTheLoop` set to `human_in_the_loop` (see
+    /// [`HumanInTheLoopCapabilities::interrupts`]).
+    pub fn with_human_in_the_loop(mut self, human_in_the_loop: HumanInTheLoopCapabilities) -> Self {
+        self.human_in_the_loop = Some(human_in_the_loop);
+        self
+    }
+}

@@ -43,6 +43,9 @@ pub use serde_json;
 pub mod prelude {
     pub use crate::{ClientError, Conversation, Flow, HttpAgent, RunParams, RunResult, Subscriber};
     pub use agui_sdk_core::semantics::{InboundWarning, RunOutcome};
-    pub use agui_sdk_core::{Content, Event, JsonObject, Message, PatchOperation, Tool, ToolCall};
+    pub use agui_sdk_core::{
+        Content, Event, Interrupt, JsonObject, Message, PatchOperation, ResumeEntry, ResumeStatus,
+        Tool, ToolCall,
+    };
     pub use serde_json::{json, Value};
 }

@@ -43,7 +43,7 @@ pub use agui_sdk_agent::{
 pub use agui_sdk_agent::{
     AgentError, EventVerifier, LifecycleGuard, RunContext, StateTracker, Violation,
 };
-pub use config::{Negotiation, ServerConfig, VerifierFactory, RUN_COST_BASE};
+pub use config::{Negotiation, Owner, ServerConfig, VerifierFactory, RUN_COST_BASE};
 pub use error::ApiError;
 pub use router::AgentRouter;
 pub use shutdown::{serve, serve_with, termination_signal, ServeLimits, Shutdown};
@@ -71,8 +71,10 @@ pub mod prelude {
         agent_fn, agent_stream, Agent, AgentError, AgentRouter, AgentStream, Emitter, RunContext,
         StateTracker,
     };
+    pub use agui_sdk_agent::{Answer, Answers};
     pub use agui_sdk_core::{
-        Content, Context, Event, JsonObject, Message, PatchOperation, RunAgentInput, Tool, ToolCall,
+        Content, Context, Event, Interrupt, JsonObject, Message, PatchOperation, ResumeEntry,
+        ResumeStatus, RunAgentInput, Tool, ToolCall,
     };
     pub use serde_json::{json, Value};
 }

@@ -111,6 +111,70 @@
 //! change the shared state ([`ToolResult::with_state_patch`]), which goes out as
 //! `STATE_DELTA`; [`ModelAgentBuilder::expose_state`] shows the state to the model.
 //!
+//! # Approvals
+//!
+//! A server-side tool, or an MCP server's tool by the name the model sees, can wait
+//! for a user's approval before it runs: [`ModelAgentBuilder::approve_tool`] with
+//! [`Approval::Always`], or [`Approval::when`] and a predicate over the call's
+//! arguments (the calls it answers `false` for run at once). A call that waits streams
+//! as any call (`TOOL_CALL_START`/`ARGS`/`END`) but is not run: the other calls of the
+//! same model turn run first (their results go out and are kept), then the run ends
+//! with `RUN_FINISHED` outcome `interrupt`, one interrupt per waiting call: id
+//! `approve-<toolCallId>`, reason `tool_call` ([`APPROVAL_REASON`]), its `toolCallId`,
+//! a `message` naming the tool and quoting its arguments, and the `responseSchema`
+//! `{"type":"object","properties":{"approved":{"type":"boolean"},"editedArgs":{"type":"object"}},"required":["approved"]}`.
+//! A frontend tool called in the same turn is left to the client, as always.
+//!
+//! The user answers in the next run's `resume`, the client sending the conversation
+//! back with the assistant message that made the call. The runtime checks the answers
+//! (`agui-sdk-server` does for every run; `agui_sdk_agent::runs::Interrupts::run`
+//! outside it) and the agent, before it calls the model:
+//!
+//! - runs an approved call, with `editedArgs` in place of the model's arguments when
+//!   given. Edited arguments are checked against the tool's JSON Schema first: if they
+//!   fail it, the run ends with `RUN_ERROR` code `interrupt_invalid_payload` naming the
+//!   failing path, nothing runs, and the interrupt stays open to be answered again. The
+//!   run is recorded with the answer (`begin_effect`, then `record_effect` with its
+//!   result, before the model is called again): an attempt of the resumed run that
+//!   fails after the tool ran, when the answer is sent again, gets the recorded result
+//!   without running it again; if the earlier attempt died while the tool ran, the
+//!   model is told that the outcome is unknown and the tool was not run again;
+//! - for a denied (`approved: false`) or cancelled answer, tells the model that the
+//!   user declined (or cancelled) the call, which was not run.
+//!
+//! Each result goes out as `TOOL_CALL_RESULT` for the original `toolCallId` (the call
+//! is not restated) and goes to the model, and the loop goes on in that run. A result
+//! the client sent for the call (CopilotKit adds one before it resumes) is replaced:
+//! the model gets one result per call, here and in later runs (where a call with two
+//! results keeps the last). A state change a tool asked for in an attempt that failed
+//! is not repeated.
+//!
+//! ```
+//! use agui_sdk_model::{Approval, ModelAgent, ToolContext, ToolResult};
+//! use serde_json::Value;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Transfer {
+//!     to: String,
+//!     amount: f64,
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = ModelAgent::chat_completions("http://127.0.0.1:11434/v1", "llama3.2")
+//!     .tool("transfer", "Sends money.", |t: Transfer, _: ToolContext| async move {
+//!         Ok(ToolResult::text(format!("sent {} to {}", t.amount, t.to)))
+//!     })
+//!     // Transfers above 100 wait for the user; smaller ones run at once.
+//!     .approve_tool(
+//!         "transfer",
+//!         Approval::when(|args: &Value| args["amount"].as_f64().is_none_or(|a| a > 100.0)),
+//!     )
+//!     .build()?;
+//! # let _ = agent;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Tools from MCP servers
 //!
 //! With the feature `mcp` (off by default), `ModelAgentBuilder::mcp_server` adds the

@@ -1,54 +1,59 @@
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+//! The `interrupt` demo: an approval asked with an interrupt, and an effect (sending an
+//! email, pretended) done at most once.
+//!
+//! The runtime that serves the agent (`agui-sdk-server`) keeps the thread's open
+//! interrupts and checks every `resume` before the agent starts: a run that leaves the
+//! approval unanswered, answers another interrupt, or replays an answer already used,
+//! ends with `RUN_ERROR` (codes in [`codes`]) and never reaches the agent. The agent
+//! reads only the valid answer, from [`RunContext::answers`].
+//!
+//! What a resumed run says:
+//!
+//! | the answer, and what an earlier attempt recorded | the reply |
+//! |---|---|
+//! | `resolved` with `{"approved": true}`, nothing recorded | "Sending the email…", then [`SENT`] |
+//! | `resolved` with `{"approved": false}`, or `cancelled` | [`NOT_SENT`] |
+//! | approved, an earlier attempt recorded the email sent | [`ALREADY_SENT`] |
+//! | approved, an earlier attempt started sending and stopped | [`SENDING_STOPPED`] |
+//!
+//! The last two happen when a resumed run fails after the email went out (or while it
+//! was going out) and the client sends the same answer again: the runtime released the
+//! answer for another attempt, and kept what the failed one recorded
+//! ([`Answers::begin_effect`], [`Answers::record_effect`]).
+
 use std::time::Duration;
 
-use agui_sdk_core::{
-    AgentCapabilities, HumanInTheLoopCapabilities, IdentityCapabilities, Interrupt, ResumeStatus,
-    RunAgentInput,
-};
+use agui_sdk_core::{AgentCapabilities, HumanInTheLoopCapabilities, Interrupt, RunAgentInput};
+use agui_sdk_server::agui_sdk_agent::interrupts::{codes, Effect};
+use agui_sdk_server::agui_sdk_agent::{Answer, Answers};
+use agui_sdk_server::{agent_fn, Agent, AgentError, AgentStream, FnAgent};
+use agui_sdk_server::{Emitter, RunContext};
 use serde_json::{json, Value};
 
 use super::{id, words};
-use agui_sdk_server::AgentError;
-use agui_sdk_server::RunContext;
-use agui_sdk_server::{agent_fn, Agent, AgentStream, FnAgent};
 
-/// Threads remembered with an open interrupt, at most (the oldest is forgotten first).
-const MAX_THREADS: usize = 10_000;
+/// The reply when the email is sent.
+pub(crate) const SENT: &str = "Approved: the email is sent.";
 
-/// Open interrupts per thread.
-#[derive(Debug, Default)]
-struct Pending {
-    by_thread: HashMap<String, Vec<String>>,
-    order: VecDeque<String>,
-}
+/// The reply when the answer does not approve (`approved: false`, or `cancelled`).
+pub(crate) const NOT_SENT: &str = "Not approved: nothing was sent.";
 
-impl Pending {
-    fn insert(&mut self, thread: &str, ids: Vec<String>) {
-        if self.by_thread.insert(thread.to_owned(), ids).is_none() {
-            self.order.push_back(thread.to_owned());
-        }
-        while self.order.len() > MAX_THREADS {
-            if let Some(old) = self.order.pop_front() {
-                self.by_thread.remove(&old);
-            }
-        }
-    }
+/// The reply when an earlier attempt of the resumed run recorded the email sent: it
+/// is not sent again.
+pub(crate) const ALREADY_SENT: &str =
+    "Approved: the email was already sent by an earlier attempt; it is not sent again.";
 
-    fn take(&mut self, thread: &str) -> Option<Vec<String>> {
-        let ids = self.by_thread.remove(thread)?;
-        self.order.retain(|t| t != thread);
-        Some(ids)
-    }
+/// The reply when an earlier attempt started sending the email and stopped before it
+/// recorded the end: whether it went out is unknown, and it is not sent again.
+pub(crate) const SENDING_STOPPED: &str =
+    "Approved, but an earlier attempt was sending the email when it stopped; it is not sent again.";
 
-    fn get(&self, thread: &str) -> Option<&Vec<String>> {
-        self.by_thread.get(thread)
-    }
-}
+/// The interrupt's `reason`.
+pub(crate) const REASON: &str = "tool_approval";
 
-/// The `interrupt` demo: asks for approval by finishing with an interrupt outcome; the
-/// next run on the thread must answer it with a `resume` entry. It remembers open
-/// interrupts per thread in memory (at most 10,000 threads).
+/// The `interrupt` demo: asks for approval by finishing with an interrupt outcome (its
+/// `responseSchema` is `{"approved": boolean}`); the next run on the thread answers it
+/// with a `resume` entry, and the email is sent at most once (see the module's table).
 pub struct InterruptAgent {
     inner: FnAgent,
 }
@@ -60,121 +65,96 @@ impl std::fmt::Debug for InterruptAgent {
 }
 
 impl InterruptAgent {
-    /// The agent, pausing `delay` between streamed pieces.
+    /// The agent, pausing `delay` between streamed pieces (and as long while the email
+    /// is being sent).
     pub fn new(delay: Duration) -> Self {
-        let pending = Arc::new(Mutex::new(Pending::default()));
-        let inner = agent_fn(move |input, _ctx, tx| {
-            let pending = pending.clone();
-            async move {
-                let plan = decide(&pending, &input)?;
-                match plan {
-                    Plan::Ask(interrupt_id) => {
-                        tx.text_message(
-                            &id(&input, "ask"),
-                            words("I need your approval before sending the email."),
-                            delay,
-                        )
-                        .await?;
-                        let mut interrupt = Interrupt::new(&interrupt_id, "tool_approval");
-                        interrupt.message = Some("Send the email to team@example.com?".into());
-                        interrupt.response_schema = match json!({
-                            "type": "object",
-                            "properties": { "approved": { "type": "boolean" } },
-                        }) {
-                            Value::Object(o) => Some(o),
-                            _ => None,
-                        };
-                        // Record before emitting: the run ends with this event.
-                        lock(&pending).insert(&input.thread_id, vec![interrupt_id]);
-                        tx.finish_with_interrupts(vec![interrupt]).await?;
-                    }
-                    Plan::Complete(text) => {
-                        tx.text_message(&id(&input, "done"), words(&text), delay)
-                            .await?;
-                    }
-                }
-                Ok(())
+        let inner = agent_fn(move |input, ctx, tx| async move {
+            let answers = ctx.answers().clone();
+            match answers.iter().next() {
+                Some(answer) => complete(&input, &answers, answer, &tx, delay).await,
+                None => ask(&input, &tx, delay).await,
             }
         })
-        .with_capabilities(AgentCapabilities {
-            identity: Some(IdentityCapabilities {
-                description: Some(
-                    "Finishes with an interrupt; the next run's resume completes it.".into(),
-                ),
-                ..Default::default()
-            }),
-            human_in_the_loop: Some(HumanInTheLoopCapabilities {
-                supported: Some(true),
-                approvals: Some(true),
-                interrupts: Some(true),
-                ..Default::default()
-            }),
-            ..Default::default()
-        });
+        .with_capabilities(
+            AgentCapabilities::default()
+                .with_description("Finishes with an interrupt; the next run's resume completes it.")
+                .with_human_in_the_loop(HumanInTheLoopCapabilities::interrupts().with_approvals()),
+        );
         InterruptAgent { inner }
     }
 }
 
-enum Plan {
-    Ask(String),
-    Complete(String),
+/// The approval asked of the user.
+fn approval(interrupt_id: &str) -> Interrupt {
+    Interrupt::new(interrupt_id, REASON)
+        .with_message("Send the email to team@example.com?")
+        .with_response_schema(json!({
+            "type": "object",
+            "properties": { "approved": { "type": "boolean" } },
+            "required": ["approved"],
+        }))
 }
 
-fn lock(p: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
-    p.lock().unwrap_or_else(|e| e.into_inner())
+/// A first run (nothing answered): asks for approval.
+async fn ask(input: &RunAgentInput, tx: &Emitter, delay: Duration) -> Result<(), AgentError> {
+    if let Some(entry) = input.resume.as_deref().unwrap_or_default().first() {
+        // Answers reach the agent only through a runtime that checked them.
+        return Err(AgentError::public(format!(
+            "resume answers interrupt '{}', but no runtime checked it: serve this agent \
+             with agui-sdk-server, which keeps the thread's interrupts",
+            entry.interrupt_id
+        ))
+        .with_code(codes::UNKNOWN));
+    }
+    tx.text_message(
+        &id(input, "ask"),
+        words("I need your approval before sending the email."),
+        delay,
+    )
+    .await?;
+    tx.finish_with_interrupts(vec![approval(&id(input, "approval"))])
+        .await
 }
 
-fn decide(pending: &Mutex<Pending>, input: &RunAgentInput) -> Result<Plan, AgentError> {
-    let resume = input.resume.as_deref().unwrap_or_default();
-    let mut p = lock(pending);
-    let Some(open) = p.get(&input.thread_id).cloned() else {
-        if let Some(r) = resume.first() {
-            return Err(AgentError::public(format!(
-                "resume answers interrupt '{}', but no interrupt is open on thread '{}'",
-                r.interrupt_id, input.thread_id
-            ))
-            .with_code("unknown_interrupt"));
-        }
-        return Ok(Plan::Ask(id(input, "approval")));
-    };
-    let missing: Vec<&str> = open
-        .iter()
-        .filter(|i| !resume.iter().any(|r| &r.interrupt_id == *i))
-        .map(String::as_str)
-        .collect();
-    if !missing.is_empty() {
-        return Err(AgentError::public(format!(
-            "interrupt {} is still unanswered: continue this thread with a run whose \
-             `resume` answers it (status resolved or cancelled)",
-            missing
-                .iter()
-                .map(|m| format!("'{m}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-        .with_code("interrupt_unanswered"));
-    }
-    if let Some(extra) = resume.iter().find(|r| !open.contains(&r.interrupt_id)) {
-        return Err(AgentError::public(format!(
-            "resume answers interrupt '{}', which is not open on this thread",
-            extra.interrupt_id
-        ))
-        .with_code("unknown_interrupt"));
-    }
-    p.take(&input.thread_id);
-    let approved = resume.iter().all(|r| {
-        r.status == ResumeStatus::Resolved
-            && r.payload
-                .as_ref()
-                .map(|v| v.to_value())
-                .and_then(|v| v.get("approved").and_then(Value::as_bool))
-                .unwrap_or(true)
-    });
-    Ok(Plan::Complete(if approved {
-        "Approved: the email is sent.".to_owned()
+/// A resumed run: sends the email when approved, at most once.
+async fn complete(
+    input: &RunAgentInput,
+    answers: &Answers,
+    answer: &Answer,
+    tx: &Emitter,
+    delay: Duration,
+) -> Result<(), AgentError> {
+    let approved = answer
+        .parse::<Value>()?
+        .and_then(|v| v.get("approved").and_then(Value::as_bool))
+        .unwrap_or(false);
+    let reply = if !approved {
+        NOT_SENT
     } else {
-        "Not approved: nothing was sent.".to_owned()
-    }))
+        match answer.effect() {
+            Effect::Done(_) => ALREADY_SENT,
+            Effect::Started => SENDING_STOPPED,
+            _ => {
+                // Recorded before it starts: an attempt that dies while sending leaves
+                // `Effect::Started`, and the next one does not send again.
+                answers.begin_effect(answer.id()).await?;
+                tx.text_message(&id(input, "sending"), ["Sending the email…"], delay)
+                    .await?;
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                answers
+                    .record_effect(
+                        answer.id(),
+                        json!({ "sent": true, "to": "team@example.com" }).to_string(),
+                    )
+                    .await?;
+                SENT
+            }
+        }
+    };
+    tx.text_message(&id(input, "done"), words(reply), delay)
+        .await
 }
 
 impl Agent for InterruptAgent {

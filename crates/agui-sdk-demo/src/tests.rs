@@ -153,3 +153,125 @@ async fn every_agent_answers_a_suggestion_run_with_suggestions() {
         );
     }
 }
+
+/// An effect log that remembers what the agent recorded.
+#[derive(Default)]
+struct Recorded(std::sync::Mutex<Vec<String>>);
+
+impl agui_sdk_server::agui_sdk_agent::interrupts::EffectLog for Recorded {
+    fn begin<'a>(
+        &'a self,
+        interrupt_id: &'a str,
+    ) -> agui_sdk_server::agui_sdk_agent::interrupts::EffectFuture<'a> {
+        self.0.lock().unwrap().push(format!("begin {interrupt_id}"));
+        Box::pin(async { Ok(()) })
+    }
+
+    fn record<'a>(
+        &'a self,
+        interrupt_id: &'a str,
+        result: String,
+    ) -> agui_sdk_server::agui_sdk_agent::interrupts::EffectFuture<'a> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("record {interrupt_id} {result}"));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Runs the interrupt agent on a resume answering `ask` with `approved`, as the runtime
+/// hands it over with `effect` recorded by an earlier attempt: its reply, and what it
+/// recorded.
+async fn resume_interrupt(
+    status: agui_sdk_core::ResumeStatus,
+    approved: bool,
+    effect: agui_sdk_server::agui_sdk_agent::interrupts::Effect,
+) -> (String, Vec<String>) {
+    use agui_sdk_server::agui_sdk_agent::{Answer, Answers};
+    let agent = InterruptAgent::new(Duration::ZERO);
+    let input: RunAgentInput = serde_json::from_value(json!({
+        "threadId": "t", "runId": "r2", "messages": [],
+        "resume": [{ "interruptId": "r1-approval", "status": "resolved", "payload": { "approved": approved } }],
+    }))
+    .unwrap();
+    let ask = agui_sdk_core::Interrupt::new("r1-approval", interrupt::REASON);
+    let log = std::sync::Arc::new(Recorded::default());
+    let answers = Answers::new(
+        vec![Answer::new(
+            ask,
+            status,
+            Some(json!({ "approved": approved })),
+            effect,
+        )],
+        Some(log.clone()),
+    );
+    let ctx = RunContext::detached("t", "r2");
+    ctx.set_answers(answers);
+    let events: Vec<Event> = agent
+        .run(input, ctx)
+        .map(|r| r.unwrap_or_else(|e| Event::run_error(e.message())))
+        .collect()
+        .await;
+    assert!(
+        events.iter().all(|e| !matches!(e, Event::RunError(_))),
+        "{events:?}"
+    );
+    let recorded = log.0.lock().unwrap().clone();
+    (reply_text(&events), recorded)
+}
+
+#[tokio::test]
+async fn the_interrupt_agent_sends_the_email_at_most_once() {
+    use agui_sdk_core::ResumeStatus::{Cancelled, Resolved};
+    use agui_sdk_server::agui_sdk_agent::interrupts::Effect;
+
+    // Nothing recorded: it records the start, sends, records the result.
+    let (text, recorded) = resume_interrupt(Resolved, true, Effect::None).await;
+    assert_eq!(text, "Sending the email…Approved: the email is sent.");
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    assert_eq!(recorded[0], "begin r1-approval");
+    assert!(
+        recorded[1].starts_with("record r1-approval {\"sent\":true"),
+        "{recorded:?}"
+    );
+
+    // An earlier attempt sent it: not again, and it says so.
+    let done = Effect::Done(r#"{"sent":true}"#.into());
+    let (text, recorded) = resume_interrupt(Resolved, true, done).await;
+    assert_eq!(text, interrupt::ALREADY_SENT);
+    assert!(text.contains("already sent"));
+    assert!(recorded.is_empty(), "{recorded:?}");
+
+    // An earlier attempt stopped while sending: not again either.
+    let (text, recorded) = resume_interrupt(Resolved, true, Effect::Started).await;
+    assert_eq!(text, interrupt::SENDING_STOPPED);
+    assert!(recorded.is_empty(), "{recorded:?}");
+
+    // Not approved, or cancelled: nothing sent, nothing recorded.
+    for (status, approved) in [(Resolved, false), (Cancelled, true)] {
+        let (text, recorded) = resume_interrupt(status, approved, Effect::None).await;
+        assert_eq!(text, interrupt::NOT_SENT, "{status:?}");
+        assert!(recorded.is_empty(), "{recorded:?}");
+    }
+}
+
+/// Outside a runtime that keeps interrupts, a resume reaches the agent unchecked: it
+/// says so instead of asking again as if nothing had been answered.
+#[tokio::test]
+async fn the_interrupt_agent_refuses_a_resume_no_runtime_checked() {
+    let agent = InterruptAgent::new(Duration::ZERO);
+    let input: RunAgentInput = serde_json::from_value(json!({
+        "threadId": "t", "runId": "r2", "messages": [],
+        "resume": [{ "interruptId": "r1-approval", "status": "cancelled" }],
+    }))
+    .unwrap();
+    let ctx = RunContext::detached("t", "r2");
+    let results: Vec<_> = agent.run(input, ctx).collect().await;
+    let err = results
+        .iter()
+        .find_map(|r| r.as_ref().err())
+        .expect("the run fails");
+    assert_eq!(err.code(), Some("interrupt_unknown"));
+    assert!(err.message().contains("r1-approval"), "{}", err.message());
+}

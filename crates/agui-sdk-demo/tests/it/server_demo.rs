@@ -411,56 +411,130 @@ async fn subagents_attribute_their_events() {
     }
 }
 
+/// The interrupt id of a run that paused.
+fn paused_on(ev: &[Event]) -> String {
+    match ev.last() {
+        Some(Event::RunFinished(f)) => match &f.outcome {
+            Some(RunFinishedOutcome::Interrupt(i)) => i.interrupts[0].id.clone(),
+            other => panic!("expected an interrupt outcome, got {other:?}"),
+        },
+        _ => panic!("{:?}", types(ev)),
+    }
+}
+
+/// The code of a run refused with `RUN_ERROR` before the agent started.
+fn refused(ev: &[Event]) -> (Option<String>, String) {
+    assert_eq!(types(ev), ["RUN_STARTED", "RUN_ERROR"]);
+    match &ev[1] {
+        Event::RunError(e) => (e.code.clone(), e.message.clone()),
+        _ => unreachable!(),
+    }
+}
+
+fn resumed(thread: &str, run: &str, resume: Value) -> Value {
+    let mut b = body(thread, run, user("x"));
+    b["resume"] = resume;
+    b
+}
+
 #[tokio::test]
 async fn interrupt_pauses_and_resume_completes_it() {
     let srv = demo().await;
     let ev = run(&srv, "interrupt", body("th", "r1", user("send the email"))).await;
     check_run(&ev);
-    let interrupt_id = match ev.last() {
+    let interrupt_id = paused_on(&ev);
+    match ev.last() {
         Some(Event::RunFinished(f)) => match &f.outcome {
-            Some(RunFinishedOutcome::Interrupt(i)) => i.interrupts[0].id.clone(),
-            other => panic!("expected an interrupt outcome, got {other:?}"),
+            Some(RunFinishedOutcome::Interrupt(i)) => {
+                let ask = &i.interrupts[0];
+                assert!(ask.message.is_some());
+                let schema = serde_json::to_value(&ask.response_schema).unwrap();
+                assert_eq!(schema["properties"]["approved"]["type"], "boolean");
+            }
+            _ => unreachable!(),
         },
-        _ => unreachable!(),
-    };
-
-    // A run that leaves it unanswered fails clearly.
-    let ev = run(&srv, "interrupt", body("th", "r2", user("and now?"))).await;
-    assert_eq!(types(&ev), ["RUN_STARTED", "RUN_ERROR"]);
-    match &ev[1] {
-        Event::RunError(e) => {
-            assert_eq!(e.code.as_deref(), Some("interrupt_resume_required"));
-            assert!(e.message.contains(&interrupt_id), "{}", e.message);
-        }
         _ => unreachable!(),
     }
 
-    // Answering an interrupt that is not open fails too.
-    let mut b = body("th", "r3", user("x"));
-    b["resume"] = json!([{ "interruptId": "bogus", "status": "resolved" }]);
-    let ev = run(&srv, "interrupt", b).await;
-    assert_eq!(types(&ev), ["RUN_STARTED", "RUN_ERROR"]);
+    // A run that leaves it unanswered is refused by the runtime.
+    let ev = run(&srv, "interrupt", body("th", "r2", user("and now?"))).await;
+    let (code, message) = refused(&ev);
+    assert_eq!(code.as_deref(), Some("interrupt_resume_required"));
+    assert!(message.contains(&interrupt_id), "{message}");
 
-    // The resume completes it.
-    let mut b = body("th", "r4", user("x"));
-    b["resume"] = json!([{ "interruptId": interrupt_id, "status": "resolved", "payload": { "approved": true } }]);
-    let ev = run(&srv, "interrupt", b).await;
+    // Answering an interrupt that is not open is refused too.
+    let bogus = json!([{ "interruptId": "bogus", "status": "resolved" }]);
+    let ev = run(&srv, "interrupt", resumed("th", "r3", bogus)).await;
+    assert_eq!(refused(&ev).0.as_deref(), Some("interrupt_unknown"));
+
+    // A payload that does not match the responseSchema is refused.
+    let wrong = json!([{ "interruptId": interrupt_id, "status": "resolved", "payload": { "approved": "yes" } }]);
+    let ev = run(&srv, "interrupt", resumed("th", "r3b", wrong)).await;
+    assert_eq!(refused(&ev).0.as_deref(), Some("interrupt_invalid_payload"));
+
+    // The resume completes it: the email is sent.
+    let answer = json!([{ "interruptId": interrupt_id, "status": "resolved", "payload": { "approved": true } }]);
+    let ev = run(&srv, "interrupt", resumed("th", "r4", answer)).await;
     check_run(&ev);
     assert!(matches!(ev.last(), Some(Event::RunFinished(f)) if f.outcome.is_none()));
-    assert!(text_of(&ev).contains("Approved"));
+    let text = text_of(&ev);
+    assert!(text.contains("Sending the email"), "{text}");
+    assert!(text.contains("Approved: the email is sent."), "{text}");
 
     // A cancelled answer completes it too, without approval.
     let ev = run(&srv, "interrupt", body("th2", "r5", user("send"))).await;
-    let id = match ev.last() {
-        Some(Event::RunFinished(f)) => match &f.outcome {
-            Some(RunFinishedOutcome::Interrupt(i)) => i.interrupts[0].id.clone(),
-            _ => panic!(),
-        },
-        _ => panic!(),
-    };
-    let mut b = body("th2", "r6", user("x"));
-    b["resume"] = json!([{ "interruptId": id, "status": "cancelled" }]);
-    let ev = run(&srv, "interrupt", b).await;
+    let id = paused_on(&ev);
+    let cancel = json!([{ "interruptId": id, "status": "cancelled" }]);
+    let ev = run(&srv, "interrupt", resumed("th2", "r6", cancel)).await;
+    check_run(&ev);
+    let text = text_of(&ev);
+    assert!(text.contains("Not approved: nothing was sent."), "{text}");
+    assert!(!text.contains("Sending"), "{text}");
+
+    // So does `approved: false`.
+    let ev = run(&srv, "interrupt", body("th3", "r7", user("send"))).await;
+    let id = paused_on(&ev);
+    let no = json!([{ "interruptId": id, "status": "resolved", "payload": { "approved": false } }]);
+    let ev = run(&srv, "interrupt", resumed("th3", "r8", no)).await;
     check_run(&ev);
     assert!(text_of(&ev).contains("Not approved"));
+}
+
+/// The email is sent at most once: the answer that sent it is consumed by the run that
+/// succeeded, and the same answer sent again (a retry, a second tab) is refused with
+/// `interrupt_answered` before the agent runs; the thread is then free again.
+#[tokio::test]
+async fn an_approved_email_is_sent_once_and_a_replay_is_refused() {
+    let srv = demo().await;
+    let id = paused_on(&run(&srv, "interrupt", body("once", "r1", user("send"))).await);
+    let answer =
+        json!([{ "interruptId": id, "status": "resolved", "payload": { "approved": true } }]);
+    let ev = run(&srv, "interrupt", resumed("once", "r2", answer.clone())).await;
+    check_run(&ev);
+    assert!(text_of(&ev).contains("Approved: the email is sent."));
+
+    for replay in ["r3", "r4"] {
+        let ev = run(&srv, "interrupt", resumed("once", replay, answer.clone())).await;
+        let (code, message) = refused(&ev);
+        assert_eq!(code.as_deref(), Some("interrupt_answered"), "{message}");
+        assert!(message.contains(&id), "{message}");
+        assert!(!text_of(&ev).contains("Sending"));
+    }
+
+    // Nothing is open any more: a new run asks again, with a new interrupt.
+    let ev = run(&srv, "interrupt", body("once", "r5", user("send another"))).await;
+    check_run(&ev);
+    assert_ne!(paused_on(&ev), id);
+}
+
+/// The agent's declared capabilities say `humanInTheLoop.interrupts`, in its shape.
+#[tokio::test]
+async fn the_interrupt_agent_declares_interrupts_under_human_in_the_loop() {
+    use agui_sdk_server::Agent;
+    let caps = agui_sdk_demo::InterruptAgent::new(Duration::ZERO).capabilities();
+    let caps = serde_json::to_value(&caps).unwrap();
+    assert_eq!(caps["humanInTheLoop"]["interrupts"], true);
+    assert_eq!(caps["humanInTheLoop"]["supported"], true);
+    assert_eq!(caps["humanInTheLoop"]["approvals"], true);
+    assert!(caps.get("interrupts").is_none(), "{caps}");
 }

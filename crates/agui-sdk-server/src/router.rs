@@ -37,6 +37,7 @@ use serde_json::{json, Value};
 
 use crate::admission::{Admission, Admitted};
 use crate::agent::Agent;
+use crate::config::Owner;
 use crate::config::{ServerConfig, VerifierFactory};
 use crate::error::ApiError;
 #[cfg(feature = "resumable")]
@@ -46,8 +47,6 @@ use crate::lifecycle::EventVerifier;
 use crate::response::StreamSettings;
 #[cfg(feature = "resumable")]
 use crate::runs::http::{self as runs_http, Resumable};
-#[cfg(feature = "resumable")]
-use crate::runs::Owner;
 use crate::shutdown::Shutdown;
 use agui_sdk_agent::runs::{InMemoryLedger, InterruptLedger, Interrupts};
 

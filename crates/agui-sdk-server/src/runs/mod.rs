@@ -19,19 +19,5 @@ pub(crate) mod viewer;
 #[cfg(feature = "resumable")]
 pub use http::{Resumable, ResumeMode, MAX_RESUME_TOKEN, MIN_RESUME_TOKEN};
 
-/// The principal a request is made by, as the application's authentication layer
-/// established it. Insert it into the request's extensions (for example in a tower
-/// middleware) and the runs and threads of the request are its own:
-///
-/// * a resumable run is bound to it (without it, the client's `AGUI-Resume-Token`
-///   header names the owner; without either, a run is not resumable);
-/// * the CopilotKit runtime's threads are scoped to it: another owner can neither
-///   list, read, connect to nor stop them (without it, a request is the anonymous
-///   owner's, whose threads every request without an owner shares, as CopilotKit's
-///   own runtime shares all threads);
-/// * the interrupts a run raises are its owner's, on every route: a resume from
-///   another owner finds none of them (without it, every request is the anonymous
-///   owner's).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner(pub String);
+pub use crate::config::Owner;
 pub use producer::DetachPolicy;

@@ -4,6 +4,7 @@
 //! runs it (at most once, with the edited arguments if any) or tells the model it was
 //! declined, and the model gets one result per call.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -101,6 +102,8 @@ struct Thread {
     agent: Arc<dyn Agent>,
     interrupts: Interrupts,
     sent: Arc<Mutex<Vec<Value>>>,
+    /// While set, `send` never returns (after recording its run).
+    hang: Arc<AtomicBool>,
 }
 
 impl Thread {
@@ -108,6 +111,8 @@ impl Thread {
         let server = fake_server::start(serve).await;
         let sent: Arc<Mutex<Vec<Value>>> = Arc::default();
         let log = sent.clone();
+        let hang: Arc<AtomicBool> = Arc::default();
+        let hangs = hang.clone();
         let agent =
             OpenAiAgent::builder(server.url(), model)
                 .retries(0, Duration::from_millis(1))
@@ -120,10 +125,14 @@ impl Thread {
                 )
                 .tool("send", "Sends money.", move |x: Send, _: ToolContext| {
                     let log = log.clone();
+                    let hangs = hangs.load(Ordering::SeqCst);
                     async move {
                         log.lock()
                             .unwrap()
                             .push(json!({ "to": x.to, "amount": x.amount }));
+                        if hangs {
+                            std::future::pending::<()>().await;
+                        }
                         Ok(ToolResult::text(format!("sent {} to {}", x.amount, x.to)))
                     }
                 })
@@ -139,6 +148,7 @@ impl Thread {
                 InterruptPolicy::default(),
             ),
             sent,
+            hang,
         }
     }
 
@@ -433,6 +443,36 @@ async fn a_tool_that_ran_is_not_run_again_when_the_resumed_run_is_retried() {
         tool_messages(&requests[2]),
         vec![json!({ "role": "tool", "tool_call_id": "call_send", "content": "sent 5 to bob" })]
     );
+}
+
+#[tokio::test]
+async fn a_tool_an_attempt_died_in_is_not_run_again_and_the_model_is_told() {
+    let t = Thread::new("send", Approval::Always).await;
+    t.ask().await;
+    let yes = || Some(resolved(json!({ "approved": true })));
+    // The attempt dies while the tool runs (its stream dropped, as when a process dies).
+    t.hang.store(true, Ordering::SeqCst);
+    let input2 = input("r2", Vec::new(), yes());
+    let ctx = RunContext::detached(&input2.thread_id, &input2.run_id);
+    let key = InterruptKey::derive("owner", "agent", "thread");
+    let mut stream = t.interrupts.run(t.agent.clone(), key, input2, ctx);
+    let attempt = tokio::spawn(async move { while stream.next().await.is_some() {} });
+    for _ in 0..500 {
+        if !t.sent().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(t.sent().len(), 1, "the tool started");
+    attempt.abort();
+    let _ = attempt.await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    t.hang.store(false, Ordering::SeqCst);
+    let events = t.run(input("r3", Vec::new(), yes())).await;
+    assert!(succeeded(&events), "{events:?}");
+    assert_eq!(t.sent().len(), 1, "not run again");
+    let told = &tool_messages(&t.requests()[1])[0]["content"];
+    assert!(told.as_str().unwrap().contains("unknown"), "{told}");
 }
 
 #[tokio::test]

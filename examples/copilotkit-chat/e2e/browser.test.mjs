@@ -875,4 +875,83 @@ describe("CopilotKit page against agui serve", () => {
     assert.notEqual(steps[3].outcome?.type, "interrupt");
     await assertClean(chat);
   });
+
+  chatCase("l. a paused thread's card stays with it: another thread runs, and the card comes back", async (open) => {
+    const agent = "interrupt";
+    const user = uniqueUser("l");
+    const first = threadId("l");
+    const chat = await open({ runtimeUrl: fast.url, agent, thread: first, token: user, threads: true });
+    const one = "Send the email, please";
+    const firstId = await pauseForApproval(chat, one);
+
+    // A new thread: no card there, and it connects and runs (CopilotKit's shared
+    // agent would still hold the first thread's interrupt; the page clears it).
+    await chat.page.locator(SEL.threadNew).click();
+    await until(chat, "a new thread id to be shown", async () => (await shownThread(chat)) !== first);
+    const second = await shownThread(chat);
+    await until(chat, "the first thread's messages to leave the chat", async () => (await userTexts(chat)).length === 0);
+    await waitIdle(chat);
+    assert.equal(await chat.page.locator(SEL.interruptCard).count(), 0, "no card on the new thread");
+    const two = "And one from the second thread";
+    const secondId = await pauseForApproval(chat, two);
+    assert.notEqual(secondId, firstId, "the second thread's own interrupt");
+    await assertClean(chat);
+
+    // Back to the first thread: its replay ends paused, so its card is back, and
+    // Approve answers that one.
+    await openThreadFromList(chat, first, [one], [ASK]);
+    await waitFor(chat, "the first thread's card", () =>
+      chat.page.locator(`${SEL.interruptCard}[data-interrupt-id="${firstId}"]`).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    assert.equal(await chat.page.locator(SEL.interruptCard).count(), 1, "only the first thread's card");
+    await chat.page.locator(SEL.interruptApprove).click();
+    await expectAssistantMatching(chat, APPROVED, STEP_TIMEOUT, "the first thread's answer");
+    await waitIdle(chat);
+    const resumes = requestsTo(chat, "POST", `/copilotkit/agent/${agent}/run`).filter((r) => JSON.parse(r.body ?? "{}").resume);
+    assert.equal(resumes.length, 1, "one resume");
+    const resumed = JSON.parse(resumes[0].body);
+    assert.equal(resumed.threadId, first, "the resume runs on the first thread");
+    assert.deepEqual(resumed.resume.map((r) => r.interruptId), [firstId], "and answers its interrupt");
+
+    // The second thread is still paused, with its own card.
+    await openThreadFromList(chat, second, [two], [ASK]);
+    await waitFor(chat, "the second thread's card", () =>
+      chat.page.locator(`${SEL.interruptCard}[data-interrupt-id="${secondId}"]`).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await assertClean(chat);
+  });
+
+  chatCase("m. a message sent while paused is refused by CopilotKit; the card still answers", async (open) => {
+    const agent = "interrupt";
+    const user = uniqueUser("m");
+    const thread = threadId("m");
+    const chat = await open({ runtimeUrl: fast.url, agent, thread, token: user });
+    const interruptId = await pauseForApproval(chat, "Send the email, please");
+    const runPath = `/copilotkit/agent/${agent}/run`;
+    const from = chat.log.requests.length;
+    const aside = "Something else meanwhile";
+    await send(chat, aside);
+    await waitFor(chat, "CopilotKit's refusal", () =>
+      chat.page.locator(SEL.errors, { hasText: "pending interrupt" }).waitFor({ timeout: STEP_TIMEOUT }),
+    );
+    await waitIdle(chat);
+    assert.deepEqual(requestsTo(chat, "POST", runPath, from), [], "the refused message sent no run");
+    assert.deepEqual(
+      (await chat.page.locator(SEL.errors).allInnerTexts()).map((e) => e.replace(/:.*/s, "")),
+      ["agent_run_failed"],
+      "one onError entry",
+    );
+    assert.equal(await chat.page.locator(SEL.interruptCard).count(), 1, "the card stays");
+
+    // The answer goes out as the resume, and it carries the refused message with it.
+    await chat.page.locator(SEL.interruptApprove).click();
+    await expectAssistantMatching(chat, APPROVED);
+    await waitIdle(chat);
+    const runs = requestsTo(chat, "POST", runPath, from);
+    assert.equal(runs.length, 1, "one run: the resume");
+    const resumed = JSON.parse(runs[0].body ?? "{}");
+    assert.deepEqual(resumed.resume?.map((r) => r.interruptId), [interruptId], "the resume answers the interrupt");
+    assert.equal(resumed.messages.filter((m) => m.role === "user").at(-1)?.content, aside, "the refused message rides along");
+    assert.deepEqual(chat.log.pageErrors, []);
+  });
 });

@@ -16,7 +16,7 @@
 // The chat also shows suggestions of what to say next, which CopilotKit asks the
 // runtime for after every run.
 
-import React, { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import React, { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import {
   CopilotChat,
@@ -235,7 +235,7 @@ function ApprovalCard({ interrupt, resolve }) {
   );
 }
 
-function Interrupts({ agent }) {
+function InterruptCards({ agent }) {
   useInterrupt({
     agentId: agent,
     render: ({ interrupts, resolve }) => (
@@ -247,6 +247,26 @@ function Interrupts({ agent }) {
     ),
   });
   return null;
+}
+
+// CopilotKit 1.74 keeps one agent object per agent id and reuses it for every
+// thread: the open interrupts it remembers (the client's `pendingInterrupts`,
+// which makes it refuse any run or connect that does not answer them) and
+// useInterrupt's card would follow the user to another thread, where every run
+// and the connect itself then fail. So when the chat moves to another thread,
+// the page forgets both before the chat connects to it: the agent's list is
+// emptied, and the cards are mounted afresh for the thread. The thread's own
+// history brings its interrupt back when its replay ends paused.
+function Interrupts({ agent, thread }) {
+  const { agent: chatAgent } = useAgent({ agentId: agent, updates: [] });
+  const shown = useRef(thread);
+  // A layout effect, so that it runs before the chat's connect (a passive effect).
+  useLayoutEffect(() => {
+    if (shown.current === thread) return;
+    shown.current = thread;
+    chatAgent.pendingInterrupts = [];
+  }, [chatAgent, thread]);
+  return <InterruptCards key={thread} agent={agent} />;
 }
 
 // Suggestions: CopilotKit asks the runtime for a few follow-ups through
@@ -474,7 +494,7 @@ function App() {
     >
       <Tools />
       <Suggestions agent={settings.agent} />
-      <Interrupts agent={settings.agent} />
+      <Interrupts agent={settings.agent} thread={thread} />
       <main className="page">
         <header className="bar">
           <strong>AG-UI × CopilotKit</strong>

@@ -954,4 +954,20 @@ describe("CopilotKit page against agui serve", () => {
     assert.equal(resumed.messages.filter((m) => m.role === "user").at(-1)?.content, aside, "the refused message rides along");
     assert.deepEqual(chat.log.pageErrors, []);
   });
+
+  chatCase("n. Cancel answers the interrupt as cancelled", async (open) => {
+    const agent = "interrupt";
+    const user = uniqueUser("n");
+    const thread = threadId("n");
+    const chat = await open({ runtimeUrl: fast.url, agent, thread, token: user });
+    const interruptId = await pauseForApproval(chat, "Send the email, please");
+    await chat.page.locator(SEL.interruptCancel).click();
+    await expectAssistantMatching(chat, REJECTED, STEP_TIMEOUT, "the agent's answer to the cancel");
+    await waitIdle(chat);
+    await until(chat, "the card to go", async () => (await chat.page.locator(SEL.interruptCard).count()) === 0);
+    const runs = requestsTo(chat, "POST", `/copilotkit/agent/${agent}/run`);
+    assert.equal(runs.length, 2, "the paused run and the resume");
+    assert.deepEqual(JSON.parse(runs[1].body ?? "{}").resume, [{ interruptId, status: "cancelled" }], "a cancelled entry, no payload");
+    await assertClean(chat);
+  });
 });

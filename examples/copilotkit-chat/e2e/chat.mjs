@@ -32,6 +32,7 @@ export const SEL = {
   interruptMessage: "[data-testid=interrupt-message]",
   interruptApprove: "[data-testid=interrupt-approve]",
   interruptReject: "[data-testid=interrupt-reject]",
+  interruptCancel: "[data-testid=interrupt-cancel]",
 };
 
 export const demoReply = (text) => `You said: "${text}". This is a deterministic demo reply.`;

@@ -187,19 +187,20 @@ function Tools() {
 // messages. `resolve(payload)` and `cancel()` start that next run: CopilotKit
 // sends `resume: [{interruptId, status, payload}]` with the paused run's runId.
 // Each open interrupt gets a card: its message, and Approve or Reject, answered
-// with `{approved: true|false}` (the shape the `interrupt` demo agent's
-// responseSchema asks for). With several open, CopilotKit resumes once every one
-// of them has an answer.
-function ApprovalCard({ interrupt, resolve }) {
+// as resolved with `{approved: true|false}` (the shape the `interrupt` demo
+// agent's responseSchema asks for), or Cancel, answered as cancelled (no
+// payload). With several open, CopilotKit resumes once every one of them has an
+// answer.
+function ApprovalCard({ interrupt, resolve, cancel }) {
   const [answer, setAnswer] = useState(null);
   const [failure, setFailure] = useState(null);
 
-  const answerWith = (approved) => {
-    setAnswer(approved ? "approved" : "rejected");
+  const answerWith = (name, send) => {
+    setAnswer(name);
     setFailure(null);
     // A failed run is reported through the provider's onError too; the card
     // keeps its own note of a refused answer.
-    resolve({ approved }, interrupt.id).catch((e) => setFailure(e?.message ?? String(e)));
+    send().catch((e) => setFailure(e?.message ?? String(e)));
   };
 
   return (
@@ -217,7 +218,7 @@ function ApprovalCard({ interrupt, resolve }) {
           type="button"
           data-testid="interrupt-approve"
           disabled={answer !== null}
-          onClick={() => answerWith(true)}
+          onClick={() => answerWith("approved", () => resolve({ approved: true }, interrupt.id))}
         >
           Approve
         </button>
@@ -225,9 +226,17 @@ function ApprovalCard({ interrupt, resolve }) {
           type="button"
           data-testid="interrupt-reject"
           disabled={answer !== null}
-          onClick={() => answerWith(false)}
+          onClick={() => answerWith("rejected", () => resolve({ approved: false }, interrupt.id))}
         >
           Reject
+        </button>
+        <button
+          type="button"
+          data-testid="interrupt-cancel"
+          disabled={answer !== null}
+          onClick={() => answerWith("cancelled", () => cancel(interrupt.id))}
+        >
+          Cancel
         </button>
       </div>
       {failure ? <p data-testid="interrupt-error">{failure}</p> : null}
@@ -238,10 +247,10 @@ function ApprovalCard({ interrupt, resolve }) {
 function InterruptCards({ agent }) {
   useInterrupt({
     agentId: agent,
-    render: ({ interrupts, resolve }) => (
+    render: ({ interrupts, resolve, cancel }) => (
       <div className="approvals" data-testid="interrupts">
         {interrupts.map((interrupt) => (
-          <ApprovalCard key={interrupt.id} interrupt={interrupt} resolve={resolve} />
+          <ApprovalCard key={interrupt.id} interrupt={interrupt} resolve={resolve} cancel={cancel} />
         ))}
       </div>
     ),

@@ -104,6 +104,7 @@
 //! ```
 
 mod cors;
+mod restore;
 mod routes;
 mod stream;
 

@@ -199,7 +199,9 @@ impl Runtime {
             .ok_or_else(|| Failure::unknown_agent(agent_id))?;
         let slot = self.admission.open()?;
         let body_hash = crate::runs::sha256_hex(&bytes);
-        let Admitted { input, permit, .. } = self.admission.admit_body(slot, bytes)?;
+        let Admitted {
+            mut input, permit, ..
+        } = self.admission.admit_body(slot, bytes)?;
         if super::is_suggestion_run(&input) {
             // CopilotKit's suggestion engine runs on a fresh thread through `/run` when it
             // does not use `/suggest` (single-route mode): such a run is not the user's
@@ -273,7 +275,19 @@ impl Runtime {
         // The messages the thread's history holds already (it cannot change while this
         // run is its live one).
         let known_message_ids = match self.thread(owner, &thread_id, "Failed to run agent").await {
-            Ok(t) => t.known_message_ids,
+            Ok(t) => {
+                // What the client dropped of the encrypted reasoning it was sent.
+                if super::restore::wants_restore(&input) {
+                    let n = super::restore::restore(&mut input, &t.history);
+                    if n > 0 {
+                        tracing::debug!(
+                            restored = n,
+                            "encrypted values restored from the thread's history"
+                        );
+                    }
+                }
+                t.known_message_ids
+            }
             Err(_) => {
                 tracing::warn!(
                     "the thread's history is unreadable: its messages may be recorded twice"

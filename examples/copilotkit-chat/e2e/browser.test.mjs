@@ -742,7 +742,7 @@ describe("CopilotKit page against agui serve", () => {
   const lifecycle = (events) =>
     events.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED" || e.type === "RUN_ERROR");
 
-  chatCase("j. an interrupt: the approval card, Approve resumes the run, a reload shows no card", async (open, t) => {
+  chatCase("j. an interrupt: the approval card, Approve resumes the run, a reload shows no card", async (open) => {
     const agent = "interrupt";
     const user = uniqueUser("j");
     const thread = threadId("j");
@@ -790,7 +790,8 @@ describe("CopilotKit page against agui serve", () => {
     assert.equal(steps[1].outcome?.type, "interrupt", "the first run ends paused");
     assert.deepEqual(steps[1].outcome.interrupts.map((i) => i.id), [interruptId], "on the card's interrupt");
     assert.notEqual(steps[3].outcome?.type, "interrupt", "the resumed run ends without an interrupt");
-    t.diagnostic(`stored runIds: ${JSON.stringify([steps[0].runId, steps[2].runId])}, sent: ${pausedInput.runId}`);
+    // Each stored under the runId it was sent with: here, both under the paused run's.
+    assert.deepEqual([steps[0].runId, steps[2].runId], [pausedInput.runId, pausedInput.runId], "the stored runs' ids");
     const messages = await serverHistory(fast, user, thread, "messages");
     const said = messages.filter((m) => m.role === "assistant").map((m) => m.content);
     assert.deepEqual(said, answers, "the stored assistant messages are the ones the page showed");
@@ -826,7 +827,7 @@ describe("CopilotKit page against agui serve", () => {
     await assertClean(chat);
   });
 
-  chatCase("k. an interrupt survives a reload; Reject answers it", async (open, t) => {
+  chatCase("k. an interrupt survives a reload; Reject answers it", async (open) => {
     const agent = "interrupt";
     const user = uniqueUser("k");
     const thread = threadId("k");
@@ -868,9 +869,9 @@ describe("CopilotKit page against agui serve", () => {
       connects.some((c) => JSON.parse(c.body ?? "{}").runId === resumed.runId),
       `the resume's runId (${resumed.runId}) is a connect's: ${connects.map((c) => c.body).join("\n")}`,
     );
-    t.diagnostic(`paused runId ${pausedRunId}, resume sent runId ${resumed.runId}`);
     const steps = lifecycle(await serverHistory(fast, user, thread, "events"));
     assert.deepEqual(steps.map((e) => e.type), ["RUN_STARTED", "RUN_FINISHED", "RUN_STARTED", "RUN_FINISHED"], "two stored runs");
+    assert.deepEqual([steps[0].runId, steps[2].runId], [pausedRunId, resumed.runId], "each stored under the runId it was sent with");
     assert.equal(steps[1].outcome?.type, "interrupt");
     assert.notEqual(steps[3].outcome?.type, "interrupt");
     await assertClean(chat);

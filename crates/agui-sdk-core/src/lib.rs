@@ -30,6 +30,7 @@ pub mod event;
 mod extra;
 pub(crate) mod json_text;
 pub mod semantics;
+mod time;
 pub mod types;
 
 pub use escape::{escape_into, needs_escape, Escaped, EscapedLines, EscapingWriter};

@@ -68,7 +68,7 @@ impl Interrupt {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
             .unwrap_or(0);
-        self.with_expires_at(crate::semantics::interrupts::format_iso8601_millis(ms))
+        self.with_expires_at(crate::time::format_iso8601_millis(ms))
     }
 
     /// With extra information for the client.

@@ -185,7 +185,8 @@ function Tools() {
 // `resume`. `useInterrupt` picks the interrupts up when such a run ends (or when a
 // reconnect replays one), and CopilotChat shows what `render` returns under the
 // messages. `resolve(payload)` and `cancel()` start that next run: CopilotKit
-// sends `resume: [{interruptId, status, payload}]` with the paused run's runId.
+// sends `resume: [{interruptId, status, payload}]` under the runId of the run it
+// saw pause (after a reload, that of the connect that replayed it).
 // Each open interrupt gets a card: its message, and Approve or Reject, answered
 // as resolved with `{approved: true|false}` (the shape the `interrupt` demo
 // agent's responseSchema asks for), or Cancel, answered as cancelled (no

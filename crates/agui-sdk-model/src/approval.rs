@@ -149,11 +149,10 @@ pub(crate) async fn resume(
         let Some(call) = answered_call(answer, &input.messages) else {
             continue;
         };
-        let step = decide(answer, call, tools.specs)?;
-        steps.push((answer.interrupt().tool_call_id.clone(), step));
+        let call_id = call.id.clone();
+        steps.push((call_id, decide(answer, call, tools.specs)?));
     }
     for (call_id, step) in steps {
-        let Some(call_id) = call_id else { continue };
         let content = match step {
             Step::Answer(content) => content,
             Step::Run { call, interrupt } => {

@@ -12,7 +12,7 @@ use agui_sdk_agent::lifecycle::{default_verifier, GuardFlow};
 use agui_sdk_agent::runs::{InMemoryLedger, InterruptKey, InterruptPolicy, Interrupts};
 use agui_sdk_agent::{Agent, LifecycleGuard, RunContext};
 use agui_sdk_core::{Event, RunAgentInput, RunFinishedOutcome};
-use agui_sdk_model::{Approval, OpenAiAgent, ToolContext, ToolResult};
+use agui_sdk_model::{Approval, ModelAgentBuilder, OpenAiAgent, ToolContext, ToolResult};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
@@ -69,6 +69,7 @@ fn answer(model: &str, n: usize, body: &Value) -> Option<Vec<Value>> {
             ));
             chunks.push(tool_delta(1, Some("call_send"), Some("send"), SEND_ARGS));
         }
+        "mcp" => chunks.push(tool_delta(0, Some("call_send"), Some("box__add"), "{}")),
         _ => chunks.push(tool_delta(0, Some("call_send"), Some("send"), SEND_ARGS)),
     }
     chunks.push(finish("tool_calls"));
@@ -108,12 +109,20 @@ struct Thread {
 
 impl Thread {
     async fn new(model: &'static str, approval: Approval) -> Thread {
+        Thread::with(model, |b| b.approve_tool("send", approval)).await
+    }
+
+    /// A thread of the agent `configure` finishes.
+    async fn with(
+        model: &'static str,
+        configure: impl FnOnce(ModelAgentBuilder) -> ModelAgentBuilder,
+    ) -> Thread {
         let server = fake_server::start(serve).await;
         let sent: Arc<Mutex<Vec<Value>>> = Arc::default();
         let log = sent.clone();
         let hang: Arc<AtomicBool> = Arc::default();
         let hangs = hang.clone();
-        let agent =
+        let builder =
             OpenAiAgent::builder(server.url(), model)
                 .retries(0, Duration::from_millis(1))
                 .tool(
@@ -135,10 +144,8 @@ impl Thread {
                         }
                         Ok(ToolResult::text(format!("sent {} to {}", x.amount, x.to)))
                     }
-                })
-                .approve_tool("send", approval)
-                .build()
-                .unwrap();
+                });
+        let agent = configure(builder).build().unwrap();
         Thread {
             server,
             model,
@@ -205,12 +212,22 @@ impl Thread {
 /// A run of the thread: the user's message, the assistant's call of `send` (unless the
 /// run is the first), `extra` messages after it, and `resume`.
 fn input(run_id: &str, extra: Vec<Value>, resume: Option<Value>) -> RunAgentInput {
+    input_calling(("send", SEND_ARGS), run_id, extra, resume)
+}
+
+/// [`input`], the assistant's call `call_send` being of `tool` with `args`.
+fn input_calling(
+    (tool, args): (&str, &str),
+    run_id: &str,
+    extra: Vec<Value>,
+    resume: Option<Value>,
+) -> RunAgentInput {
     let mut messages = vec![json!({ "id": "u", "role": "user", "content": "pay bob" })];
     if run_id != "r1" {
         messages.push(json!({
             "id": "r1-m0", "role": "assistant",
             "toolCalls": [{ "id": "call_send", "type": "function",
-                            "function": { "name": "send", "arguments": SEND_ARGS } }]
+                            "function": { "name": tool, "arguments": args } }]
         }));
     }
     messages.extend(extra);
@@ -529,6 +546,56 @@ async fn the_other_calls_of_the_turn_run_before_the_run_pauses() {
         told,
         vec![json!("call_add"), json!("call_send")],
         "one result per call, in order"
+    );
+}
+
+/// An MCP tool is approved by the name the model sees: the hostile server's `add`
+/// clashes with the agent's and is offered as `box__add`.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn an_mcp_tool_waits_for_approval_by_its_offered_name() {
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/mcp_servers/hostile.py");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    let server = agui_sdk_model::McpServer::stdio(
+        "python3",
+        [
+            script.to_string_lossy().into_owned(),
+            "clash".into(),
+            "box".into(),
+        ],
+    )
+    .name("box")
+    .env("PATH", path);
+    let t = Thread::with("mcp", |b| {
+        b.mcp_server(server)
+            .approve_tool("box__add", Approval::Always)
+    })
+    .await;
+    let events = t.ask().await;
+    assert!(results(&events).is_empty(), "not run: {events:?}");
+    let raised = interrupts(&events);
+    assert_eq!(raised.len(), 1);
+    assert!(raised[0]
+        .message
+        .as_deref()
+        .unwrap_or_default()
+        .contains("box__add"));
+    let resumed = input_calling(
+        ("box__add", "{}"),
+        "r2",
+        Vec::new(),
+        Some(resolved(json!({ "approved": true }))),
+    );
+    let events = t.run(resumed).await;
+    assert!(succeeded(&events), "{events:?}");
+    assert_eq!(
+        results(&events),
+        vec![("call_send".to_owned(), "add from box".to_owned())]
+    );
+    assert_eq!(
+        tool_messages(&t.requests()[1]),
+        vec![json!({ "role": "tool", "tool_call_id": "call_send", "content": "add from box" })]
     );
 }
 

@@ -56,6 +56,7 @@ impl std::fmt::Debug for ModelAgentBuilder {
                     .map(|t| &t.spec.name)
                     .collect::<Vec<_>>(),
             )
+            .field("approvals", &self.config.approvals)
             .finish_non_exhaustive()
     }
 }

@@ -10,6 +10,7 @@ mod cli_check;
 mod cli_codec;
 mod cli_hostile;
 mod cli_inspect;
+mod cli_interrupts;
 mod cli_jsonl;
 mod cli_mcp;
 mod cli_openai;

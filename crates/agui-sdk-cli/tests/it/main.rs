@@ -16,6 +16,7 @@ mod cli_mcp;
 mod cli_openai;
 mod cli_postgres;
 mod cli_postgres_restart;
+mod cli_reasoning;
 mod cli_redirect;
 mod cli_replicas;
 mod cli_run;

@@ -779,3 +779,76 @@ async fn the_reference_client_1_0_on_one_copilotkit_thread_gets_redacted_thinkin
         anthropic::expected_turn("blocks-tool")
     );
 }
+
+/// CopilotKit's aimock (strict) as the Anthropic upstream: it refuses a tool-loop
+/// continuation whose assistant turn does not begin with a signed thinking block. The
+/// loop over two runs completes through it; the same continuation without the
+/// reasoning is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reasoning_tool_loop_through_aimock_completes() {
+    use std::io::{BufRead, BufReader};
+    let dir = agui_sdk_testkit::interop::dir();
+    if !dir
+        .join("node_modules/@copilotkit/aimock/package.json")
+        .is_file()
+    {
+        assert!(
+            !agui_sdk_testkit::interop::required(),
+            "@copilotkit/aimock is not installed (AGUI_REQUIRE_INTEROP is set): run scripts/setup-interop.sh"
+        );
+        println!("skipped the aimock reasoning loop: @copilotkit/aimock is not installed; run scripts/setup-interop.sh");
+        return;
+    }
+    let mut mock = Command::new("node")
+        .arg(dir.join("aimock-upstream.mjs"))
+        .arg(SIG_A)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node runs");
+    let mut lines = BufReader::new(mock.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let url = format!("{}/v1", first["url"].as_str().unwrap());
+    let srv = serve(&url, "anthropic", "claude-aimock");
+
+    let mut chat = conversation(&srv, "aimock", Vec::new());
+    let call = first_run(&mut chat).await;
+    assert_eq!(call, "toolu_aimock");
+    let reasoning = reasoning_of(&as_json(chat.messages()));
+    assert_eq!(reasoning.len(), 1, "{reasoning:?}");
+    assert_eq!(reasoning[0]["encryptedValue"], SIG_A);
+    assert_eq!(reasoning[0]["content"], "The user wants a card for Oslo.");
+    second_run(&mut chat, &call).await;
+
+    // The control: the same loop without the reasoning is refused.
+    let mut chat = conversation(&srv, "aimock-lost", Vec::new());
+    let call = first_run(&mut chat).await;
+    let history: Vec<Message> = chat
+        .messages()
+        .iter()
+        .filter(|m| !matches!(m, Message::Reasoning(_)))
+        .cloned()
+        .collect();
+    let mut chat = conversation(&srv, "aimock-lost", history);
+    chat.add_message(Message::tool("t1", call.as_str(), "shown"));
+    let error = chat.run_agent(RunParams::new()).await.unwrap_err();
+    assert!(error.to_string().contains("answered 400"), "{error}");
+    let log = srv.log.lock().unwrap().clone();
+    assert!(log.contains("must begin with a `thinking` block"), "{log}");
+
+    drop(mock.stdin.take());
+    let last: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    mock.wait().unwrap();
+    let statuses: Vec<&Value> = last["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["status"])
+        .collect();
+    assert_eq!(
+        statuses,
+        [&json!(200), &json!(200), &json!(200), &json!(400)],
+        "{last}"
+    );
+}

@@ -8,12 +8,11 @@ use std::sync::Arc;
 use agui_sdk_agent::interrupts::{codes, Effect};
 use agui_sdk_agent::{AgentError, Answer, Emitter, RunContext};
 use agui_sdk_core::event::ToolCallResult;
+use agui_sdk_core::semantics::patch::Patcher;
 use agui_sdk_core::{Content, Event, Interrupt, Message, RunAgentInput};
 use serde_json::{json, Value};
 
 use crate::provider::{MadeCall, ToolSpec};
-use agui_sdk_core::semantics::patch::Patcher;
-
 use crate::{apply_patch, fail, run_tool, Config};
 
 /// The `reason` of the interrupt raised for a call waiting for approval.

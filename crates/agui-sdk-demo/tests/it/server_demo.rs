@@ -538,3 +538,66 @@ async fn the_interrupt_agent_declares_interrupts_under_human_in_the_loop() {
     assert_eq!(caps["humanInTheLoop"]["approvals"], true);
     assert!(caps.get("interrupts").is_none(), "{caps}");
 }
+
+/// A resumed run cut off while the email is being sent (its client goes away) releases
+/// the answer, and the retry with the same answer does not send the email again: the
+/// runtime kept what the cut-off attempt recorded.
+#[tokio::test]
+async fn a_retry_after_an_attempt_cut_off_while_sending_does_not_send_again() {
+    let shutdown = Shutdown::new();
+    let router = agui_sdk_demo::router(Duration::from_millis(50))
+        .verify(true)
+        .shutdown(shutdown.clone())
+        .into_router();
+    let srv = start(router, shutdown).await;
+    let id = paused_on(&run(&srv, "interrupt", body("cut", "r1", user("send"))).await);
+    let answer =
+        json!([{ "interruptId": id, "status": "resolved", "payload": { "approved": true } }]);
+
+    // The first attempt: gone once the email is being sent.
+    let mut c = Client::post_json(
+        srv.addr,
+        "/interrupt",
+        &resumed("cut", "r2", answer.clone()),
+    )
+    .await;
+    assert_eq!(c.status, 200);
+    loop {
+        match c.next_event_within(10).await {
+            Some(Event::TextMessageContent(t)) if t.delta.contains("Sending the email") => break,
+            Some(Event::RunFinished(_) | Event::RunError(_)) | None => {
+                panic!("the attempt ended before it sent")
+            }
+            Some(_) => {}
+        }
+    }
+    drop(c);
+
+    // The retry: refused while the cut-off attempt still holds the answer, then run.
+    let mut retries = 0;
+    let ev = loop {
+        let ev = run(
+            &srv,
+            "interrupt",
+            resumed("cut", &format!("r3-{retries}"), answer.clone()),
+        )
+        .await;
+        match ev.get(1) {
+            Some(Event::RunError(e))
+                if e.code.as_deref() == Some("interrupt_answered") && retries < 100 =>
+            {
+                retries += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            _ => break ev,
+        }
+    };
+    check_run(&ev);
+    let text = text_of(&ev);
+    assert!(text.contains("not sent again"), "{text}");
+    assert!(!text.contains("Sending"), "{text}");
+
+    // It succeeded: the answer is consumed.
+    let ev = run(&srv, "interrupt", resumed("cut", "r4", answer)).await;
+    assert_eq!(refused(&ev).0.as_deref(), Some("interrupt_answered"));
+}

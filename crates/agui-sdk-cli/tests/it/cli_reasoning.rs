@@ -13,9 +13,12 @@
 use crate::common::{spawn_serve, Served};
 use crate::fake_server;
 
-#[allow(dead_code)]
+// The model crate's fakes of the two APIs (their pieces: the scripts here are the
+// tool loops'); `cli_openai` loads them too, privately.
+#[allow(dead_code, clippy::duplicate_mod)]
 #[path = "../../../agui-sdk-model/tests/it/fake_anthropic.rs"]
 mod fake_anthropic;
+#[allow(clippy::duplicate_mod)]
 #[path = "../../../agui-sdk-model/tests/it/fake_responses.rs"]
 mod fake_responses;
 
@@ -602,9 +605,10 @@ async fn ts_roundtrip(version: &str, url: String, thread: &str) -> Option<Vec<Va
 fn kept(client: &str, api: &str, first: &Value) -> Vec<Value> {
     let reasoning = first["reasoning"].as_array().cloned().unwrap_or_default();
     println!(
-        "{client} ({api}) kept of the reasoning messages: {}; REASONING_ENCRYPTED_VALUE events as handed on: {}",
+        "{client} ({api}) kept of the reasoning messages: {}; REASONING_ENCRYPTED_VALUE events as handed on: {}; its warnings: {}",
         Value::Array(reasoning.clone()),
-        first["encryptedEvents"]
+        first["encryptedEvents"],
+        first["warnings"]
     );
     reasoning
 }

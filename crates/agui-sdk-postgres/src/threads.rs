@@ -35,7 +35,7 @@ use agui_sdk_agent::runs::{
 use bytes::Bytes;
 use deadpool_postgres::Transaction;
 
-use crate::{big, unavailable, PostgresRunStore, NOW_MS, STATEMENT_MS};
+use crate::{big, prepared, unavailable, PostgresRunStore, NOW_MS, STATEMENT_MS};
 
 /// Most idle threads of one owner a list forgets before it reads its page.
 const SWEEP_PER_LIST: i64 = 256;
@@ -398,7 +398,10 @@ impl PostgresRunStore {
     async fn do_thread(&self, key: &ThreadKey) -> Result<Option<ThreadRecord>, RunStoreError> {
         let client = self.client().await?;
         let Some(row) = client
-            .query_opt(&self.sql.threads.read, &[&key.as_str(), &self.idle_ms()])
+            .query_opt(
+                &prepared(&client, &self.sql.threads.read).await?,
+                &[&key.as_str(), &self.idle_ms()],
+            )
             .await
             .map_err(unavailable)?
         else {
@@ -434,14 +437,18 @@ impl PostgresRunStore {
         }
         let client = self.client().await?;
         let idle = self.idle_ms();
-        client
-            .execute(&self.sql.threads.sweep, &[&scope, &idle, &SWEEP_PER_LIST])
-            .await
-            .map_err(unavailable)?;
+        let sweep = prepared(&client, &self.sql.threads.sweep).await?;
         let (sql, params) = self.list_statement(scope, query, &idle);
         let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
             params.iter().map(|p| p.as_ref() as _).collect();
-        let rows = client.query(&sql, &refs).await.map_err(unavailable)?;
+        // The sweep and the page are pipelined, the server running them in order: the
+        // sweep goes with the page's planning, a round trip saved. The page is planned
+        // for its owner each time, not prepared: a generic plan would not know whether
+        // the owner has ten threads or ten thousand.
+        let swept: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&scope, &idle, &SWEEP_PER_LIST];
+        let (_, rows) = tokio::try_join!(client.execute(&sweep, &swept), client.query(&sql, &refs))
+            .map_err(unavailable)?;
         Ok(rows.iter().map(summary).collect())
     }
 

@@ -22,7 +22,7 @@ macro_rules! log_debug {
 extern crate self as agui_sdk_core;
 
 #[macro_use]
-pub mod wire;
+mod macros;
 pub mod compat;
 pub mod encoding;
 mod escape;
@@ -32,6 +32,7 @@ pub(crate) mod json_text;
 pub mod semantics;
 mod time;
 pub mod types;
+pub mod wire;
 
 pub use escape::{escape_into, needs_escape, Escaped, EscapedLines, EscapingWriter};
 pub use event::{Event, EventType};

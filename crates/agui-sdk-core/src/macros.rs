@@ -182,27 +182,27 @@ macro_rules! wire_plain_set {
         return ::core::option::Option::None
     };
     ($out:ident . $field:ident, $m:ident, $blank:ident, req, $ty:ty) => {
-        $out.$field = (&&$crate::event::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?
+        $out.$field = (&&$crate::wire::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?
     };
     ($out:ident . $field:ident, $m:ident, $blank:ident, dflt, $ty:ty) => {
-        $out.$field = (&&$crate::event::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?
+        $out.$field = (&&$crate::wire::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?
     };
     ($out:ident . $field:ident, $m:ident, $blank:ident, $kind:ident, $ty:ty) => {
-        $out.$field = Some((&&$crate::event::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?)
+        $out.$field = Some((&&$crate::wire::plain::Plain::<$ty>::NEW).read_plain($m, $blank)?)
     };
 }
 
 /// Hands a field's strings to `keep` (see `event::plain::Plain`).
 macro_rules! wire_give {
     ($value:expr, $keep:ident, req, $ty:ty) => {
-        (&&$crate::event::plain::Plain::<$ty>::NEW).give($value, $keep)
+        (&&$crate::wire::plain::Plain::<$ty>::NEW).give($value, $keep)
     };
     ($value:expr, $keep:ident, dflt, $ty:ty) => {
-        (&&$crate::event::plain::Plain::<$ty>::NEW).give($value, $keep)
+        (&&$crate::wire::plain::Plain::<$ty>::NEW).give($value, $keep)
     };
     ($value:expr, $keep:ident, $kind:ident, $ty:ty) => {
         if let Some(v) = $value {
-            (&&$crate::event::plain::Plain::<$ty>::NEW).give(v, $keep)
+            (&&$crate::wire::plain::Plain::<$ty>::NEW).give(v, $keep)
         }
     };
 }
@@ -259,11 +259,11 @@ macro_rules! wire_struct {
             #[allow(unused_mut, unused_variables, unreachable_code, unused_imports)]
             #[inline]
             fn read_plain(
-                members: &[$crate::event::plain::Member<'_>],
+                members: &[$crate::wire::plain::Member<'_>],
                 skip: &str,
                 blank: &mut impl FnMut(usize) -> ::std::string::String,
             ) -> ::core::option::Option<Self> {
-                use $crate::event::plain::{NotPlain as _, ReadPlain as _};
+                use $crate::wire::plain::{NotPlain as _, ReadPlain as _};
                 let mut out = Self::wire_blank();
                 let mut required = 0usize;
                 for m in members {
@@ -284,7 +284,7 @@ macro_rules! wire_struct {
             #[allow(unused_imports, unused_variables)]
             #[inline]
             fn give_strings(self, keep: &mut impl FnMut(::std::string::String)) {
-                use $crate::event::plain::{GiveString as _, NoString as _};
+                use $crate::wire::plain::{GiveString as _, NoString as _};
                 $( wire_give!(self.$field, keep, $kind, $ty); )*
             }
         }
@@ -507,7 +507,7 @@ macro_rules! wire_union {
             #[inline]
             pub(crate) fn read_plain(
                 tag: &str,
-                members: &[$crate::event::plain::Member<'_>],
+                members: &[$crate::wire::plain::Member<'_>],
                 blank: &mut impl FnMut(usize) -> ::std::string::String,
             ) -> ::core::option::Option<Self> {
                 match tag {

@@ -7,7 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agui_sdk_core::encoding::{Encoding, FrameError, FrameWriter, Written};
+use agui_sdk_core::encoding::Encoding;
+use agui_sdk_core::semantics::{FrameError, FrameWriter, Written};
 use agui_sdk_core::Event;
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Response, StatusCode};

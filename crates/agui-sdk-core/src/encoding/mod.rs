@@ -8,8 +8,6 @@
 //!   selects protobuf, as in the reference);
 //! - [`EventEncoder`] and [`EventDecoder`]: either encoding behind one type, for servers
 //!   and clients that pick it at run time;
-//! - [`FrameWriter`]: a server's one writer of frames, live or stored events, with an
-//!   optional downgrade and SSE `id:`, and the size rule of the decoders;
 //! - `stream` (cargo feature `stream`): an adapter from a byte stream to an event
 //!   stream, for async runtimes.
 //!
@@ -39,7 +37,6 @@
 //! ```
 
 mod error;
-mod frame;
 mod negotiate;
 #[cfg(feature = "proto")]
 pub mod proto;
@@ -48,7 +45,6 @@ pub mod sse;
 pub mod stream;
 
 pub use error::{DecodeError, DecodeErrorKind, DecoderLimits};
-pub use frame::{FrameError, FrameWriter, Written};
 pub use negotiate::{negotiate, negotiate_explicit};
 #[cfg(feature = "proto")]
 pub use proto::ProtoDecoder;

@@ -550,3 +550,5 @@ impl Event {
         SubagentError::new(subagent_run_id, message).into()
     }
 }
+
+crate::wire::shape::leaves!(ToolRole, ReasoningRole, EncryptedValueSubtype);

@@ -1,10 +1,11 @@
-//! The one writer of outgoing frames ([`FrameWriter`]).
+//! The one writer of outgoing frames ([`FrameWriter`]): the outbound end of the
+//! pipeline, an event downgraded for its client and encoded.
 
 use std::fmt;
 
-use super::{sse, DecoderLimits, Encoding};
+use super::{Downgrade, JsonRewrite, Outgoing};
+use crate::encoding::{sse, DecoderLimits, Encoding};
 use crate::event::Event;
-use crate::semantics::{Downgrade, JsonRewrite, Outgoing};
 use crate::EventType;
 
 /// What [`FrameWriter`] did with one event.
@@ -55,8 +56,8 @@ pub enum FrameError {
 /// ([`JsonRewrite::Decode`]), decode it first.
 ///
 /// ```
-/// use agui_sdk_core::encoding::{Encoding, FrameWriter, Written};
-/// use agui_sdk_core::semantics::Downgrade;
+/// use agui_sdk_core::encoding::Encoding;
+/// use agui_sdk_core::semantics::{Downgrade, FrameWriter, Written};
 /// use agui_sdk_core::Event;
 ///
 /// let writer = FrameWriter::new(Encoding::Sse, Downgrade::none());
@@ -155,7 +156,7 @@ impl FrameWriter {
             }
             #[cfg(feature = "proto")]
             Encoding::Proto => {
-                super::proto::encode_event(&event, out);
+                crate::encoding::proto::encode_event(&event, out);
                 out.len() - before
             }
         };

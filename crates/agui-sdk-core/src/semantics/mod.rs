@@ -58,6 +58,8 @@ pub mod open;
 
 pub use compact::{compact_events, CompactWarning, Compactor};
 pub use downgrade::{Downgrade, JsonRewrite, Outgoing};
+mod frame;
+pub use frame::{FrameError, FrameWriter, Written};
 pub use open::OpenConstructs;
 pub mod interrupts;
 

@@ -21,3 +21,16 @@ pub use outcome::*;
 pub use patch::*;
 pub use tool::*;
 pub use usage::*;
+
+crate::wire::shape::leaves!(TextMessageRole, ToolCallType, ResumeStatus);
+
+impl crate::wire::shape::WireShape for Content {
+    const SHAPE: crate::wire::shape::Shape =
+        crate::wire::shape::Shape::TextOr(&<ContentPart as crate::wire::shape::WireShape>::SHAPE);
+}
+
+impl crate::wire::shape::Blank for Content {
+    fn blank() -> Self {
+        Content::default()
+    }
+}

@@ -438,7 +438,7 @@ pub trait WireObject: Sized {
     /// tag): `None` when one is not a field, a field is not read from a string, or a
     /// required field is missing (see `event::plain`).
     fn read_plain(
-        members: &[crate::event::plain::Member<'_>],
+        members: &[crate::wire::plain::Member<'_>],
         skip: &str,
         blank: &mut impl FnMut(usize) -> String,
     ) -> Option<Self>;
@@ -457,7 +457,7 @@ impl<T: WireObject> WireObject for Box<T> {
 
     #[inline]
     fn read_plain(
-        members: &[crate::event::plain::Member<'_>],
+        members: &[crate::wire::plain::Member<'_>],
         skip: &str,
         blank: &mut impl FnMut(usize) -> String,
     ) -> Option<Self> {

@@ -1,14 +1,14 @@
-//! JSON wire form: the macros that define protocol objects, decoding helpers and the
-//! error type that says where bad input went wrong.
+//! JSON wire form: decoding helpers, the lexing of the direct readers, canonical
+//! writing, and the error type that says where bad input went wrong. The macros that
+//! define protocol objects with them are the crate's `macros` module.
 
-#[macro_use]
-pub(crate) mod macros;
 pub(crate) mod canonical;
 pub(crate) mod de;
 pub(crate) mod direct;
 mod error;
 #[cfg(test)]
 pub(crate) mod mutate;
+pub(crate) mod plain;
 #[cfg(test)]
 pub(crate) use error::decode as decode_bytes;
 pub(crate) use error::decode_text;

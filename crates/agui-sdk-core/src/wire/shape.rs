@@ -82,10 +82,6 @@ impl<T: WireShape> WireShape for Box<T> {
     const SHAPE: Shape = T::SHAPE;
 }
 
-impl WireShape for crate::types::Content {
-    const SHAPE: Shape = Shape::TextOr(&<crate::types::ContentPart as WireShape>::SHAPE);
-}
-
 /// An empty value of a type, valid or not: what a constructor starts from before it
 /// sets the required fields (crate-private; the public `Default` exists only where the
 /// empty value is a valid one).
@@ -95,14 +91,15 @@ pub(crate) trait Blank {
 }
 
 /// Leaf types: opaque to enforcement (`Shape::Any`), blank as their `Default`. A type
-/// used as a field of a protocol object is listed here once (or is a protocol object).
+/// used as a field of a protocol object is listed once, here or beside its definition
+/// (or is a protocol object).
 macro_rules! leaves {
     ($($t:ty),* $(,)?) => {
         $(
-            impl WireShape for $t {
-                const SHAPE: Shape = Shape::Any;
+            impl $crate::wire::shape::WireShape for $t {
+                const SHAPE: $crate::wire::shape::Shape = $crate::wire::shape::Shape::Any;
             }
-            impl Blank for $t {
+            impl $crate::wire::shape::Blank for $t {
                 fn blank() -> Self {
                     <$t as Default>::default()
                 }
@@ -119,19 +116,8 @@ leaves!(
     serde_json::Value,
     crate::JsonText,
     crate::JsonObject,
-    crate::types::TextMessageRole,
-    crate::event::ToolRole,
-    crate::types::ToolCallType,
-    crate::event::ReasoningRole,
-    crate::types::ResumeStatus,
-    crate::event::EncryptedValueSubtype,
 );
-
-impl Blank for crate::types::Content {
-    fn blank() -> Self {
-        crate::types::Content::default()
-    }
-}
+pub(crate) use leaves;
 
 impl<T> Blank for Vec<T> {
     fn blank() -> Self {

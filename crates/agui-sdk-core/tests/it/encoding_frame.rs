@@ -4,8 +4,9 @@
 
 use crate::common;
 
-use agui_sdk_core::encoding::{Encoding, FrameWriter, Written};
+use agui_sdk_core::encoding::Encoding;
 use agui_sdk_core::semantics::Downgrade;
+use agui_sdk_core::semantics::{FrameWriter, Written};
 use agui_sdk_core::Event;
 use common::arb::event;
 use proptest::prelude::*;

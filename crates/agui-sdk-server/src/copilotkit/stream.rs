@@ -6,8 +6,9 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use agui_sdk_core::encoding::{Encoding, FrameError, FrameWriter};
+use agui_sdk_core::encoding::Encoding;
 use agui_sdk_core::event::RunFinished;
+use agui_sdk_core::semantics::{FrameError, FrameWriter};
 use agui_sdk_core::Event;
 use axum::body::Body;
 use axum::http::Response;
@@ -146,7 +147,7 @@ impl HistoryWriter {
 
     /// What a history that cannot be written whole does with one event: it is skipped
     /// (the history goes on; a client would refuse it, and end the whole stream).
-    fn write(&self, written: Result<agui_sdk_core::encoding::Written, FrameError>) {
+    fn write(&self, written: Result<agui_sdk_core::semantics::Written, FrameError>) {
         if let Err(err) = written {
             tracing::error!(error = %err, "a stored history event cannot be written: skipped");
         }

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agui_sdk_core::encoding::sse;
-use agui_sdk_core::encoding::{Encoding, FrameError, FrameWriter};
+use agui_sdk_core::encoding::Encoding;
 use agui_sdk_core::semantics::Downgrade;
+use agui_sdk_core::semantics::{FrameError, FrameWriter};
 use bytes::Bytes;
 
 use super::producer::ViewerGuard;

@@ -18,12 +18,11 @@
 //! #[derive(serde::Deserialize)]
 //! struct Approval { approved: bool }
 //!
-//! let agent = agent_fn(|input, ctx, emit| async move {
-//!     emit.start(&input).await?;
+//! let agent = agent_fn(|_input, ctx, emit| async move {
 //!     if let Some(answer) = ctx.answers().get("send-email") {
 //!         let approved = answer.parse::<Approval>()?.is_some_and(|a| a.approved);
 //!         emit.text(if approved { "Sent." } else { "Not sent." }).await?;
-//!         return emit.finish().await;
+//!         return Ok(());
 //!     }
 //!     let ask = Interrupt::new("send-email", "approval")
 //!         .with_message("Send the email to the team?")

@@ -207,11 +207,32 @@ pub async fn check_ledger(ledger: Arc<dyn InterruptLedger>, setup: &ContractSetu
         refuse(Some(vec![yes("old")])).await,
         Some(Refusal::Expired("old".into()))
     );
-    let (s, _) = ix.begin(key.clone(), &input("r9", None)).await.unwrap();
+    // It can be declined, as a client that answers every pending interrupt does.
+    let (s, answers) = ix
+        .begin(
+            key.clone(),
+            &input("r9", Some(vec![ResumeEntry::cancelled("old")])),
+        )
+        .await
+        .unwrap();
+    assert!(!answers.get("old").unwrap().is_resolved());
+    s.settle(Some(vec![
+        Interrupt::new("older", "approval").with_expires_at("2001-01-01T00:00:00Z")
+    ]))
+    .await
+    .unwrap();
+    assert!(matches!(
+        refuse(Some(vec![ResumeEntry::cancelled("old")])).await,
+        Some(Refusal::Answered {
+            in_progress: false,
+            ..
+        })
+    ));
+    let (s, _) = ix.begin(key.clone(), &input("r10", None)).await.unwrap();
     s.settle(None).await.unwrap();
     assert_eq!(
-        refuse(Some(vec![yes("old")])).await,
-        Some(Refusal::Unknown("old".into())),
+        refuse(Some(vec![yes("older")])).await,
+        Some(Refusal::Unknown("older".into())),
         "a successful run clears the expired interrupts"
     );
 }

@@ -67,7 +67,11 @@ pub(crate) fn check(
     for entry in resume {
         let id = entry.interrupt_id.as_str();
         match doc.open.iter().find(|i| i.id == id) {
-            Some(i) if is_interrupt_expired_at(i, now_i) => {
+            // An expired interrupt can only be declined (as a client that must answer
+            // every pending one declines it); it cannot be resolved.
+            Some(i)
+                if is_interrupt_expired_at(i, now_i) && entry.status != ResumeStatus::Cancelled =>
+            {
                 return Err(Refusal::Expired(id.to_owned()))
             }
             Some(_) if claim.is_some() => {

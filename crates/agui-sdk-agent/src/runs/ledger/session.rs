@@ -38,8 +38,8 @@ pub enum Refusal {
     /// Two entries answer the same interrupt.
     #[error("resume answers interrupt '{0}' twice")]
     Duplicate(String),
-    /// An entry answers an expired interrupt.
-    #[error("interrupt '{0}' has expired (its expiresAt has passed)")]
+    /// An entry resolves an expired interrupt (one can only be cancelled).
+    #[error("interrupt '{0}' has expired (its expiresAt has passed): it can only be cancelled")]
     Expired(String),
     /// A `resolved` payload does not match the interrupt's `responseSchema`.
     #[error(

@@ -333,9 +333,12 @@ describe("agui inspect in a real browser: runs", () => {
       ["user", "assistant"],
       "the resume carries the conversation so far",
     );
+    // The ask, then the resumed run's two messages: the send (an effect the runtime
+    // keeps at most once) and the answer.
+    await waitMessage(ui, "assistant", "Sending the email…");
     assert.deepEqual(
       (await messages(ui)).map((m) => m.role),
-      ["user", "assistant", "assistant"],
+      ["user", "assistant", "assistant", "assistant"],
     );
 
     // Declined this time: the answer is edited before resuming.

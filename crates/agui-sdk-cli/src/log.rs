@@ -47,7 +47,19 @@ pub(crate) enum Filter {
 
 impl Filter {
     /// The filter for `directives` (`None`: unset), falling back to `default_level`.
+    /// The MCP client (`rmcp`) logs at `warn` and above unless a directive names it:
+    /// its debug lines carry whole protocol messages (tool arguments and results, what
+    /// an MCP server says), which a general `debug` should not pour into a server's log.
     pub(crate) fn parse(directives: Option<&str>, default_level: &str) -> Filter {
+        let quiet_mcp = |d: &str| {
+            if d.contains("rmcp") {
+                d.to_owned()
+            } else {
+                format!("{d},rmcp=warn")
+            }
+        };
+        let directives = directives.map(quiet_mcp);
+        let default_level = &quiet_mcp(default_level);
         let plain = |d: &str| {
             // `Targets` would read `[run]` as a target's name: span and field
             // directives are `EnvFilter`'s. A bare word that is not a level is a
@@ -57,7 +69,7 @@ impl Filter {
             }
             Targets::from_str(d).ok().map(Filter::Targets)
         };
-        if let Some(d) = directives {
+        if let Some(d) = directives.as_deref() {
             if let Some(f) = plain(d) {
                 return f;
             }
@@ -263,6 +275,36 @@ mod tests {
             assert!(matches!(f, Filter::Targets(_)), "{d:?}: {f:?}");
             assert_eq!(verdicts(f), expected, "{d:?}");
         }
+    }
+
+    #[test]
+    fn the_mcp_client_logs_warnings_only_unless_a_directive_names_it() {
+        let enabled = |f: Filter, level: Level| match f {
+            Filter::Targets(t) => (
+                t.would_enable("agui_sdk_model::mcp", &level),
+                t.would_enable("rmcp::transport::streamable_http_client", &level),
+            ),
+            Filter::Env(_) => panic!("plain directives"),
+        };
+        assert_eq!(
+            enabled(Filter::parse(Some("debug"), "info"), Level::DEBUG),
+            (true, false)
+        );
+        assert_eq!(
+            enabled(Filter::parse(Some("debug"), "info"), Level::WARN),
+            (true, true)
+        );
+        assert_eq!(
+            enabled(Filter::parse(None, "info"), Level::INFO),
+            (true, false)
+        );
+        assert_eq!(
+            enabled(
+                Filter::parse(Some("debug,rmcp=debug"), "info"),
+                Level::DEBUG
+            ),
+            (true, true)
+        );
     }
 
     /// A writer the test reads back.

@@ -376,3 +376,83 @@ fn model_flags_that_do_not_fit_are_refused() {
         assert!(text.contains(says), "{args:?}: {text}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_named_by_approve_tools_waits_for_the_users_answer() {
+    let fake = fake::start().await;
+    let srv = spawn_serve(
+        &[],
+        &[
+            "--delay-ms",
+            "0",
+            "--openai-url",
+            &fake.url(),
+            "--model",
+            "server-tool",
+            "--approve-tools",
+            "add",
+        ],
+        &[],
+    );
+    let url = format!("{}/chat", srv.base);
+    let first = json!({
+        "threadId": "approve-t", "runId": "r1", "state": {}, "context": [], "forwardedProps": {},
+        "tools": [],
+        "messages": [{ "id": "u1", "role": "user", "content": "what is 2 + 3?" }],
+    });
+    let u = url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&u, "--input", "-", "--json"], Some(&first.to_string()))
+    })
+    .await
+    .unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    // The call streamed, was not run, and the run paused on it.
+    assert!(lines.iter().any(|e| e["type"] == "TOOL_CALL_START"));
+    assert!(
+        !lines.iter().any(|e| e["type"] == "TOOL_CALL_RESULT"),
+        "{lines:?}"
+    );
+    let finished = lines
+        .iter()
+        .find(|e| e["type"] == "RUN_FINISHED")
+        .unwrap_or_else(|| panic!("no RUN_FINISHED: {lines:?}"));
+    let interrupt = &finished["outcome"]["interrupts"][0];
+    assert_eq!(finished["outcome"]["type"], "interrupt");
+    assert_eq!(interrupt["reason"], "tool_call");
+    let call_id = interrupt["toolCallId"].as_str().unwrap().to_owned();
+    assert_eq!(fake.requests_for("server-tool").len(), 1);
+
+    // Approved: the tool runs in the resumed run and the model gets its result.
+    let second = json!({
+        "threadId": "approve-t", "runId": "r2", "state": {}, "context": [], "forwardedProps": {},
+        "tools": [],
+        "messages": [
+            { "id": "u1", "role": "user", "content": "what is 2 + 3?" },
+            { "id": "a1", "role": "assistant", "toolCalls": [
+                { "id": call_id, "type": "function",
+                  "function": { "name": "add", "arguments": "{\"a\":2,\"b\":3}" } }
+            ] }
+        ],
+        "resume": [{ "interruptId": interrupt["id"], "status": "resolved", "payload": { "approved": true } }],
+    });
+    let out = tokio::task::spawn_blocking(move || {
+        agui_run(&[&url, "--input", "-", "--json"], Some(&second.to_string()))
+    })
+    .await
+    .unwrap();
+    let fin = final_line(&out);
+    let msgs = fin["messages"].as_array().unwrap();
+    assert_eq!(msgs.last().unwrap()["content"], "The sum is 5", "{fin}");
+    let reqs = fake.requests_for("server-tool");
+    assert_eq!(reqs.len(), 2);
+    let sent = reqs[1]["messages"].as_array().unwrap();
+    assert!(
+        sent.iter()
+            .any(|m| m["role"] == "tool" && m["content"] == "5"),
+        "{sent:?}"
+    );
+}

@@ -57,8 +57,11 @@ pub(super) fn gated(
     ctx: RunContext,
 ) -> AgentStream {
     let period = interrupts.policy().claim_ttl / 3;
-    let begin_input = input.clone();
-    let fut: Begin = Box::pin(async move { interrupts.begin(key, &begin_input).await });
+    // Only what the check reads is held by it: a clone of the whole input would double
+    // what a run's request costs while it is checked.
+    let run_id = input.run_id.clone();
+    let resume = input.resume.clone().unwrap_or_default();
+    let fut: Begin = Box::pin(async move { interrupts.begin_with(key, &run_id, &resume).await });
     let mut renew_every = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     renew_every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     Box::pin(Gated {

@@ -148,7 +148,23 @@ impl Interrupts {
         key: InterruptKey,
         input: &RunAgentInput,
     ) -> Result<(Arc<Session>, Answers), Refusal> {
-        let by = format!("{}#{}", input.run_id, uuid::Uuid::new_v4().simple());
+        self.begin_with(
+            key,
+            &input.run_id,
+            input.resume.as_deref().unwrap_or_default(),
+        )
+        .await
+    }
+
+    /// [`begin`](Self::begin) for the run `run_id` answering `resume` (what it reads of
+    /// the input, so that the run's whole input need not be held while it checks).
+    pub async fn begin_with(
+        &self,
+        key: InterruptKey,
+        run_id: &str,
+        resume: &[agui_sdk_core::ResumeEntry],
+    ) -> Result<(Arc<Session>, Answers), Refusal> {
+        let by = format!("{run_id}#{}", uuid::Uuid::new_v4().simple());
         let session = Arc::new(Session {
             interrupts: self.clone(),
             key,
@@ -156,7 +172,6 @@ impl Interrupts {
             claimed: Mutex::new(false),
             cached: Mutex::new(None),
         });
-        let resume = input.resume.as_deref().unwrap_or_default();
         let mut answers = Vec::new();
         let claimed = session
             .update(|d| {

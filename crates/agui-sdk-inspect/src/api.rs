@@ -13,10 +13,10 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::record::Format;
 use crate::relay::{self, RelayRequest};
 use crate::replay::Replay;
 use crate::{assets, InspectError, Inspector, RunEntry};
+use agui_sdk_core::encoding::Framing;
 
 /// The header that carries the per-start token.
 pub const TOKEN_HEADER: &str = "x-agui-token";
@@ -171,8 +171,8 @@ async fn start_run(State(inspector): State<Inspector>, body: Bytes) -> Response 
         }
     };
     let format = match body.format.as_deref() {
-        None | Some("sse") => Format::Sse,
-        Some("proto") => Format::Proto,
+        None | Some("sse") => Framing::Sse,
+        Some("proto") => Framing::Proto,
         Some(other) => {
             return error(
                 StatusCode::BAD_REQUEST,

@@ -39,7 +39,8 @@ pub mod record;
 mod relay;
 pub mod replay;
 
-pub use record::{Diagnostic, End, EventRow, Format, Recording, Severity, Stage, Status};
+pub use agui_sdk_core::encoding::Framing;
+pub use record::{Diagnostic, End, EventRow, Recording, Severity, Stage, Status};
 
 /// Bounds on what the inspector keeps and accepts. Every one is on by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +147,7 @@ pub struct RunEntry {
     source: Source,
     label: String,
     url: Option<String>,
-    format: Format,
+    format: Framing,
     started_at_ms: u64,
     start: Instant,
     input: Option<Value>,
@@ -210,7 +211,7 @@ impl RunEntry {
     }
 
     /// Sets the framing once the response says what it is.
-    pub fn set_format(&self, format: Format) {
+    pub fn set_format(&self, format: Framing) {
         self.recording().set_format(format);
     }
 
@@ -311,7 +312,7 @@ pub struct NewRecording {
     /// The agent's URL.
     pub url: Option<String>,
     /// The framing asked for or sniffed.
-    pub format: Format,
+    pub format: Framing,
     /// What was sent.
     pub input: Option<Value>,
 }
@@ -498,7 +499,7 @@ impl Inspector {
     /// Reads a whole recording (JSON Lines, SSE or protobuf, sniffed) into a finished
     /// run.
     pub fn add_recording(&self, name: &str, bytes: &[u8]) -> Result<Arc<RunEntry>, InspectError> {
-        let format = Format::sniff(bytes);
+        let format = Framing::sniff(bytes);
         let entry = self.add_run(NewRecording {
             source: Source::Recording,
             label: name.to_owned(),

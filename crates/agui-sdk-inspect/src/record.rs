@@ -8,47 +8,13 @@
 //! first one the verifier stops (the reference client ends the run there, and later
 //! verdicts would only echo it), while the reducer goes on applying what arrives.
 
-use agui_sdk_core::encoding::{DecoderLimits, Encoding, EventDecoder, RawBody};
+use agui_sdk_core::encoding::{DecoderLimits, Encoding, EventDecoder, Framing, RawBody};
 use agui_sdk_core::semantics::{InboundConfig, InboundError, Intake, Reducer, Verifier};
 use agui_sdk_core::{Event, RunAgentInput};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::Limits;
-
-/// How a run's bytes are framed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// Server-Sent Events (`data: <JSON>` frames).
-    Sse,
-    /// Length-prefixed protobuf.
-    Proto,
-    /// One JSON event per line.
-    Jsonl,
-}
-
-impl Format {
-    /// Guesses the framing of a recording from its first bytes: JSON Lines when it
-    /// starts with `{`, SSE when it starts with an SSE field or comment, protobuf
-    /// otherwise.
-    pub fn sniff(bytes: &[u8]) -> Format {
-        let start = bytes
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .map_or(&[][..], |i| &bytes[i..]);
-        if start.first() == Some(&b'{') {
-            Format::Jsonl
-        } else if [&b"data:"[..], b"event:", b"id:", b"retry:", b":"]
-            .iter()
-            .any(|p| start.starts_with(p))
-        {
-            Format::Sse
-        } else {
-            Format::Proto
-        }
-    }
-}
 
 /// Which stage of the pipeline a [`Diagnostic`] comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -147,7 +113,7 @@ pub enum Status {
     Interrupted,
 }
 
-enum Framing {
+enum Reader {
     /// Not known yet (the relay waits for the response's `Content-Type`).
     Pending,
     Decoder(Box<EventDecoder>),
@@ -159,7 +125,7 @@ enum Framing {
 /// One run being recorded and analysed. Sans-io: the caller pushes bytes with the
 /// time they arrived, and reads the results.
 pub struct Recording {
-    framing: Framing,
+    framing: Reader,
     limits: Limits,
     intake: Intake,
     verifier: Option<Verifier>,
@@ -197,7 +163,7 @@ impl Recording {
     /// A recording whose framing is set later with [`Recording::set_format`].
     pub fn new(limits: Limits) -> Self {
         Recording {
-            framing: Framing::Pending,
+            framing: Reader::Pending,
             limits,
             intake: Intake::new(InboundConfig::default().verify(false)),
             verifier: Some(Verifier::new()),
@@ -241,25 +207,25 @@ impl Recording {
     }
 
     /// A recording of a stream in `format`.
-    pub fn with_format(format: Format, limits: Limits) -> Self {
+    pub fn with_format(format: Framing, limits: Limits) -> Self {
         let mut r = Recording::new(limits);
         r.set_format(format);
         r
     }
 
     /// Sets how the bytes are framed (once, before the first [`Recording::push`]).
-    pub fn set_format(&mut self, format: Format) {
+    pub fn set_format(&mut self, format: Framing) {
         let decoder_limits = DecoderLimits::default();
         self.framing = match format {
-            Format::Sse => Framing::Decoder(Box::new(EventDecoder::with_limits(
+            Framing::Sse => Reader::Decoder(Box::new(EventDecoder::with_limits(
                 Encoding::Sse,
                 decoder_limits,
             ))),
-            Format::Proto => Framing::Decoder(Box::new(EventDecoder::with_limits(
+            Framing::Proto => Reader::Decoder(Box::new(EventDecoder::with_limits(
                 Encoding::Proto,
                 decoder_limits,
             ))),
-            Format::Jsonl => Framing::Lines(Vec::new()),
+            Framing::JsonLines => Reader::Lines(Vec::new()),
         };
     }
 
@@ -270,12 +236,12 @@ impl Recording {
         self.bytes += bytes.len() as u64;
         self.last_ms = t_ms;
         match &mut self.framing {
-            Framing::Pending | Framing::Closed => return false,
-            Framing::Decoder(d) => d.push(bytes),
-            Framing::Lines(buf) => buf.extend_from_slice(bytes),
+            Reader::Pending | Reader::Closed => return false,
+            Reader::Decoder(d) => d.push(bytes),
+            Reader::Lines(buf) => buf.extend_from_slice(bytes),
         }
         self.drain(t_ms, false);
-        !matches!(self.framing, Framing::Closed)
+        !matches!(self.framing, Reader::Closed)
     }
 
     /// Ends the recording. Whatever the decoder still holds is read first.
@@ -284,7 +250,7 @@ impl Recording {
             return;
         }
         self.last_ms = t_ms;
-        if let Framing::Decoder(d) = &mut self.framing {
+        if let Reader::Decoder(d) = &mut self.framing {
             d.finish();
         }
         if end != End::Stopped {
@@ -307,16 +273,16 @@ impl Recording {
             ),
             _ => {}
         }
-        self.framing = Framing::Closed;
+        self.framing = Reader::Closed;
         self.end = Some(end);
     }
 
     fn drain(&mut self, t_ms: f64, at_end: bool) {
-        let mut framing = std::mem::replace(&mut self.framing, Framing::Closed);
+        let mut framing = std::mem::replace(&mut self.framing, Reader::Closed);
         let keep = match &mut framing {
-            Framing::Decoder(d) => self.drain_decoder(d, t_ms),
-            Framing::Lines(buf) => self.drain_lines(buf, t_ms, at_end),
-            Framing::Pending | Framing::Closed => false,
+            Reader::Decoder(d) => self.drain_decoder(d, t_ms),
+            Reader::Lines(buf) => self.drain_lines(buf, t_ms, at_end),
+            Reader::Pending | Reader::Closed => false,
         };
         if keep {
             self.framing = framing;

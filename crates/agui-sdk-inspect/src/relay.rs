@@ -9,8 +9,9 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::record::{End, Format};
+use crate::record::End;
 use crate::{InspectError, Inspector, NewRecording, RunEntry, Source};
+use agui_sdk_core::encoding::Framing;
 
 /// The media type of length-prefixed protobuf events.
 pub(crate) const PROTO_TYPE: &str = "application/vnd.ag-ui.event+proto";
@@ -20,11 +21,11 @@ pub(crate) struct RelayRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub input: Value,
-    pub format: Format,
+    pub format: Framing,
 }
 
 /// Which framing a response's `Content-Type` announces, if it is an event stream.
-pub(crate) fn framing_of(content_type: Option<&str>) -> Option<Format> {
+pub(crate) fn framing_of(content_type: Option<&str>) -> Option<Framing> {
     let essence = content_type?
         .split(';')
         .next()
@@ -32,8 +33,8 @@ pub(crate) fn framing_of(content_type: Option<&str>) -> Option<Format> {
         .trim()
         .to_ascii_lowercase();
     match essence.as_str() {
-        "text/event-stream" => Some(Format::Sse),
-        PROTO_TYPE => Some(Format::Proto),
+        "text/event-stream" => Some(Framing::Sse),
+        PROTO_TYPE => Some(Framing::Proto),
         _ => None,
     }
 }
@@ -58,7 +59,7 @@ pub(crate) fn start(
     headers.insert(
         ACCEPT,
         HeaderValue::from_static(match req.format {
-            Format::Proto => PROTO_TYPE,
+            Framing::Proto => PROTO_TYPE,
             _ => "text/event-stream",
         }),
     );

@@ -79,8 +79,9 @@ pub fn replay_at(
 mod tests {
     use super::*;
     use crate::record::tests::lines;
-    use crate::record::{End, Format, Recording};
+    use crate::record::{End, Recording};
     use crate::Limits;
+    use agui_sdk_core::encoding::Framing;
 
     #[test]
     fn a_kept_replay_steps_as_a_fresh_one_replays() {
@@ -92,7 +93,7 @@ mod tests {
             r#"{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","delta":"b"}"#,
             r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
         ]);
-        let mut r = Recording::with_format(Format::Jsonl, Limits::default());
+        let mut r = Recording::with_format(Framing::JsonLines, Limits::default());
         r.push(&body, 0.0);
         r.finish(End::Completed, 0.0);
         let raw = r.raw_events();

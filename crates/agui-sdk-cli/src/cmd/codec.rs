@@ -3,39 +3,33 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-use agui_sdk_core::encoding::{Encoding, EventDecoder, EventEncoder, RawBody};
+use agui_sdk_core::encoding::{Encoding, EventDecoder, EventEncoder, Framing, RawBody};
 use agui_sdk_core::Event;
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::io::{flush, open_input, position, stdout, CliError, RawInput};
 
-/// A wire format of an event stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// JSON Lines: one event object per line.
-    Jsonl,
-    /// Server-Sent Events (`text/event-stream`), as the reference encoder writes them.
-    Sse,
-    /// Length-prefixed protobuf (`application/vnd.ag-ui.event+proto`).
-    Proto,
-}
-
-impl Format {
-    fn encoding(self) -> Option<Encoding> {
-        match self {
-            Format::Jsonl => None,
-            Format::Sse => Some(Encoding::Sse),
-            Format::Proto => Some(Encoding::Proto),
-        }
-    }
+/// The parser of `--from` and `--to`: a [`Framing`] by its name, each listed in `--help`.
+pub(crate) fn framing() -> impl clap::builder::TypedValueParser<Value = Framing> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(Framing::ALL.iter().map(|f| {
+        PossibleValue::new(f.as_str()).help(match f {
+            Framing::JsonLines => "JSON Lines: one event object per line",
+            Framing::Sse => {
+                "Server-Sent Events (`text/event-stream`), as the reference encoder writes them"
+            }
+            _ => "Length-prefixed protobuf (`application/vnd.ag-ui.event+proto`)",
+        })
+    }))
+    .try_map(|s| s.parse::<Framing>())
 }
 
 /// Arguments of `agui decode`.
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
     /// Format of the input.
-    #[arg(long, value_enum)]
-    pub from: Format,
+    #[arg(long, value_parser = framing())]
+    pub from: Framing,
     /// Input file (standard input when absent or `-`).
     pub file: Option<PathBuf>,
     /// Threads that read SSE events (the output is the same whatever the count).
@@ -49,8 +43,8 @@ pub struct DecodeArgs {
 #[derive(Debug, Args)]
 pub struct EncodeArgs {
     /// Format to write.
-    #[arg(long, value_enum)]
-    pub to: Format,
+    #[arg(long, value_parser = framing())]
+    pub to: Framing,
     /// JSON Lines input file (standard input when absent or `-`).
     pub file: Option<PathBuf>,
 }
@@ -64,7 +58,7 @@ pub fn read_jsonl(
     mut sink: impl FnMut(Option<Event>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let mut index: u64 = 0;
-    read_raw(Format::Jsonl, input, |raw| {
+    read_raw(Framing::JsonLines, input, |raw| {
         let RawBody::Json(text) = raw.body else {
             unreachable!("JSON Lines are JSON")
         };
@@ -89,7 +83,7 @@ pub fn read_jsonl(
 /// live stream keeps up with it. That is after each chunk read from an SSE or protobuf
 /// stream, and after each line of JSON Lines when `live` (the input is not a file).
 pub fn read_events(
-    format: Format,
+    format: Framing,
     input: &mut dyn BufRead,
     live: bool,
     sink: impl FnMut(Option<Event>) -> Result<(), CliError>,
@@ -170,7 +164,7 @@ pub fn read_stream(
 /// for each (what `agui verify` and `agui apply` feed the inbound pipeline). Memory stays
 /// bounded as in [`read_stream`]; framing errors name the event index and byte offset.
 pub fn read_raw(
-    format: Format,
+    format: Framing,
     input: &mut dyn BufRead,
     mut sink: impl FnMut(RawInput<'_>) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
@@ -270,7 +264,7 @@ fn stdin_is_a_file() -> bool {
 pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
     let threads = threads(args.threads, args.file.as_deref());
-    if args.from == Format::Sse && threads > 1 {
+    if args.from == Framing::Sse && threads > 1 {
         return crate::parallel::decode_sse(&mut input, threads);
     }
     let mut out = stdout();

@@ -9,16 +9,17 @@ use agui_sdk_core::semantics::{
 use agui_sdk_core::{Event, RunAgentInput};
 use clap::{ArgGroup, Args};
 
-use super::codec::{read_events, read_raw, write_jsonl, Format};
+use super::codec::{framing, read_events, read_raw, write_jsonl};
 use crate::io::{flush, open_input, stdout, CliError};
 use crate::io::{position, RawInput};
+use agui_sdk_core::encoding::Framing;
 
 /// Arguments of `agui verify`.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Format of the input.
-    #[arg(long, value_enum)]
-    pub from: Format,
+    #[arg(long, value_parser = framing())]
+    pub from: Framing,
     /// Expand chunk events first, as a client does before verifying what it receives
     /// (without it, chunk events pass the verifier untouched, as in the reference).
     #[arg(long)]
@@ -41,8 +42,8 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub input: Option<PathBuf>,
     /// Format of the event stream.
-    #[arg(long, value_enum)]
-    pub from: Format,
+    #[arg(long, value_parser = framing())]
+    pub from: Framing,
     /// Verify the lifecycle too (off by default, so that a fragment of a stream can be
     /// applied).
     #[arg(long)]
@@ -68,8 +69,8 @@ pub struct TransformArgs {
     #[arg(long)]
     pub compact: bool,
     /// Format of the input.
-    #[arg(long, value_enum)]
-    pub from: Format,
+    #[arg(long, value_parser = framing())]
+    pub from: Framing,
     /// Input file (standard input when absent or `-`).
     pub file: Option<PathBuf>,
 }
@@ -79,7 +80,7 @@ pub struct TransformArgs {
 /// with 1; both name the event index and where it stands in the input.
 fn take_in(
     inbound: &mut Inbound,
-    from: Format,
+    from: Framing,
     file: Option<&std::path::Path>,
     threads: Option<u16>,
 ) -> Result<(), CliError> {
@@ -111,7 +112,7 @@ fn take_in(
         })
     };
     let threads = super::codec::threads(threads, file);
-    if from == Format::Sse && threads > 1 {
+    if from == Framing::Sse && threads > 1 {
         crate::parallel::read_sse(&mut input, threads, sink)
     } else {
         let mut out = Vec::new();

@@ -8,6 +8,8 @@
 //!   selects protobuf, as in the reference);
 //! - [`EventEncoder`] and [`EventDecoder`]: either encoding behind one type, for servers
 //!   and clients that pick it at run time;
+//! - [`Framing`]: either encoding or JSON Lines, for tools that read and write
+//!   recordings;
 //! - `stream` (cargo feature `stream`): an adapter from a byte stream to an event
 //!   stream, for async runtimes.
 //!
@@ -37,6 +39,7 @@
 //! ```
 
 mod error;
+mod framing;
 mod negotiate;
 #[cfg(feature = "proto")]
 pub mod proto;
@@ -45,6 +48,7 @@ pub mod sse;
 pub mod stream;
 
 pub use error::{DecodeError, DecodeErrorKind, DecoderLimits};
+pub use framing::{Framing, UnknownFraming};
 pub use negotiate::{negotiate, negotiate_explicit};
 #[cfg(feature = "proto")]
 pub use proto::ProtoDecoder;

@@ -19,7 +19,7 @@ fn a_broken_stream_gets_its_finding_on_the_event_that_broke_it() {
         r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
         r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
     ]);
-    let mut r = Recording::with_format(Format::sniff(&body), Limits::default());
+    let mut r = Recording::with_format(Framing::sniff(&body), Limits::default());
     // Split anywhere: the result is the same.
     for chunk in body.chunks(7) {
         assert!(r.push(chunk, 1.0));
@@ -52,7 +52,7 @@ fn bad_lines_are_findings_and_reading_goes_on() {
         r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/b","value":2}]}"#,
         r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
     ]);
-    let mut r = Recording::with_format(Format::Jsonl, Limits::default());
+    let mut r = Recording::with_format(Framing::JsonLines, Limits::default());
     r.push(&body, 0.0);
     r.finish(End::Completed, 0.0);
     assert_eq!(r.rows().len(), 5);
@@ -71,7 +71,7 @@ fn bad_lines_are_findings_and_reading_goes_on() {
 
 #[test]
 fn a_cut_stream_is_an_error_at_the_next_index() {
-    let mut r = Recording::with_format(Format::Sse, Limits::default());
+    let mut r = Recording::with_format(Framing::Sse, Limits::default());
     r.push(
         b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n",
         0.0,
@@ -88,7 +88,7 @@ fn limits_end_the_recording_with_a_finding() {
         max_events: 2,
         ..Limits::default()
     };
-    let mut r = Recording::with_format(Format::Jsonl, limits);
+    let mut r = Recording::with_format(Framing::JsonLines, limits);
     let one = lines(&[r#"{"type":"CUSTOM","name":"x","value":1}"#]);
     assert!(r.push(&one, 0.0));
     assert!(r.push(&one, 0.0));
@@ -108,7 +108,7 @@ fn interrupts_and_replay() {
         r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2}]}"#,
         r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[{"id":"i1","reason":"approval"}]}}"#,
     ]);
-    let mut r = Recording::with_format(Format::Jsonl, Limits::default());
+    let mut r = Recording::with_format(Framing::JsonLines, Limits::default());
     r.push(&body, 0.0);
     r.finish(End::Completed, 0.0);
     assert_eq!(r.status().0, Status::Interrupted, "{:?}", r.findings());
@@ -120,8 +120,8 @@ fn interrupts_and_replay() {
 
 #[test]
 fn sniffing() {
-    assert_eq!(Format::sniff(b"  {\"type\":1}"), Format::Jsonl);
-    assert_eq!(Format::sniff(b"data: {}\n\n"), Format::Sse);
-    assert_eq!(Format::sniff(b": comment\n"), Format::Sse);
-    assert_eq!(Format::sniff(&[0, 0, 0, 4, 1, 2, 3, 4]), Format::Proto);
+    assert_eq!(Framing::sniff(b"  {\"type\":1}"), Framing::JsonLines);
+    assert_eq!(Framing::sniff(b"data: {}\n\n"), Framing::Sse);
+    assert_eq!(Framing::sniff(b": comment\n"), Framing::Sse);
+    assert_eq!(Framing::sniff(&[0, 0, 0, 4, 1, 2, 3, 4]), Framing::Proto);
 }

@@ -3,7 +3,7 @@
 //! rows and findings come out, every finding names an event that exists (or the next
 //! one), and nothing past the limits is kept.
 
-use agui_sdk_inspect::{End, Format, Limits, Recording};
+use agui_sdk_inspect::{End, Framing, Limits, Recording};
 use proptest::prelude::*;
 
 /// Realistic frames to mutate: valid events, a broken one, chunks, unknown types.
@@ -21,12 +21,12 @@ const FRAMES: &[&str] = &[
     r#"{"type":"#,
 ];
 
-fn body(frames: &[usize], format: Format, noise: &[u8]) -> Vec<u8> {
+fn body(frames: &[usize], format: Framing, noise: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for &i in frames {
         let f = FRAMES[i % FRAMES.len()];
         match format {
-            Format::Sse => {
+            Framing::Sse => {
                 out.extend_from_slice(b"data: ");
                 out.extend_from_slice(f.as_bytes());
                 out.extend_from_slice(b"\n\n");
@@ -41,7 +41,7 @@ fn body(frames: &[usize], format: Format, noise: &[u8]) -> Vec<u8> {
     out
 }
 
-fn record(bytes: &[u8], format: Format, cuts: &[usize], limits: Limits) -> Recording {
+fn record(bytes: &[u8], format: Framing, cuts: &[usize], limits: Limits) -> Recording {
     let mut r = Recording::with_format(format, limits);
     let mut at = 0;
     for &c in cuts {
@@ -77,7 +77,7 @@ proptest! {
         frames in proptest::collection::vec(0usize..32, 0..40),
         noise in proptest::collection::vec(any::<u8>(), 0..64),
         cuts in proptest::collection::vec(any::<usize>(), 0..12),
-        format in prop_oneof![Just(Format::Sse), Just(Format::Jsonl), Just(Format::Proto)],
+        format in prop_oneof![Just(Framing::Sse), Just(Framing::JsonLines), Just(Framing::Proto)],
         max_events in 1usize..50,
     ) {
         let limits = Limits { max_events, max_findings: 20, ..Limits::default() };
@@ -94,13 +94,13 @@ proptest! {
     #[test]
     fn random_bytes_never_panic(
         bytes in proptest::collection::vec(any::<u8>(), 0..512),
-        format in prop_oneof![Just(Format::Sse), Just(Format::Jsonl), Just(Format::Proto)],
+        format in prop_oneof![Just(Framing::Sse), Just(Framing::JsonLines), Just(Framing::Proto)],
     ) {
         let limits = Limits::default();
         let r = record(&bytes, format, &[], limits);
         check(&r, &limits);
         // And sniffed, as an uploaded recording is.
-        let r = record(&bytes, Format::sniff(&bytes), &[], limits);
+        let r = record(&bytes, Framing::sniff(&bytes), &[], limits);
         check(&r, &limits);
     }
 }

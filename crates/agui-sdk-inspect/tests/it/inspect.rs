@@ -767,11 +767,11 @@ async fn all_runs_together_are_bounded_in_bytes() {
             source: agui_sdk_inspect::Source::Relay,
             label: "live".into(),
             url: None,
-            format: agui_sdk_inspect::Format::Sse,
+            format: agui_sdk_inspect::Framing::Sse,
             input: None,
         })
         .unwrap();
-    live.set_format(agui_sdk_inspect::Format::Sse);
+    live.set_format(agui_sdk_inspect::Framing::Sse);
     let mut accepted = true;
     for _ in 0..10 {
         accepted = live.push(&recording(40));

@@ -744,7 +744,7 @@ async fn a_continuation_without_its_reasoning_is_refused() {
         chat.add_message(Message::tool("t1", call.as_str(), "shown"));
         let error = chat.run_agent(RunParams::new()).await.unwrap_err();
         assert!(error.to_string().contains("answered 400"), "{api}: {error}");
-        let log = srv.log.lock().unwrap().clone();
+        let log = log_with(&srv, says).await;
         assert!(log.contains(says), "{api}: {log}");
         let reqs = fake.requests_for(model);
         assert_eq!(reqs.len(), 2);
@@ -838,7 +838,7 @@ async fn a_reasoning_tool_loop_through_aimock_completes() {
     chat.add_message(Message::tool("t1", call.as_str(), "shown"));
     let error = chat.run_agent(RunParams::new()).await.unwrap_err();
     assert!(error.to_string().contains("answered 400"), "{error}");
-    let log = srv.log.lock().unwrap().clone();
+    let log = log_with(&srv, "must begin with a `thinking` block").await;
     assert!(log.contains("must begin with a `thinking` block"), "{log}");
 
     drop(mock.stdin.take());
@@ -855,4 +855,17 @@ async fn a_reasoning_tool_loop_through_aimock_completes() {
         [&json!(200), &json!(200), &json!(200), &json!(400)],
         "{last}"
     );
+}
+
+/// The server's log once it holds `text`, or after 10 s: the server logs an upstream's
+/// answer as the run ends, which may be just after the client has read the RUN_ERROR.
+async fn log_with(srv: &Served, text: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let log = srv.log.lock().unwrap().clone();
+        if log.contains(text) || std::time::Instant::now() > deadline {
+            return log;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }

@@ -211,6 +211,13 @@ impl ModelAgentBuilder {
         self
     }
 
+    /// Makes the calls of every server-side tool of the agent, its MCP servers' tools
+    /// included, wait for approval as `approval` says (a tool also named by
+    /// [`approve_tool`](Self::approve_tool) waits when either policy says so).
+    pub fn approve_all_tools(self, approval: Approval) -> Self {
+        self.approve_tool(EVERY_TOOL, approval)
+    }
+
     /// Shows the shared state to the model (a system message with its JSON).
     pub fn expose_state(mut self, on: bool) -> Self {
         self.config.expose_state = on;
@@ -413,6 +420,10 @@ impl ModelAgentBuilder {
     }
 }
 
+/// The name under which [`ModelAgentBuilder::approve_all_tools`] keeps its policy (no
+/// provider allows it in a tool's name).
+pub(crate) const EVERY_TOOL: &str = "*";
+
 impl ModelAgentBuilder {
     /// Each tool named for approval exists, unless an MCP server may offer it (its
     /// tools are known at the first run only).
@@ -422,7 +433,7 @@ impl ModelAgentBuilder {
             return Ok(());
         }
         for (name, _) in &self.config.approvals {
-            if !self.config.tools.iter().any(|t| t.spec.name == *name) {
+            if name != EVERY_TOOL && !self.config.tools.iter().any(|t| t.spec.name == *name) {
                 return Err(ConfigError(format!(
                     "approve_tool names {name:?}, which is not a server-side tool of the agent"
                 )));

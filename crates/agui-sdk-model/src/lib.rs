@@ -635,10 +635,10 @@ async fn run<P: Provider>(
                 continue;
             }
             if server_tools.iter().any(|t| t.name == call.name)
-                && config
-                    .approvals
-                    .iter()
-                    .any(|(name, a)| *name == call.name && a.is_needed(&call.arguments))
+                && config.approvals.iter().any(|(name, a)| {
+                    (*name == call.name || name == builder::EVERY_TOOL)
+                        && a.is_needed(&call.arguments)
+                })
             {
                 // Not run: the run ends asking the user (the calls of the turn that
                 // need no approval run first).

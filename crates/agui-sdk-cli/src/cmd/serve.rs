@@ -108,9 +108,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL", requires = "model")]
     pub mcp_url: Vec<String>,
     /// Tools of the `chat` agent whose calls wait for a user's approval, by the name
-    /// the model sees (`add`, an MCP tool's offered name): such a call ends the run
-    /// with an interrupt, and the next run's answer runs it (once) or declines it;
-    /// comma-separated or repeated.
+    /// the model sees (`add`, an MCP tool's offered name), or `all`: such a call ends
+    /// the run with an interrupt, and the next run's answer runs it (once) or declines
+    /// it; comma-separated or repeated.
     #[arg(long, value_name = "TOOL,…", value_delimiter = ',', requires = "model")]
     pub approve_tools: Vec<String>,
 }
@@ -188,7 +188,10 @@ fn chat_agent(args: &ServeArgs) -> Result<Option<agui_sdk_server::FnAgent>, CliE
     }
     b = mcp_servers(args, b)?;
     for tool in args.approve_tools.iter().filter(|t| !t.is_empty()) {
-        b = b.approve_tool(tool, agui_sdk_model::Approval::Always);
+        b = match tool.as_str() {
+            "all" => b.approve_all_tools(agui_sdk_model::Approval::Always),
+            name => b.approve_tool(name, agui_sdk_model::Approval::Always),
+        };
     }
     let var = args.api_key_env.as_deref().unwrap_or(default_key);
     match std::env::var(var) {

@@ -606,3 +606,14 @@ fn approving_a_tool_the_agent_does_not_have_fails_the_build() {
         .build();
     assert!(built.unwrap_err().to_string().contains("nope"));
 }
+
+#[tokio::test]
+async fn every_tool_waits_when_all_are_to_be_approved() {
+    let t = Thread::with("send", |b| b.approve_all_tools(Approval::Always)).await;
+    let events = t.ask().await;
+    assert!(results(&events).is_empty(), "the tool did not run");
+    assert!(t.sent().is_empty());
+    let raised = interrupts(&events);
+    assert_eq!(raised.len(), 1);
+    assert_eq!(raised[0].tool_call_id.as_deref(), Some("call_send"));
+}

@@ -207,8 +207,15 @@ pub struct Session {
     key: InterruptKey,
     by: String,
     claimed: Mutex<bool>,
-    /// The entry this session last read or wrote: a swap expecting it saves a load.
-    cached: Mutex<Option<(u64, Doc)>>,
+    /// The entry this session last read or wrote (or found absent): a swap expecting
+    /// it saves a load.
+    cached: Mutex<Option<Seen>>,
+}
+
+/// An entry as a session last saw it: its version and document, `None` when absent.
+struct Seen {
+    version: Option<u64>,
+    doc: Option<Doc>,
 }
 
 impl std::fmt::Debug for Session {
@@ -241,7 +248,8 @@ impl Session {
             doc::check_raised(raised, policy)?;
         }
         let by = self.claimed().then_some(self.by.as_str());
-        if by.is_none() && raised.is_none() && lock(&self.cached).is_none() {
+        let absent = matches!(&*lock(&self.cached), Some(Seen { doc: None, .. }));
+        if by.is_none() && raised.is_none() && absent {
             // Nothing was claimed, nothing raised, and nothing was open when the run
             // began (the load found no entry): nothing to write.
             return Ok(());
@@ -306,7 +314,7 @@ impl Session {
         for _ in 0..MAX_ATTEMPTS {
             let cached = lock(&self.cached).take();
             let (version, current) = match cached {
-                Some((v, d)) => (Some(v), Some(d)),
+                Some(seen) => (seen.version, seen.doc),
                 None => match ledger.load(&self.key).await? {
                     Some(entry) => {
                         let d: Doc = serde_json::from_slice(&entry.doc).map_err(|e| {
@@ -320,9 +328,10 @@ impl Session {
                 },
             };
             let Some(next) = f(current.clone())? else {
-                if let (Some(v), Some(d)) = (version, current) {
-                    *lock(&self.cached) = Some((v, d));
-                }
+                *lock(&self.cached) = Some(Seen {
+                    version,
+                    doc: current,
+                });
                 return Ok(false);
             };
             let bytes = serde_json::to_vec(&next)
@@ -343,7 +352,10 @@ impl Session {
                 .swap(&self.key, version, entry, policy.keep_for)
                 .await?
             {
-                *lock(&self.cached) = Some((new_version, next));
+                *lock(&self.cached) = Some(Seen {
+                    version: Some(new_version),
+                    doc: Some(next),
+                });
                 return Ok(true);
             }
         }

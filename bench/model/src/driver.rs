@@ -250,34 +250,32 @@ pub fn main(args: &[String]) {
     let me = std::env::current_exe().expect("own path").display().to_string();
     let upstream = Proc::spawn(&[me.clone(), "upstream".into()], &[]);
     let base = format!("http://127.0.0.1:{}/v1", upstream.port);
-    let rust = Proc::spawn(
-        &[me, "agent".into(), "--upstream".into(), base.clone()],
-        &[],
-    );
-    let mut servers = vec![Server {
-        name: "rust",
-        urls: APIS
-            .iter()
-            .map(|a| (*a, format!("http://127.0.0.1:{}/{a}", rust.port)))
-            .collect(),
-        proc: rust,
-        gc: None,
-    }];
-    if let Some(cmd) = &node {
-        let cmd: Vec<String> = cmd.split(' ').map(str::to_owned).collect();
+    let spawn = |name: &'static str| -> Server {
+        if name == "rust" {
+            let p = Proc::spawn(&[me.clone(), "agent".into(), "--upstream".into(), base.clone()], &[]);
+            return Server {
+                name,
+                urls: APIS
+                    .iter()
+                    .map(|a| (*a, format!("http://127.0.0.1:{}/{a}", p.port)))
+                    .collect(),
+                proc: p,
+                gc: None,
+            };
+        }
+        let cmd: Vec<String> = node.as_deref().unwrap_or("").split(' ').map(str::to_owned).collect();
         let p = Proc::spawn(&cmd, &[("BENCH_UPSTREAM".into(), base.clone())]);
-        servers.push(Server {
-            name: "node",
+        Server {
+            name,
             urls: APIS
                 .iter()
-                .map(|a| {
-                    (*a, format!("http://127.0.0.1:{}/copilotkit/agent/{a}/run", p.port))
-                })
+                .map(|a| (*a, format!("http://127.0.0.1:{}/copilotkit/agent/{a}/run", p.port)))
                 .collect(),
             gc: Some(format!("http://127.0.0.1:{}/debug/gc", p.port)),
             proc: p,
-        });
-    }
+        }
+    };
+    let names: Vec<&'static str> = if node.is_some() { vec!["rust", "node"] } else { vec!["rust"] };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -291,26 +289,28 @@ pub fn main(args: &[String]) {
         reasoning,
         tokens: tokens - reasoning,
         rate: 0.0,
+        words: false,
+        tool: false,
+        redacted: false,
     };
     let mut cpu_rows: Vec<CpuRow> = Vec::new();
     let mut mem_rows: Vec<MemRow> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    rt.block_on(async {
-        // Warm-up: every path once small, twice (the JIT, lazy set-up).
-        for s in &servers {
-            for (api, url) in &s.urls {
-                for _ in 0..2 {
-                    let seen = run(&client, url, Ask { reasoning: 2000, tokens: 2000, rate: 0.0 }, None).await;
-                    if !seen.finished || seen.error.is_some() {
-                        notes.push(format!("warm-up {} {api}: {seen:?}", s.name));
-                    }
-                }
-            }
-        }
+    let servers = rt.block_on(async {
+        // Memory: a fresh server process for each API (an allocator keeps what earlier
+        // runs freed, which would hide a later row's growth), warmed up on that API.
         if phases.contains("memory") {
-            for s in &servers {
-                for (api, url) in &s.urls {
+            for name in &names {
+                for api in APIS {
+                    let s = spawn(name);
+                    let url = &s.urls.iter().find(|(a, _)| *a == api).expect("api").1;
+                    for _ in 0..2 {
+                        let seen = run(&client, url, Ask { reasoning: 2000, tokens: 2000, rate: 0.0, words: false, tool: false, redacted: false }, None).await;
+                        if !seen.finished || seen.error.is_some() {
+                            notes.push(format!("warm-up {} {api}: {seen:?}", s.name));
+                        }
+                    }
                     let gc = || async {
                         if let Some(g) = &s.gc {
                             let _ = client.post(g).send().await;
@@ -321,7 +321,7 @@ pub fn main(args: &[String]) {
                     let idle = rss_kib(s.proc.pid());
                     let first = Arc::new(AtomicUsize::new(0));
                     // Slow runs: 2 deltas a second, a reasoning span open for minutes.
-                    let slow = Ask { reasoning: 1000, tokens: 1000, rate: 2.0 };
+                    let slow = Ask { reasoning: 1000, tokens: 1000, rate: 2.0, words: false, tool: false, redacted: false };
                     let tasks: Vec<_> = (0..open)
                         .map(|_| {
                             let (c, u, f) = (client.clone(), url.clone(), first.clone());
@@ -351,8 +351,20 @@ pub fn main(args: &[String]) {
                         per_run_kib: (busy - idle) / opened.max(1) as f64,
                     });
                     eprintln!("memory {} {api}: idle {idle} KiB, {opened} open {busy} KiB", s.name);
-                    // Let the servers notice the clients went.
-                    tokio::time::sleep(Duration::from_secs(3)).await;
+                    s.proc.stop();
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+        let servers: Vec<Server> = names.iter().map(|n| spawn(n)).collect();
+        // Warm-up: every path twice, small (the JIT, lazy set-up).
+        for s in &servers {
+            for (api, url) in &s.urls {
+                for _ in 0..2 {
+                    let seen = run(&client, url, Ask { reasoning: 2000, tokens: 2000, rate: 0.0, words: false, tool: false, redacted: false }, None).await;
+                    if !seen.finished || seen.error.is_some() {
+                        notes.push(format!("warm-up {} {api}: {seen:?}", s.name));
+                    }
                 }
             }
         }
@@ -395,9 +407,16 @@ pub fn main(args: &[String]) {
                             && seen.error.is_none()
                             && seen.reasoning == big.reasoning
                             && seen.text == big.tokens;
+                        let whole = seen.finished && seen.error.is_none() && seen.text == big.tokens;
                         r.check = format!(
                             "{}: {} reasoning + {} text deltas, {} encrypted value(s){}",
-                            if ok { "ok" } else { "WRONG" },
+                            if ok {
+                                "ok"
+                            } else if whole && seen.reasoning == 0 {
+                                "reasoning not streamed"
+                            } else {
+                                "WRONG"
+                            },
                             seen.reasoning,
                             seen.text,
                             seen.encrypted,
@@ -409,6 +428,7 @@ pub fn main(args: &[String]) {
                 }
             }
         }
+        servers
     });
     let load_end = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut md = String::new();

@@ -26,14 +26,27 @@ pub struct Ask {
     pub reasoning: usize,
     pub tokens: usize,
     pub rate: f64,
+    /// Readable words instead of numbered tokens (`words=1`), for a guide's example.
+    pub words: bool,
+    /// The turn ends with a call of the tool `show_card` (`tool=1`; Responses and
+    /// Anthropic), until the request carries its result, then answers text only.
+    pub tool: bool,
+    /// A `redacted_thinking` block comes first (`redacted=1`; Anthropic).
+    pub redacted: bool,
 }
 
 impl Ask {
     pub fn prompt(&self) -> String {
-        format!(
+        let mut p = format!(
             "benchask reasoning={} tokens={} rate={}",
             self.reasoning, self.tokens, self.rate
-        )
+        );
+        for (on, word) in [(self.words, " words=1"), (self.tool, " tool=1"), (self.redacted, " redacted=1")] {
+            if on {
+                p.push_str(word);
+            }
+        }
+        p
     }
 
     /// Finds the ask in a request body (the prompt is in it verbatim, whatever the API).
@@ -49,12 +62,18 @@ impl Ask {
             reasoning: 0,
             tokens: 0,
             rate: 0.0,
+            words: false,
+            tool: false,
+            redacted: false,
         };
         for w in text.split_whitespace() {
             match w.split_once('=')? {
                 ("reasoning", v) => ask.reasoning = v.parse().ok()?,
                 ("tokens", v) => ask.tokens = v.parse().ok()?,
                 ("rate", v) => ask.rate = v.parse().ok()?,
+                ("words", v) => ask.words = v == "1",
+                ("tool", v) => ask.tool = v == "1",
+                ("redacted", v) => ask.redacted = v == "1",
                 _ => {}
             }
         }

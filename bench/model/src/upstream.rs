@@ -13,6 +13,11 @@
 //! * `…/messages`: `event: message_start`, `ping`, a `thinking` block
 //!   (`thinking_delta` per token, then `signature_delta`), a `text` block (`text_delta`
 //!   per token), `message_delta` with the stop reason and usage, `message_stop`.
+//!
+//! For a guide's example, `words=1` streams readable words, `tool=1` ends the turn
+//! with a call of `show_card` (Responses, Anthropic) until the request carries its
+//! result, `redacted=1` adds a `redacted_thinking` block (Anthropic); with
+//! `BENCH_LOG_REQUESTS` set, every request body goes to standard error.
 
 use std::io::Write as _;
 
@@ -46,6 +51,8 @@ const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charse
 
 pub const SIGNATURE: &str =
     "EqQBCkYIBRgCIkB+/sig-A/0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ==";
+pub const REDACTED: &str =
+    "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URv==";
 pub const ENCRYPTED: &str =
     "gAAAAABoX1-reasoning+A/0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP_qrs==";
 
@@ -56,7 +63,13 @@ async fn connection(mut sock: TcpStream) -> std::io::Result<()> {
         let Some((path, body)) = read_request(&mut sock, &mut buf).await? else {
             return Ok(());
         };
-        let Some(ask) = Ask::find(&body) else {
+        if std::env::var_os("BENCH_LOG_REQUESTS").is_some() {
+            eprintln!("request {path} {}", String::from_utf8_lossy(&body));
+        }
+        // A follow-up with the tool's result: text only.
+        let follow_up = memchr::memmem::find(&body, b"\"tool_result\"").is_some()
+            || memchr::memmem::find(&body, b"\"function_call_output\"").is_some();
+        let Some(mut ask) = Ask::find(&body) else {
             let msg = br#"{"error":{"message":"the prompt must be benchask reasoning=R tokens=T rate=X","type":"invalid_request_error"}}"#;
             let head = format!(
                 "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
@@ -66,6 +79,9 @@ async fn connection(mut sock: TcpStream) -> std::io::Result<()> {
             sock.write_all(msg).await?;
             continue;
         };
+        if follow_up {
+            (ask.reasoning, ask.tool, ask.redacted) = (0, false, false);
+        }
         let mut w = Writer {
             sock: &mut sock,
             frame: Vec::with_capacity(1024),
@@ -201,11 +217,20 @@ async fn pace(ask: &Ask, start: tokio::time::Instant, i: usize) {
     }
 }
 
-fn reasoning_token(i: usize) -> String {
+const THOUGHT: [&str; 7] = ["The user ", "wants ", "a card ", "for ", "Oslo; ", "show_card ", "does it."];
+const ANSWER: [&str; 4] = ["Here ", "is ", "the ", "card."];
+
+fn reasoning_token(ask: &Ask, i: usize) -> String {
+    if ask.words {
+        return THOUGHT[i % THOUGHT.len()].to_owned();
+    }
     format!("r{i} ")
 }
 
-fn text_token(i: usize) -> String {
+fn text_token(ask: &Ask, i: usize) -> String {
+    if ask.words {
+        return ANSWER[i % ANSWER.len()].to_owned();
+    }
     format!("t{i} ")
 }
 
@@ -219,7 +244,7 @@ async fn chat(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
         pace(&ask, start, i).await;
         let c = format!(
             r#""choices":[{{"index":0,"delta":{{"reasoning_content":"{}"}},"logprobs":null,"finish_reason":null}}]"#,
-            reasoning_token(i)
+            reasoning_token(&ask, i)
         );
         w.send(None, &chunk(&c)).await?;
     }
@@ -227,7 +252,7 @@ async fn chat(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
         pace(&ask, start, ask.reasoning + i).await;
         let c = format!(
             r#""choices":[{{"index":0,"delta":{{"content":"{}"}},"logprobs":null,"finish_reason":null}}]"#,
-            text_token(i)
+            text_token(&ask, i)
         );
         w.send(None, &chunk(&c)).await?;
     }
@@ -256,59 +281,83 @@ async fn responses(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
     let (rs, msg) = ("rs_0123", "msg_0123");
     w.resp("response.created", json!({ "response": response("in_progress", json!([]), Value::Null) })).await?;
     w.resp("response.in_progress", json!({ "response": response("in_progress", json!([]), Value::Null) })).await?;
-    w.resp("response.output_item.added", json!({ "output_index": 0, "item": {
-        "id": rs, "type": "reasoning", "summary": [], "encrypted_content": null } })).await?;
-    w.resp("response.reasoning_summary_part.added", json!({ "item_id": rs, "output_index": 0,
-        "summary_index": 0, "part": { "type": "summary_text", "text": "" } })).await?;
     let start = tokio::time::Instant::now();
-    let mut summary = String::new();
-    for i in 0..ask.reasoning {
-        pace(&ask, start, i).await;
-        let t = reasoning_token(i);
-        summary.push_str(&t);
-        // Written by hand: the same bytes serde_json would give, without a Value a token.
-        let data = format!(
-            r#"{{"type":"response.reasoning_summary_text.delta","item_id":"{rs}","output_index":0,"summary_index":0,"delta":"{t}","sequence_number":{}}}"#,
-            w.seq
-        );
-        w.seq += 1;
-        w.send(Some("response.reasoning_summary_text.delta"), &data).await?;
+    let mut items = Vec::new();
+    if ask.reasoning > 0 {
+        w.resp("response.output_item.added", json!({ "output_index": 0, "item": {
+            "id": rs, "type": "reasoning", "summary": [], "encrypted_content": null } })).await?;
+        w.resp("response.reasoning_summary_part.added", json!({ "item_id": rs, "output_index": 0,
+            "summary_index": 0, "part": { "type": "summary_text", "text": "" } })).await?;
+        let mut summary = String::new();
+        for i in 0..ask.reasoning {
+            pace(&ask, start, i).await;
+            let t = reasoning_token(&ask, i);
+            summary.push_str(&t);
+            // Written by hand: the bytes serde_json would give, without a Value a token.
+            let data = format!(
+                r#"{{"type":"response.reasoning_summary_text.delta","item_id":"{rs}","output_index":0,"summary_index":0,"delta":"{t}","sequence_number":{}}}"#,
+                w.seq
+            );
+            w.seq += 1;
+            w.send(Some("response.reasoning_summary_text.delta"), &data).await?;
+        }
+        w.resp("response.reasoning_summary_text.done", json!({ "item_id": rs, "output_index": 0,
+            "summary_index": 0, "text": summary })).await?;
+        w.resp("response.reasoning_summary_part.done", json!({ "item_id": rs, "output_index": 0,
+            "summary_index": 0, "part": { "type": "summary_text", "text": summary } })).await?;
+        let rs_item = json!({ "id": rs, "type": "reasoning",
+            "summary": [{ "type": "summary_text", "text": summary }], "encrypted_content": ENCRYPTED });
+        w.resp("response.output_item.done", json!({ "output_index": 0, "item": rs_item })).await?;
+        items.push(rs_item);
     }
-    w.resp("response.reasoning_summary_text.done", json!({ "item_id": rs, "output_index": 0,
-        "summary_index": 0, "text": summary })).await?;
-    w.resp("response.reasoning_summary_part.done", json!({ "item_id": rs, "output_index": 0,
-        "summary_index": 0, "part": { "type": "summary_text", "text": summary } })).await?;
-    let rs_item = json!({ "id": rs, "type": "reasoning",
-        "summary": [{ "type": "summary_text", "text": summary }], "encrypted_content": ENCRYPTED });
-    w.resp("response.output_item.done", json!({ "output_index": 0, "item": rs_item })).await?;
-    w.resp("response.output_item.added", json!({ "output_index": 1, "item": {
-        "id": msg, "type": "message", "status": "in_progress", "role": "assistant", "content": [] } })).await?;
-    w.resp("response.content_part.added", json!({ "item_id": msg, "output_index": 1, "content_index": 0,
-        "part": { "type": "output_text", "text": "", "annotations": [] } })).await?;
-    let mut text = String::new();
-    for i in 0..ask.tokens {
-        pace(&ask, start, ask.reasoning + i).await;
-        let t = text_token(i);
-        text.push_str(&t);
-        let data = format!(
-            r#"{{"type":"response.output_text.delta","item_id":"{msg}","output_index":1,"content_index":0,"delta":"{t}","logprobs":[],"sequence_number":{}}}"#,
-            w.seq
-        );
-        w.seq += 1;
-        w.send(Some("response.output_text.delta"), &data).await?;
+    let index = items.len();
+    if ask.tool {
+        let (id, call) = ("fc_0123", "call_01A");
+        w.resp("response.output_item.added", json!({ "output_index": index, "item": {
+            "id": id, "type": "function_call", "status": "in_progress", "call_id": call,
+            "name": "show_card", "arguments": "" } })).await?;
+        for p in ["{\"city\":", " \"Oslo\"}"] {
+            w.resp("response.function_call_arguments.delta", json!({ "item_id": id,
+                "output_index": index, "delta": p })).await?;
+        }
+        let args = "{\"city\": \"Oslo\"}";
+        w.resp("response.function_call_arguments.done", json!({ "item_id": id,
+            "output_index": index, "arguments": args })).await?;
+        let item = json!({ "id": id, "type": "function_call", "status": "completed",
+            "call_id": call, "name": "show_card", "arguments": args });
+        w.resp("response.output_item.done", json!({ "output_index": index, "item": item })).await?;
+        items.push(item);
+    } else {
+        w.resp("response.output_item.added", json!({ "output_index": index, "item": {
+            "id": msg, "type": "message", "status": "in_progress", "role": "assistant", "content": [] } })).await?;
+        w.resp("response.content_part.added", json!({ "item_id": msg, "output_index": index, "content_index": 0,
+            "part": { "type": "output_text", "text": "", "annotations": [] } })).await?;
+        let mut text = String::new();
+        for i in 0..ask.tokens {
+            pace(&ask, start, ask.reasoning + i).await;
+            let t = text_token(&ask, i);
+            text.push_str(&t);
+            let data = format!(
+                r#"{{"type":"response.output_text.delta","item_id":"{msg}","output_index":{index},"content_index":0,"delta":"{t}","logprobs":[],"sequence_number":{}}}"#,
+                w.seq
+            );
+            w.seq += 1;
+            w.send(Some("response.output_text.delta"), &data).await?;
+        }
+        w.resp("response.output_text.done", json!({ "item_id": msg, "output_index": index, "content_index": 0,
+            "text": text, "logprobs": [] })).await?;
+        w.resp("response.content_part.done", json!({ "item_id": msg, "output_index": index, "content_index": 0,
+            "part": { "type": "output_text", "text": text, "annotations": [] } })).await?;
+        let item = json!({ "id": msg, "type": "message", "status": "completed", "role": "assistant",
+            "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
+        w.resp("response.output_item.done", json!({ "output_index": index, "item": item })).await?;
+        items.push(item);
     }
-    w.resp("response.output_text.done", json!({ "item_id": msg, "output_index": 1, "content_index": 0,
-        "text": text, "logprobs": [] })).await?;
-    w.resp("response.content_part.done", json!({ "item_id": msg, "output_index": 1, "content_index": 0,
-        "part": { "type": "output_text", "text": text, "annotations": [] } })).await?;
-    let msg_item = json!({ "id": msg, "type": "message", "status": "completed", "role": "assistant",
-        "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
-    w.resp("response.output_item.done", json!({ "output_index": 1, "item": msg_item })).await?;
     let n = (ask.reasoning + ask.tokens) as u64;
     let usage = json!({ "input_tokens": 12, "input_tokens_details": { "cached_tokens": 0 },
         "output_tokens": n, "output_tokens_details": { "reasoning_tokens": ask.reasoning },
         "total_tokens": n + 12 });
-    w.resp("response.completed", json!({ "response": response("completed", json!([rs_item, msg_item]), usage) })).await
+    w.resp("response.completed", json!({ "response": response("completed", Value::Array(items), usage) })).await
 }
 
 async fn anthropic(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
@@ -319,34 +368,55 @@ async fn anthropic(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
         "usage": { "input_tokens": 12, "output_tokens": 1, "cache_creation_input_tokens": null,
                    "cache_read_input_tokens": null } } }))).await?;
     w.send(Some("ping"), r#"{"type":"ping"}"#).await?;
-    w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": 0,
-        "content_block": { "type": "thinking", "thinking": "", "signature": "" } }))).await?;
+    let mut index = 0;
+    if ask.redacted {
+        w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "redacted_thinking", "data": REDACTED } }))).await?;
+        w.send(Some("content_block_stop"), &ev(json!({ "type": "content_block_stop", "index": index }))).await?;
+        index += 1;
+    }
     let start = tokio::time::Instant::now();
-    for i in 0..ask.reasoning {
-        pace(&ask, start, i).await;
-        let data = format!(
-            r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"thinking_delta","thinking":"{}"}}}}"#,
-            reasoning_token(i)
-        );
-        w.send(Some("content_block_delta"), &data).await?;
+    if ask.reasoning > 0 {
+        w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "thinking", "thinking": "", "signature": "" } }))).await?;
+        for i in 0..ask.reasoning {
+            pace(&ask, start, i).await;
+            let data = format!(
+                r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"thinking_delta","thinking":"{}"}}}}"#,
+                reasoning_token(&ask, i)
+            );
+            w.send(Some("content_block_delta"), &data).await?;
+        }
+        w.send(Some("content_block_delta"), &ev(json!({ "type": "content_block_delta", "index": index,
+            "delta": { "type": "signature_delta", "signature": SIGNATURE } }))).await?;
+        w.send(Some("content_block_stop"), &ev(json!({ "type": "content_block_stop", "index": index }))).await?;
+        index += 1;
     }
-    w.send(Some("content_block_delta"), &ev(json!({ "type": "content_block_delta", "index": 0,
-        "delta": { "type": "signature_delta", "signature": SIGNATURE } }))).await?;
-    w.send(Some("content_block_stop"), r#"{"type":"content_block_stop","index":0}"#).await?;
-    w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": 1,
-        "content_block": { "type": "text", "text": "", "citations": null } }))).await?;
-    for i in 0..ask.tokens {
-        pace(&ask, start, ask.reasoning + i).await;
-        let data = format!(
-            r#"{{"type":"content_block_delta","index":1,"delta":{{"type":"text_delta","text":"{}"}}}}"#,
-            text_token(i)
-        );
-        w.send(Some("content_block_delta"), &data).await?;
-    }
-    w.send(Some("content_block_stop"), r#"{"type":"content_block_stop","index":1}"#).await?;
+    let stop = if ask.tool {
+        w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "tool_use", "id": "toolu_01A", "name": "show_card", "input": {} } }))).await?;
+        for p in ["{\"city\":", " \"Oslo\"}"] {
+            w.send(Some("content_block_delta"), &ev(json!({ "type": "content_block_delta", "index": index,
+                "delta": { "type": "input_json_delta", "partial_json": p } }))).await?;
+        }
+        "tool_use"
+    } else {
+        w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "text", "text": "", "citations": null } }))).await?;
+        for i in 0..ask.tokens {
+            pace(&ask, start, ask.reasoning + i).await;
+            let data = format!(
+                r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":"{}"}}}}"#,
+                text_token(&ask, i)
+            );
+            w.send(Some("content_block_delta"), &data).await?;
+        }
+        "end_turn"
+    };
+    w.send(Some("content_block_stop"), &ev(json!({ "type": "content_block_stop", "index": index }))).await?;
     let n = ask.reasoning + ask.tokens;
     w.send(Some("message_delta"), &ev(json!({ "type": "message_delta",
-        "delta": { "stop_reason": "end_turn", "stop_sequence": null },
+        "delta": { "stop_reason": stop, "stop_sequence": null },
         "usage": { "output_tokens": n } }))).await?;
     w.send(Some("message_stop"), r#"{"type":"message_stop"}"#).await
 }

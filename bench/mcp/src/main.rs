@@ -1,6 +1,6 @@
 //! `mcp-bench [SERVER_BIN] [CALLS]`: the latency an MCP tool call adds in the model
-//! agent's loop over calling the same server directly with rmcp (stdio,
-//! `@modelcontextprotocol/server-everything`'s `echo`), and the agent's memory per
+//! agent's loop over calling the same server directly with rmcp (stdio and Streamable
+//! HTTP, `@modelcontextprotocol/server-everything`'s `echo`), and the agent's memory per
 //! connected MCP server. See README.md.
 
 use std::sync::Arc;
@@ -11,7 +11,8 @@ use agui_sdk_core::{Event, Message, RunAgentInput};
 use agui_sdk_model::{McpServer, ModelAgent, ToolContext, ToolResult};
 use agui_sdk_server::axum;
 use futures_util::StreamExt;
-use rmcp::ServiceExt;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
 fn path() -> String {
@@ -122,32 +123,19 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-#[tokio::main]
-async fn main() {
-    let mut args = std::env::args().skip(1);
-    let bin = args
-        .next()
-        .unwrap_or_else(|| "../../interop/node_modules/.bin/mcp-server-everything".to_owned());
-    let calls: usize = args.next().map_or(1000, |n| n.parse().unwrap());
-    let warm = 50;
+type Client = RunningService<RoleClient, ()>;
 
+/// Rows 1 and 2 for one transport: `client` is rmcp's own client of the server,
+/// `server` the same server as the agent's MCP server config.
+async fn measure(
+    transport: &str,
+    client: Client,
+    server: McpServer,
+    url: &str,
+    calls: usize,
+    warm: usize,
+) {
     // 1. rmcp directly.
-    let mut child = tokio::process::Command::new(&bin)
-        .arg("stdio")
-        .env_clear()
-        .env("PATH", path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(
-        child.stdout.take().unwrap(),
-        child.stdin.take().unwrap(),
-    );
-    let client = ().serve(transport).await.unwrap();
-    let server_pid = child.id().unwrap();
     let params: rmcp::model::CallToolRequestParams =
         serde_json::from_value(json!({ "name": "echo", "arguments": { "message": "hi" } }))
             .unwrap();
@@ -160,17 +148,15 @@ async fn main() {
         }
         assert!(!r.content.is_empty());
     }
-    let server_rss = vm_rss_kib(server_pid);
     let client = Arc::new(client);
 
     // 2. Runs of two agents alike (the MCP server's tools, and a closure `echo_direct`
     //    calling the same server's `echo` with rmcp directly, on a client of its own):
     //    the model `mcp` calls the MCP `echo`, the model `direct` the closure.
-    let url = upstream().await;
     let make = |model: &str| {
         let client = client.clone();
-        ModelAgent::chat_completions(&url, model)
-            .mcp_server(McpServer::stdio(&bin, ["stdio"]).env("PATH", path()))
+        ModelAgent::chat_completions(url, model)
+            .mcp_server(server.clone())
             .tool("echo_direct", "Echoes.", move |x: Echo, _: ToolContext| {
                 let client = client.clone();
                 async move {
@@ -199,7 +185,9 @@ async fn main() {
             calls_direct.push(cb);
         }
     }
-    println!("{calls} calls of server-everything's echo over stdio, after {warm} to warm up:");
+    println!(
+        "{calls} calls of server-everything's echo over {transport}, after {warm} to warm up:"
+    );
     stats("rmcp directly: one call", direct);
     stats("TOOL_CALL_END → RESULT, the agent's MCP path", calls_mcp);
     stats("TOOL_CALL_END → RESULT, rmcp in a closure", calls_direct);
@@ -210,32 +198,159 @@ async fn main() {
         m50 - d50,
         m99 - d99
     );
-    println!("server-everything's own RSS (node): {server_rss} KiB");
-    drop(mcp_agent);
-    drop(direct_agent);
+}
 
-    // 3. The agent's memory per connected server (its side: client, pipes, buffers;
-    //    the servers' own processes are not counted).
-    let n = 20;
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../crates/agui-sdk-model/tests/it/mcp_servers/hostile.py");
+/// The resident memory one agent with `servers` connected (after one run) adds to the
+/// bench process, per server. The agent is returned, to be kept: memory it frees would
+/// otherwise be reused by the next agent and not show in its figure. What was freed
+/// before is handed back to the system first, for the same reason.
+async fn memory(what: &str, url: &str, servers: Vec<McpServer>) -> Arc<dyn Agent> {
+    let n = servers.len();
+    // SAFETY: glibc's malloc_trim only releases free heap memory.
+    unsafe { libc::malloc_trim(0) };
     let before = rss_kib();
-    let mut b = ModelAgent::chat_completions(&url, "m");
-    for i in 0..n {
-        b = b.mcp_server(
-            McpServer::stdio(
-                "python3",
-                [script.to_string_lossy().into_owned(), "clash".into()],
-            )
-            .name(&format!("s{i}"))
-            .env("PATH", path()),
-        );
+    let mut b = ModelAgent::chat_completions(url, "m");
+    for s in servers {
+        b = b.mcp_server(s);
     }
-    let many = Arc::new(b.build().unwrap());
+    let many: Arc<dyn Agent> = Arc::new(b.build().unwrap());
     let _ = one_run(&*many, 0).await;
     let after = rss_kib();
     println!(
-        "agent-side memory per connected stdio MCP server: {:.0} KiB ({n} servers, RSS {before} → {after} KiB)",
+        "agent-side memory per connected {what}: {:.0} KiB ({n} servers, RSS {before} → {after} KiB)",
         (after.saturating_sub(before)) as f64 / n as f64
+    );
+    many
+}
+
+#[tokio::main]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let bin = args
+        .next()
+        .unwrap_or_else(|| "../../interop/node_modules/.bin/mcp-server-everything".to_owned());
+    let calls: usize = args.next().map_or(1000, |n| n.parse().unwrap());
+    let warm = 50;
+    let url = upstream().await;
+
+    // stdio: rmcp's client on the server's pipes; the agent starts a server of its own.
+    let mut child = tokio::process::Command::new(&bin)
+        .arg("stdio")
+        .env_clear()
+        .env("PATH", path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(
+        child.stdout.take().unwrap(),
+        child.stdin.take().unwrap(),
+    );
+    let client = ().serve(transport).await.unwrap();
+    let stdio_pid = child.id().unwrap();
+    let stdio_server = McpServer::stdio(&bin, ["stdio"]).env("PATH", path());
+    measure("stdio", client, stdio_server, &url, calls, warm).await;
+    println!(
+        "server-everything's own RSS (node, stdio): {} KiB",
+        vm_rss_kib(stdio_pid)
+    );
+    drop(child);
+
+    // Streamable HTTP: one server process on a free loopback port; rmcp's client and
+    // the agent's each open a session of their own on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let http = tokio::process::Command::new(&bin)
+        .arg("streamableHttp")
+        .env_clear()
+        .env("PATH", path())
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let http_pid = http.id().unwrap();
+    let mut tries = 0;
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        tries += 1;
+        assert!(
+            tries < 300,
+            "server-everything does not listen on port {port}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mcp_url = format!("http://127.0.0.1:{port}/mcp");
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(mcp_url.as_str());
+    let client = ().serve(transport).await.unwrap();
+    measure(
+        "Streamable HTTP",
+        client,
+        McpServer::http(&mcp_url),
+        &url,
+        calls,
+        warm,
+    )
+    .await;
+    println!(
+        "server-everything's own RSS (node, Streamable HTTP, after the runs): {} KiB",
+        vm_rss_kib(http_pid)
+    );
+
+    // The agent's memory per connected server (its side: client, pipes or HTTP
+    // connections, buffers, the listed tools; the servers' own processes are not
+    // counted).
+    let n = 20;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../crates/agui-sdk-model/tests/it/mcp_servers/hostile.py");
+    let _hostile = memory(
+        "stdio MCP server (hostile.py, 2 tools)",
+        &url,
+        (0..n)
+            .map(|i| {
+                McpServer::stdio(
+                    "python3",
+                    [script.to_string_lossy().into_owned(), "clash".into()],
+                )
+                .name(&format!("s{i}"))
+                .env("PATH", path())
+            })
+            .collect(),
+    )
+    .await;
+    // The same server as the HTTP sessions below, over stdio (20 node processes).
+    let _everything = memory(
+        "stdio MCP server (server-everything)",
+        &url,
+        (0..n)
+            .map(|i| {
+                McpServer::stdio(&bin, ["stdio"])
+                    .name(&format!("e{i}"))
+                    .env("PATH", path())
+            })
+            .collect(),
+    )
+    .await;
+    let server_before = vm_rss_kib(http_pid);
+    let _sessions = memory(
+        "HTTP MCP server (server-everything sessions)",
+        &url,
+        (0..n)
+            .map(|i| McpServer::http(&mcp_url).name(&format!("h{i}")))
+            .collect(),
+    )
+    .await;
+    println!(
+        "server-everything's own RSS (node, Streamable HTTP) before and after {n} more sessions: {server_before} → {} KiB",
+        vm_rss_kib(http_pid)
     );
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs the model agent benchmark (loopback only, about ten minutes on a
+# Builds and runs the model agent benchmark (loopback only, about twenty minutes on a
 # 2-core machine): memory per open model run, then CPU per streamed token with
 # reasoning, for agui-sdk-model's chat-completions, Responses and Anthropic adapters
 # and for CopilotKit's Node runtime (@copilotkit/runtime 1.75.0, its BuiltInAgent) over

@@ -169,7 +169,11 @@ async fn run(
     let resp = match resp {
         Ok(r) if r.status().is_success() => r,
         Ok(r) => {
-            seen.error = Some(format!("{}: {}", r.status(), r.text().await.unwrap_or_default()));
+            seen.error = Some(format!(
+                "{}: {}",
+                r.status(),
+                r.text().await.unwrap_or_default()
+            ));
             return seen;
         }
         Err(e) => {
@@ -235,7 +239,11 @@ pub fn main(args: &[String]) {
     let mut phases = "memory,cpu".to_owned();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut v = || it.next().cloned().unwrap_or_else(|| panic!("{a} needs a value"));
+        let mut v = || {
+            it.next()
+                .cloned()
+                .unwrap_or_else(|| panic!("{a} needs a value"))
+        };
         match a.as_str() {
             "--tokens" => tokens = v().parse().expect("--tokens N"),
             "--reasoning-share" => reasoning_share = v().parse().expect("--reasoning-share F"),
@@ -247,12 +255,23 @@ pub fn main(args: &[String]) {
             other => panic!("unknown argument {other}"),
         }
     }
-    let me = std::env::current_exe().expect("own path").display().to_string();
+    let me = std::env::current_exe()
+        .expect("own path")
+        .display()
+        .to_string();
     let upstream = Proc::spawn(&[me.clone(), "upstream".into()], &[]);
     let base = format!("http://127.0.0.1:{}/v1", upstream.port);
     let spawn = |name: &'static str| -> Server {
         if name == "rust" {
-            let p = Proc::spawn(&[me.clone(), "agent".into(), "--upstream".into(), base.clone()], &[]);
+            let p = Proc::spawn(
+                &[
+                    me.clone(),
+                    "agent".into(),
+                    "--upstream".into(),
+                    base.clone(),
+                ],
+                &[],
+            );
             return Server {
                 name,
                 urls: APIS
@@ -263,19 +282,33 @@ pub fn main(args: &[String]) {
                 gc: None,
             };
         }
-        let cmd: Vec<String> = node.as_deref().unwrap_or("").split(' ').map(str::to_owned).collect();
+        let cmd: Vec<String> = node
+            .as_deref()
+            .unwrap_or("")
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
         let p = Proc::spawn(&cmd, &[("BENCH_UPSTREAM".into(), base.clone())]);
         Server {
             name,
             urls: APIS
                 .iter()
-                .map(|a| (*a, format!("http://127.0.0.1:{}/copilotkit/agent/{a}/run", p.port)))
+                .map(|a| {
+                    (
+                        *a,
+                        format!("http://127.0.0.1:{}/copilotkit/agent/{a}/run", p.port),
+                    )
+                })
                 .collect(),
             gc: Some(format!("http://127.0.0.1:{}/debug/gc", p.port)),
             proc: p,
         }
     };
-    let names: Vec<&'static str> = if node.is_some() { vec!["rust", "node"] } else { vec!["rust"] };
+    let names: Vec<&'static str> = if node.is_some() {
+        vec!["rust", "node"]
+    } else {
+        vec!["rust"]
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -306,7 +339,20 @@ pub fn main(args: &[String]) {
                     let s = spawn(name);
                     let url = &s.urls.iter().find(|(a, _)| *a == api).expect("api").1;
                     for _ in 0..2 {
-                        let seen = run(&client, url, Ask { reasoning: 2000, tokens: 2000, rate: 0.0, words: false, tool: false, redacted: false }, None).await;
+                        let seen = run(
+                            &client,
+                            url,
+                            Ask {
+                                reasoning: 2000,
+                                tokens: 2000,
+                                rate: 0.0,
+                                words: false,
+                                tool: false,
+                                redacted: false,
+                            },
+                            None,
+                        )
+                        .await;
                         if !seen.finished || seen.error.is_some() {
                             notes.push(format!("warm-up {} {api}: {seen:?}", s.name));
                         }
@@ -321,7 +367,14 @@ pub fn main(args: &[String]) {
                     let idle = rss_kib(s.proc.pid());
                     let first = Arc::new(AtomicUsize::new(0));
                     // Slow runs: 2 deltas a second, a reasoning span open for minutes.
-                    let slow = Ask { reasoning: 1000, tokens: 1000, rate: 2.0, words: false, tool: false, redacted: false };
+                    let slow = Ask {
+                        reasoning: 1000,
+                        tokens: 1000,
+                        rate: 2.0,
+                        words: false,
+                        tool: false,
+                        redacted: false,
+                    };
                     let tasks: Vec<_> = (0..open)
                         .map(|_| {
                             let (c, u, f) = (client.clone(), url.clone(), first.clone());
@@ -341,7 +394,10 @@ pub fn main(args: &[String]) {
                         t.abort();
                     }
                     if opened < open {
-                        notes.push(format!("memory {} {api}: only {opened} of {open} runs streamed", s.name));
+                        notes.push(format!(
+                            "memory {} {api}: only {opened} of {open} runs streamed",
+                            s.name
+                        ));
                     }
                     mem_rows.push(MemRow {
                         server: s.name,
@@ -350,7 +406,10 @@ pub fn main(args: &[String]) {
                         open_mib: busy / 1024.0,
                         per_run_kib: (busy - idle) / opened.max(1) as f64,
                     });
-                    eprintln!("memory {} {api}: idle {idle} KiB, {opened} open {busy} KiB", s.name);
+                    eprintln!(
+                        "memory {} {api}: idle {idle} KiB, {opened} open {busy} KiB",
+                        s.name
+                    );
                     s.proc.stop();
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
@@ -361,7 +420,20 @@ pub fn main(args: &[String]) {
         for s in &servers {
             for (api, url) in &s.urls {
                 for _ in 0..2 {
-                    let seen = run(&client, url, Ask { reasoning: 2000, tokens: 2000, rate: 0.0, words: false, tool: false, redacted: false }, None).await;
+                    let seen = run(
+                        &client,
+                        url,
+                        Ask {
+                            reasoning: 2000,
+                            tokens: 2000,
+                            rate: 0.0,
+                            words: false,
+                            tool: false,
+                            redacted: false,
+                        },
+                        None,
+                    )
+                    .await;
                     if !seen.finished || seen.error.is_some() {
                         notes.push(format!("warm-up {} {api}: {seen:?}", s.name));
                     }
@@ -389,10 +461,12 @@ pub fn main(args: &[String]) {
                     for (api, url) in &s.urls {
                         tokio::time::sleep(Duration::from_millis(300)).await;
                         let me = std::process::id();
-                        let (c0, u0, t0) = (cpu_of(s.proc.pid()), cpu_of(upstream.pid()), Instant::now());
+                        let (c0, u0, t0) =
+                            (cpu_of(s.proc.pid()), cpu_of(upstream.pid()), Instant::now());
                         let (m0, d0) = (machine_busy(), cpu_of(me));
                         let seen = run(&client, url, big, None).await;
-                        let (c1, u1, t1) = (cpu_of(s.proc.pid()), cpu_of(upstream.pid()), Instant::now());
+                        let (c1, u1, t1) =
+                            (cpu_of(s.proc.pid()), cpu_of(upstream.pid()), Instant::now());
                         let (m1, d1) = (machine_busy(), cpu_of(me));
                         let others = ((m1 - m0) - (c1 - c0) - (u1 - u0) - (d1 - d0)).max(0.0)
                             / (t1 - t0).as_secs_f64();
@@ -407,7 +481,8 @@ pub fn main(args: &[String]) {
                             && seen.error.is_none()
                             && seen.reasoning == big.reasoning
                             && seen.text == big.tokens;
-                        let whole = seen.finished && seen.error.is_none() && seen.text == big.tokens;
+                        let whole =
+                            seen.finished && seen.error.is_none() && seen.text == big.tokens;
                         r.check = format!(
                             "{}: {} reasoning + {} text deltas, {} encrypted value(s){}",
                             if ok {
@@ -420,9 +495,17 @@ pub fn main(args: &[String]) {
                             seen.reasoning,
                             seen.text,
                             seen.encrypted,
-                            seen.error.as_deref().map(|e| format!(", error {e}")).unwrap_or_default()
+                            seen.error
+                                .as_deref()
+                                .map(|e| format!(", error {e}"))
+                                .unwrap_or_default()
                         );
-                        eprintln!("cpu {} {api}: {:.2} µs/token ({})", s.name, (c1 - c0) * 1e6 / n, r.check);
+                        eprintln!(
+                            "cpu {} {api}: {:.2} µs/token ({})",
+                            s.name,
+                            (c1 - c0) * 1e6 / n,
+                            r.check
+                        );
                         row += 1;
                     }
                 }
@@ -436,9 +519,18 @@ pub fn main(args: &[String]) {
     let _ = writeln!(
         md,
         "Machine: {} cores; load average at start {}, at the end {}.\n",
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
-        load_end.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0),
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+        load_end
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     if !cpu_rows.is_empty() {
         let _ = writeln!(md, "### CPU per streamed token ({} runs of {} deltas: {} reasoning, then {} text; as fast as the upstream writes; median of {reps}, rows interleaved)\n", reps, tokens, big.reasoning, big.tokens);
@@ -452,9 +544,16 @@ pub fn main(args: &[String]) {
             let _ = writeln!(
                 md,
                 "| {} | {} | {:.2} | {:.2}–{:.2} | {:.0} | {:.0} | {:.2} | {:.2} | {} |",
-                r.server, r.api, median(&mut v), lo, hi, median(&mut r.rate.clone()),
-                r.bytes_per_token, median(&mut r.upstream_per_token.clone()),
-                median(&mut r.others.clone()), r.check
+                r.server,
+                r.api,
+                median(&mut v),
+                lo,
+                hi,
+                median(&mut r.rate.clone()),
+                r.bytes_per_token,
+                median(&mut r.upstream_per_token.clone()),
+                median(&mut r.others.clone()),
+                r.check
             );
         }
         if servers.len() > 1 {
@@ -476,10 +575,17 @@ pub fn main(args: &[String]) {
     if !mem_rows.is_empty() {
         let _ = writeln!(md, "\n### Memory per open model run ({open} concurrent runs, each streaming 2 deltas a second, its reasoning open)\n");
         let _ = writeln!(md, "`VmRSS` of the AG-UI server process before the runs and with all {open} open (3 s after the last one's first delta); the Node server collects garbage (twice) before each reading.\n");
-        let _ = writeln!(md, "| server | API | idle RSS (MiB) | {open} open (MiB) | per open run (KiB) |");
+        let _ = writeln!(
+            md,
+            "| server | API | idle RSS (MiB) | {open} open (MiB) | per open run (KiB) |"
+        );
         let _ = writeln!(md, "|---|---|---:|---:|---:|");
         for r in &mem_rows {
-            let _ = writeln!(md, "| {} | {} | {:.1} | {:.1} | {:.1} |", r.server, r.api, r.idle_mib, r.open_mib, r.per_run_kib);
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.1} | {:.1} | {:.1} |",
+                r.server, r.api, r.idle_mib, r.open_mib, r.per_run_kib
+            );
         }
     }
     for n in &notes {

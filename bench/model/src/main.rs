@@ -41,7 +41,11 @@ impl Ask {
             "benchask reasoning={} tokens={} rate={}",
             self.reasoning, self.tokens, self.rate
         );
-        for (on, word) in [(self.words, " words=1"), (self.tool, " tool=1"), (self.redacted, " redacted=1")] {
+        for (on, word) in [
+            (self.words, " words=1"),
+            (self.tool, " tool=1"),
+            (self.redacted, " redacted=1"),
+        ] {
             if on {
                 p.push_str(word);
             }

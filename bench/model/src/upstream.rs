@@ -108,11 +108,7 @@ async fn read_request(
     loop {
         if let Some(pos) = memchr::memmem::find(buf, b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&buf[..pos]).to_ascii_lowercase();
-            let path = head
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or("")
-                .to_owned();
+            let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
             let chunked = head.contains("transfer-encoding: chunked");
             let len = head
                 .lines()
@@ -217,7 +213,15 @@ async fn pace(ask: &Ask, start: tokio::time::Instant, i: usize) {
     }
 }
 
-const THOUGHT: [&str; 7] = ["The user ", "wants ", "a card ", "for ", "Oslo; ", "show_card ", "does it."];
+const THOUGHT: [&str; 7] = [
+    "The user ",
+    "wants ",
+    "a card ",
+    "for ",
+    "Oslo; ",
+    "show_card ",
+    "does it.",
+];
 const ANSWER: [&str; 4] = ["Here ", "is ", "the ", "card."];
 
 fn reasoning_token(ask: &Ask, i: usize) -> String {
@@ -256,7 +260,11 @@ async fn chat(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
         );
         w.send(None, &chunk(&c)).await?;
     }
-    w.send(None, &chunk(r#""choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]"#)).await?;
+    w.send(
+        None,
+        &chunk(r#""choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]"#),
+    )
+    .await?;
     let n = ask.reasoning + ask.tokens;
     let u = format!(
         r#""choices":[],"usage":{{"prompt_tokens":12,"completion_tokens":{n},"total_tokens":{t},"prompt_tokens_details":{{"cached_tokens":0,"audio_tokens":0}},"completion_tokens_details":{{"reasoning_tokens":{r},"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}}"#,
@@ -279,15 +287,31 @@ fn response(status: &str, output: Value, usage: Value) -> Value {
 
 async fn responses(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
     let (rs, msg) = ("rs_0123", "msg_0123");
-    w.resp("response.created", json!({ "response": response("in_progress", json!([]), Value::Null) })).await?;
-    w.resp("response.in_progress", json!({ "response": response("in_progress", json!([]), Value::Null) })).await?;
+    w.resp(
+        "response.created",
+        json!({ "response": response("in_progress", json!([]), Value::Null) }),
+    )
+    .await?;
+    w.resp(
+        "response.in_progress",
+        json!({ "response": response("in_progress", json!([]), Value::Null) }),
+    )
+    .await?;
     let start = tokio::time::Instant::now();
     let mut items = Vec::new();
     if ask.reasoning > 0 {
-        w.resp("response.output_item.added", json!({ "output_index": 0, "item": {
-            "id": rs, "type": "reasoning", "summary": [], "encrypted_content": null } })).await?;
-        w.resp("response.reasoning_summary_part.added", json!({ "item_id": rs, "output_index": 0,
-            "summary_index": 0, "part": { "type": "summary_text", "text": "" } })).await?;
+        w.resp(
+            "response.output_item.added",
+            json!({ "output_index": 0, "item": {
+            "id": rs, "type": "reasoning", "summary": [], "encrypted_content": null } }),
+        )
+        .await?;
+        w.resp(
+            "response.reasoning_summary_part.added",
+            json!({ "item_id": rs, "output_index": 0,
+            "summary_index": 0, "part": { "type": "summary_text", "text": "" } }),
+        )
+        .await?;
         let mut summary = String::new();
         for i in 0..ask.reasoning {
             pace(&ask, start, i).await;
@@ -299,39 +323,72 @@ async fn responses(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
                 w.seq
             );
             w.seq += 1;
-            w.send(Some("response.reasoning_summary_text.delta"), &data).await?;
+            w.send(Some("response.reasoning_summary_text.delta"), &data)
+                .await?;
         }
-        w.resp("response.reasoning_summary_text.done", json!({ "item_id": rs, "output_index": 0,
-            "summary_index": 0, "text": summary })).await?;
-        w.resp("response.reasoning_summary_part.done", json!({ "item_id": rs, "output_index": 0,
-            "summary_index": 0, "part": { "type": "summary_text", "text": summary } })).await?;
+        w.resp(
+            "response.reasoning_summary_text.done",
+            json!({ "item_id": rs, "output_index": 0,
+            "summary_index": 0, "text": summary }),
+        )
+        .await?;
+        w.resp(
+            "response.reasoning_summary_part.done",
+            json!({ "item_id": rs, "output_index": 0,
+            "summary_index": 0, "part": { "type": "summary_text", "text": summary } }),
+        )
+        .await?;
         let rs_item = json!({ "id": rs, "type": "reasoning",
             "summary": [{ "type": "summary_text", "text": summary }], "encrypted_content": ENCRYPTED });
-        w.resp("response.output_item.done", json!({ "output_index": 0, "item": rs_item })).await?;
+        w.resp(
+            "response.output_item.done",
+            json!({ "output_index": 0, "item": rs_item }),
+        )
+        .await?;
         items.push(rs_item);
     }
     let index = items.len();
     if ask.tool {
         let (id, call) = ("fc_0123", "call_01A");
-        w.resp("response.output_item.added", json!({ "output_index": index, "item": {
+        w.resp(
+            "response.output_item.added",
+            json!({ "output_index": index, "item": {
             "id": id, "type": "function_call", "status": "in_progress", "call_id": call,
-            "name": "show_card", "arguments": "" } })).await?;
+            "name": "show_card", "arguments": "" } }),
+        )
+        .await?;
         for p in ["{\"city\":", " \"Oslo\"}"] {
-            w.resp("response.function_call_arguments.delta", json!({ "item_id": id,
-                "output_index": index, "delta": p })).await?;
+            w.resp(
+                "response.function_call_arguments.delta",
+                json!({ "item_id": id,
+                "output_index": index, "delta": p }),
+            )
+            .await?;
         }
         let args = "{\"city\": \"Oslo\"}";
-        w.resp("response.function_call_arguments.done", json!({ "item_id": id,
-            "output_index": index, "arguments": args })).await?;
+        w.resp(
+            "response.function_call_arguments.done",
+            json!({ "item_id": id,
+            "output_index": index, "arguments": args }),
+        )
+        .await?;
         let item = json!({ "id": id, "type": "function_call", "status": "completed",
             "call_id": call, "name": "show_card", "arguments": args });
-        w.resp("response.output_item.done", json!({ "output_index": index, "item": item })).await?;
+        w.resp(
+            "response.output_item.done",
+            json!({ "output_index": index, "item": item }),
+        )
+        .await?;
         items.push(item);
     } else {
         w.resp("response.output_item.added", json!({ "output_index": index, "item": {
             "id": msg, "type": "message", "status": "in_progress", "role": "assistant", "content": [] } })).await?;
-        w.resp("response.content_part.added", json!({ "item_id": msg, "output_index": index, "content_index": 0,
-            "part": { "type": "output_text", "text": "", "annotations": [] } })).await?;
+        w.resp(
+            "response.content_part.added",
+            json!({ "item_id": msg, "output_index": index, "content_index": 0,
+            "part": { "type": "output_text", "text": "", "annotations": [] } }),
+        )
+        .await?;
         let mut text = String::new();
         for i in 0..ask.tokens {
             pace(&ask, start, ask.reasoning + i).await;
@@ -344,41 +401,73 @@ async fn responses(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
             w.seq += 1;
             w.send(Some("response.output_text.delta"), &data).await?;
         }
-        w.resp("response.output_text.done", json!({ "item_id": msg, "output_index": index, "content_index": 0,
-            "text": text, "logprobs": [] })).await?;
-        w.resp("response.content_part.done", json!({ "item_id": msg, "output_index": index, "content_index": 0,
-            "part": { "type": "output_text", "text": text, "annotations": [] } })).await?;
+        w.resp(
+            "response.output_text.done",
+            json!({ "item_id": msg, "output_index": index, "content_index": 0,
+            "text": text, "logprobs": [] }),
+        )
+        .await?;
+        w.resp(
+            "response.content_part.done",
+            json!({ "item_id": msg, "output_index": index, "content_index": 0,
+            "part": { "type": "output_text", "text": text, "annotations": [] } }),
+        )
+        .await?;
         let item = json!({ "id": msg, "type": "message", "status": "completed", "role": "assistant",
             "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
-        w.resp("response.output_item.done", json!({ "output_index": index, "item": item })).await?;
+        w.resp(
+            "response.output_item.done",
+            json!({ "output_index": index, "item": item }),
+        )
+        .await?;
         items.push(item);
     }
     let n = (ask.reasoning + ask.tokens) as u64;
     let usage = json!({ "input_tokens": 12, "input_tokens_details": { "cached_tokens": 0 },
         "output_tokens": n, "output_tokens_details": { "reasoning_tokens": ask.reasoning },
         "total_tokens": n + 12 });
-    w.resp("response.completed", json!({ "response": response("completed", Value::Array(items), usage) })).await
+    w.resp(
+        "response.completed",
+        json!({ "response": response("completed", Value::Array(items), usage) }),
+    )
+    .await
 }
 
 async fn anthropic(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
     let ev = |v: Value| v.to_string();
-    w.send(Some("message_start"), &ev(json!({ "type": "message_start", "message": {
+    w.send(
+        Some("message_start"),
+        &ev(json!({ "type": "message_start", "message": {
         "id": "msg_01", "type": "message", "role": "assistant", "model": "bench-model",
         "content": [], "stop_reason": null, "stop_sequence": null,
         "usage": { "input_tokens": 12, "output_tokens": 1, "cache_creation_input_tokens": null,
-                   "cache_read_input_tokens": null } } }))).await?;
+                   "cache_read_input_tokens": null } } })),
+    )
+    .await?;
     w.send(Some("ping"), r#"{"type":"ping"}"#).await?;
     let mut index = 0;
     if ask.redacted {
-        w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": index,
-            "content_block": { "type": "redacted_thinking", "data": REDACTED } }))).await?;
-        w.send(Some("content_block_stop"), &ev(json!({ "type": "content_block_stop", "index": index }))).await?;
+        w.send(
+            Some("content_block_start"),
+            &ev(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "redacted_thinking", "data": REDACTED } })),
+        )
+        .await?;
+        w.send(
+            Some("content_block_stop"),
+            &ev(json!({ "type": "content_block_stop", "index": index })),
+        )
+        .await?;
         index += 1;
     }
     let start = tokio::time::Instant::now();
     if ask.reasoning > 0 {
-        w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": index,
-            "content_block": { "type": "thinking", "thinking": "", "signature": "" } }))).await?;
+        w.send(
+            Some("content_block_start"),
+            &ev(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "thinking", "thinking": "", "signature": "" } })),
+        )
+        .await?;
         for i in 0..ask.reasoning {
             pace(&ask, start, i).await;
             let data = format!(
@@ -387,22 +476,38 @@ async fn anthropic(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
             );
             w.send(Some("content_block_delta"), &data).await?;
         }
-        w.send(Some("content_block_delta"), &ev(json!({ "type": "content_block_delta", "index": index,
-            "delta": { "type": "signature_delta", "signature": SIGNATURE } }))).await?;
-        w.send(Some("content_block_stop"), &ev(json!({ "type": "content_block_stop", "index": index }))).await?;
+        w.send(
+            Some("content_block_delta"),
+            &ev(json!({ "type": "content_block_delta", "index": index,
+            "delta": { "type": "signature_delta", "signature": SIGNATURE } })),
+        )
+        .await?;
+        w.send(
+            Some("content_block_stop"),
+            &ev(json!({ "type": "content_block_stop", "index": index })),
+        )
+        .await?;
         index += 1;
     }
     let stop = if ask.tool {
         w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": index,
             "content_block": { "type": "tool_use", "id": "toolu_01A", "name": "show_card", "input": {} } }))).await?;
         for p in ["{\"city\":", " \"Oslo\"}"] {
-            w.send(Some("content_block_delta"), &ev(json!({ "type": "content_block_delta", "index": index,
-                "delta": { "type": "input_json_delta", "partial_json": p } }))).await?;
+            w.send(
+                Some("content_block_delta"),
+                &ev(json!({ "type": "content_block_delta", "index": index,
+                "delta": { "type": "input_json_delta", "partial_json": p } })),
+            )
+            .await?;
         }
         "tool_use"
     } else {
-        w.send(Some("content_block_start"), &ev(json!({ "type": "content_block_start", "index": index,
-            "content_block": { "type": "text", "text": "", "citations": null } }))).await?;
+        w.send(
+            Some("content_block_start"),
+            &ev(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "text", "text": "", "citations": null } })),
+        )
+        .await?;
         for i in 0..ask.tokens {
             pace(&ask, start, ask.reasoning + i).await;
             let data = format!(
@@ -413,10 +518,19 @@ async fn anthropic(w: &mut Writer<'_>, ask: Ask) -> std::io::Result<()> {
         }
         "end_turn"
     };
-    w.send(Some("content_block_stop"), &ev(json!({ "type": "content_block_stop", "index": index }))).await?;
+    w.send(
+        Some("content_block_stop"),
+        &ev(json!({ "type": "content_block_stop", "index": index })),
+    )
+    .await?;
     let n = ask.reasoning + ask.tokens;
-    w.send(Some("message_delta"), &ev(json!({ "type": "message_delta",
+    w.send(
+        Some("message_delta"),
+        &ev(json!({ "type": "message_delta",
         "delta": { "stop_reason": stop, "stop_sequence": null },
-        "usage": { "output_tokens": n } }))).await?;
-    w.send(Some("message_stop"), r#"{"type":"message_stop"}"#).await
+        "usage": { "output_tokens": n } })),
+    )
+    .await?;
+    w.send(Some("message_stop"), r#"{"type":"message_stop"}"#)
+        .await
 }

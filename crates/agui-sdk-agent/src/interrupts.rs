@@ -187,14 +187,15 @@ pub trait EffectLog: Send + Sync + 'static {
 /// for a run that answers nothing.
 #[derive(Clone, Default)]
 pub struct Answers {
-    list: Arc<[Answer]>,
+    /// `None` for none (a run that answers nothing allocates nothing).
+    list: Option<Arc<[Answer]>>,
     log: Option<Arc<dyn EffectLog>>,
 }
 
 impl fmt::Debug for Answers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Answers")
-            .field("list", &self.list)
+            .field("list", &self.all())
             .field("effects_kept", &self.log.is_some())
             .finish()
     }
@@ -204,34 +205,38 @@ impl Answers {
     /// Answers checked by the runtime, whose effects `log` keeps.
     pub fn new(list: Vec<Answer>, log: Option<Arc<dyn EffectLog>>) -> Self {
         Answers {
-            list: list.into(),
+            list: (!list.is_empty()).then(|| list.into()),
             log,
         }
     }
 
     /// Whether the run answers nothing.
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.all().is_empty()
+    }
+
+    fn all(&self) -> &[Answer] {
+        self.list.as_deref().unwrap_or(&[])
     }
 
     /// How many interrupts the run answers.
     pub fn len(&self) -> usize {
-        self.list.len()
+        self.all().len()
     }
 
     /// Every answer, in the order the interrupts were raised.
     pub fn iter(&self) -> std::slice::Iter<'_, Answer> {
-        self.list.iter()
+        self.all().iter()
     }
 
     /// The answer to the interrupt `id`.
     pub fn get(&self, id: &str) -> Option<&Answer> {
-        self.list.iter().find(|a| a.interrupt.id == id)
+        self.all().iter().find(|a| a.interrupt.id == id)
     }
 
     /// The answer to the interrupt raised for the tool call `tool_call_id`.
     pub fn for_tool_call(&self, tool_call_id: &str) -> Option<&Answer> {
-        self.list
+        self.all()
             .iter()
             .find(|a| a.interrupt.tool_call_id.as_deref() == Some(tool_call_id))
     }

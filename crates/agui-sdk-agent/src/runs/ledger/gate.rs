@@ -18,12 +18,15 @@ use crate::interrupts::Answers;
 type Begin = Pin<Box<dyn Future<Output = Result<(Arc<Session>, Answers), Refusal>> + Send>>;
 type Settle = Pin<Box<dyn Future<Output = Result<(), Refusal>> + Send>>;
 
+// The input is held inline: the state lives in the run's one boxed stream, and a box of
+// its own would cost every run an allocation.
+#[allow(clippy::large_enum_variant)]
 enum State {
     /// Checking and claiming the answers.
     Begin {
         fut: Begin,
         agent: Arc<dyn Agent>,
-        input: Box<RunAgentInput>,
+        input: RunAgentInput,
     },
     /// The agent runs.
     Running,
@@ -33,6 +36,8 @@ enum State {
         fut: Settle,
         then: Option<Box<Event>>,
     },
+    /// Nothing to settle: `then` goes out as it is.
+    Settled(Option<Box<Event>>),
     /// The run's end went out: what else the agent sends passes as it is (the
     /// lifecycle guard refuses it).
     Ended,
@@ -43,8 +48,10 @@ struct Gated {
     inner: Option<AgentStream>,
     session: Option<Arc<Session>>,
     ctx: RunContext,
-    /// Renews the claim while the run goes on.
-    renew_every: tokio::time::Interval,
+    /// How often the claim is renewed while the run goes on.
+    period: std::time::Duration,
+    /// Its timer, from the first time the run holds a claim.
+    renew_every: Option<tokio::time::Interval>,
     renewing: Option<Settle>,
 }
 
@@ -61,19 +68,14 @@ pub(super) fn gated(
     // what a run's request costs while it is checked.
     let run_id = input.run_id.clone();
     let resume = input.resume.clone().unwrap_or_default();
-    let fut: Begin = Box::pin(async move { interrupts.begin_with(key, &run_id, &resume).await });
-    let mut renew_every = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    renew_every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let fut: Begin = Box::pin(async move { interrupts.begin_owned(key, run_id, &resume).await });
     Box::pin(Gated {
-        state: State::Begin {
-            fut,
-            agent,
-            input: Box::new(input),
-        },
+        state: State::Begin { fut, agent, input },
         inner: None,
         session: None,
         ctx,
-        renew_every,
+        period,
+        renew_every: None,
         renewing: None,
     })
 }
@@ -92,6 +94,12 @@ impl Gated {
     }
 
     fn settle(&mut self, raised: Option<Vec<Interrupt>>, then: Option<Box<Event>>) {
+        if raised.is_none() && self.session.as_ref().is_none_or(|s| s.nothing_to_settle()) {
+            // The common run: nothing claimed, nothing raised, nothing open.
+            self.session = None;
+            self.state = State::Settled(then);
+            return;
+        }
         let session = self.session.clone();
         let fut: Settle = Box::pin(async move {
             match session {
@@ -117,7 +125,13 @@ impl Gated {
         let Some(session) = self.session.as_ref().filter(|s| s.claimed()) else {
             return;
         };
-        if self.renewing.is_none() && self.renew_every.poll_tick(cx).is_ready() {
+        let period = self.period;
+        let every = self.renew_every.get_or_insert_with(|| {
+            let mut every = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            every
+        });
+        if self.renewing.is_none() && every.poll_tick(cx).is_ready() {
             let session = session.clone();
             self.renewing = Some(Box::pin(async move { session.renew().await }));
         }
@@ -156,7 +170,7 @@ impl Stream for Gated {
                             }
                             this.ctx.set_answers(answers);
                             this.session = Some(session);
-                            this.inner = Some(agent.run(*input, this.ctx.clone()));
+                            this.inner = Some(agent.run(input, this.ctx.clone()));
                         }
                         Err(refusal) => {
                             tracing::info!(code = refusal.code(), reason = %refusal, "resume refused");
@@ -221,6 +235,11 @@ impl Stream for Gated {
                             return Poll::Ready(Some(Err(refusal.into_error())));
                         }
                     }
+                }
+                State::Settled(then) => {
+                    let then = then.take();
+                    this.state = State::Ended;
+                    return Poll::Ready(then.map(|e| Ok(*e)));
                 }
                 State::Ended => {
                     return match this.inner.as_mut() {

@@ -164,11 +164,21 @@ impl Interrupts {
         run_id: &str,
         resume: &[agui_sdk_core::ResumeEntry],
     ) -> Result<(Arc<Session>, Answers), Refusal> {
-        let by = format!("{run_id}#{}", uuid::Uuid::new_v4().simple());
+        self.begin_owned(key, run_id.to_owned(), resume).await
+    }
+
+    /// [`begin_with`](Self::begin_with), keeping `run_id`.
+    pub(crate) async fn begin_owned(
+        &self,
+        key: InterruptKey,
+        run_id: String,
+        resume: &[agui_sdk_core::ResumeEntry],
+    ) -> Result<(Arc<Session>, Answers), Refusal> {
         let session = Arc::new(Session {
             interrupts: self.clone(),
             key,
-            by,
+            run_id,
+            by: std::sync::OnceLock::new(),
             claimed: Mutex::new(false),
             cached: Mutex::new(None),
         });
@@ -184,7 +194,7 @@ impl Interrupts {
                         let until = now + self.policy.claim_ttl.as_millis() as u64;
                         Ok(Some(doc::claim(
                             d.unwrap_or_default(),
-                            &session.by,
+                            session.by(),
                             until,
                             ids,
                         )))
@@ -205,7 +215,10 @@ impl Interrupts {
 pub struct Session {
     interrupts: Interrupts,
     key: InterruptKey,
-    by: String,
+    run_id: String,
+    /// The attempt's name in a claim: made when it first claims (a run that answers
+    /// nothing never pays for its random part).
+    by: std::sync::OnceLock<String>,
     claimed: Mutex<bool>,
     /// The entry this session last read or wrote (or found absent): a swap expecting
     /// it saves a load.
@@ -222,7 +235,7 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("key", &self.key)
-            .field("by", &self.by)
+            .field("by", &self.by.get())
             .field("claimed", &*lock(&self.claimed))
             .finish_non_exhaustive()
     }
@@ -233,6 +246,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Session {
+    /// The attempt's name in a claim: its run id and a random part.
+    fn by(&self) -> &str {
+        self.by
+            .get_or_init(|| format!("{}#{}", self.run_id, uuid::Uuid::new_v4().simple()))
+    }
+
+    /// Whether [`settle`](Self::settle) without interrupts raised has nothing to write:
+    /// nothing was claimed and the thread had no entry when the run began.
+    pub(crate) fn nothing_to_settle(&self) -> bool {
+        !self.claimed() && matches!(&*lock(&self.cached), Some(Seen { doc: None, .. }))
+    }
+
     /// Whether this attempt claimed answers.
     pub fn claimed(&self) -> bool {
         *lock(&self.claimed)
@@ -247,7 +272,7 @@ impl Session {
         if let Some(raised) = &raised {
             doc::check_raised(raised, policy)?;
         }
-        let by = self.claimed().then_some(self.by.as_str());
+        let by = self.claimed().then(|| self.by());
         let absent = matches!(&*lock(&self.cached), Some(Seen { doc: None, .. }));
         if by.is_none() && raised.is_none() && absent {
             // Nothing was claimed, nothing raised, and nothing was open when the run
@@ -266,7 +291,7 @@ impl Session {
         if !self.claimed() {
             return;
         }
-        let by = self.by.clone();
+        let by = self.by().to_owned();
         match self
             .update(|d| Ok(d.and_then(|d| doc::release(d, &by))))
             .await
@@ -284,14 +309,14 @@ impl Session {
             return Ok(());
         }
         let until = now_ms() + self.interrupts.policy.claim_ttl.as_millis() as u64;
-        let by = self.by.clone();
+        let by = self.by().to_owned();
         self.update(|d| Ok(d.and_then(|d| doc::renew(d, &by, until))))
             .await
             .map(|_| ())
     }
 
     async fn effect(&self, id: &str, result: Option<String>) -> Result<(), Refusal> {
-        let by = self.by.clone();
+        let by = self.by().to_owned();
         self.update(|d| {
             let d = d.ok_or_else(|| Refusal::Answered {
                 id: id.to_owned(),

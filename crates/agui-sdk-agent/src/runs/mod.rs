@@ -90,7 +90,7 @@ impl RunKey {
         h.update([0x1f]);
         h.update(run_id.as_bytes());
         let digest = h.finalize();
-        RunKey(hex(&digest[..16]).into())
+        RunKey(hex_key("", &digest[..16]))
     }
 
     /// A key from its text (as a store lists it).
@@ -114,6 +114,22 @@ impl fmt::Display for RunKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// `prefix` and the lower-case hex of `digest` (at most 32 bytes), as a key: written
+/// in place, one allocation (keys are made for every run).
+fn hex_key(prefix: &str, digest: &[u8]) -> Arc<str> {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [0u8; 96];
+    let n = prefix.len().min(32);
+    text[..n].copy_from_slice(&prefix.as_bytes()[..n]);
+    let mut at = n;
+    for b in digest.iter().take(32) {
+        text[at] = DIGITS[(b >> 4) as usize];
+        text[at + 1] = DIGITS[(b & 15) as usize];
+        at += 2;
+    }
+    Arc::from(std::str::from_utf8(&text[..at]).unwrap_or_default())
 }
 
 /// Lower-case hex of `bytes`.

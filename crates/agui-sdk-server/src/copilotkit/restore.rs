@@ -16,8 +16,13 @@ use agui_sdk_agent::runs::ThreadEntry;
 use agui_sdk_core::event::EncryptedValueSubtype;
 use agui_sdk_core::{Event, Message, RunAgentInput};
 
-/// An entity's value and type, as its history recorded them.
-type Recorded = HashMap<(bool, String), (String, Option<String>)>;
+/// Each entity's value and type, as its history recorded them: messages' and tool
+/// calls' apart (looked up by id, without copying it).
+#[derive(Default)]
+struct Recorded {
+    messages: HashMap<String, (String, Option<String>)>,
+    tool_calls: HashMap<String, (String, Option<String>)>,
+}
 
 /// Whether `input` has a reasoning message, an assistant message or a tool call
 /// without an encrypted value or its type: only then is the history read for them.
@@ -38,17 +43,17 @@ pub(super) fn wants_restore(input: &RunAgentInput) -> bool {
 /// the last one of an entity wins.
 fn recorded(history: &[ThreadEntry]) -> Recorded {
     const NEEDLE: &[u8] = b"REASONING_ENCRYPTED_VALUE";
-    let mut out = Recorded::new();
+    let mut out = Recorded::default();
     for line in history.iter().flat_map(ThreadEntry::lines) {
         if !line.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
             continue;
         }
         if let Ok(Event::ReasoningEncryptedValue(e)) = Event::from_json_slice(line) {
-            let tool_call = e.subtype == EncryptedValueSubtype::ToolCall;
-            out.insert(
-                (tool_call, e.entity_id),
-                (e.encrypted_value, e.encrypted_value_type),
-            );
+            let entities = match e.subtype {
+                EncryptedValueSubtype::ToolCall => &mut out.tool_calls,
+                EncryptedValueSubtype::Message => &mut out.messages,
+            };
+            entities.insert(e.entity_id, (e.encrypted_value, e.encrypted_value_type));
         }
     }
     out
@@ -82,14 +87,14 @@ fn fill(
 /// records for its messages and tool calls and the client dropped; how many.
 pub(super) fn restore(input: &mut RunAgentInput, history: &[ThreadEntry]) -> usize {
     let recorded = recorded(history);
-    if recorded.is_empty() {
+    if recorded.messages.is_empty() && recorded.tool_calls.is_empty() {
         return 0;
     }
     let mut restored = 0;
     for m in &mut input.messages {
         match m {
             Message::Reasoning(r) => {
-                let found = recorded.get(&(false, r.id.clone()));
+                let found = recorded.messages.get(&r.id);
                 restored += usize::from(fill(
                     &mut r.encrypted_value,
                     &mut r.encrypted_value_type,
@@ -97,14 +102,14 @@ pub(super) fn restore(input: &mut RunAgentInput, history: &[ThreadEntry]) -> usi
                 ));
             }
             Message::Assistant(a) => {
-                let found = recorded.get(&(false, a.id.clone()));
+                let found = recorded.messages.get(&a.id);
                 restored += usize::from(fill(
                     &mut a.encrypted_value,
                     &mut a.encrypted_value_type,
                     found,
                 ));
                 for c in a.tool_calls.iter_mut().flatten() {
-                    let found = recorded.get(&(true, c.id.clone()));
+                    let found = recorded.tool_calls.get(&c.id);
                     restored += usize::from(fill(
                         &mut c.encrypted_value,
                         &mut c.encrypted_value_type,

@@ -62,16 +62,7 @@ impl InterruptKey {
         h.update(agent.as_bytes());
         h.update([0x1f]);
         h.update(thread_id.as_bytes());
-        // Written in place: the key is made for every run, so it costs one allocation.
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        const PREFIX: &[u8] = b"interrupts.";
-        let mut text = [0u8; PREFIX.len() + 32];
-        text[..PREFIX.len()].copy_from_slice(PREFIX);
-        for (i, b) in h.finalize()[..16].iter().enumerate() {
-            text[PREFIX.len() + 2 * i] = DIGITS[(b >> 4) as usize];
-            text[PREFIX.len() + 2 * i + 1] = DIGITS[(b & 15) as usize];
-        }
-        InterruptKey(std::str::from_utf8(&text).unwrap_or_default().into())
+        InterruptKey(super::hex_key("interrupts.", &h.finalize()[..16]))
     }
 
     /// A key from its text (as a store keeps it).

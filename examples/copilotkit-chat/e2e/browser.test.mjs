@@ -9,19 +9,14 @@
 //   CHROMIUM_BIN  the browser (default: /usr/bin/chromium)
 //   E2E_ARTIFACTS a folder for a screenshot and DOM dump of each failed case
 //
+// (The processes, the browser and the page handles are in chat.mjs, shared with
+// postgres.test.mjs.)
+//
 // Run with `npm run test:e2e`. It tests the page in dist/, built first (by
 // build.mjs) when dist/ is missing or older than a file in src/.
 
-import { after, before, describe, test } from "node:test";
+import { after, before, describe } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { distDir, serveStatic } from "../serve.mjs";
 import {
   STEP_TIMEOUT,
   SEL,
@@ -49,223 +44,32 @@ import {
   openThreadFromList,
   uniqueUser,
   assertClean,
+  checkPrerequisites,
+  startAgui,
+  startBrowser,
+  stopBrowser,
+  chatCase,
+  threadId,
 } from "./chat.mjs";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const exampleDir = resolve(here, "..");
-const AGUI_BIN = process.env.AGUI_BIN || resolve(exampleDir, "../../target/debug/agui");
-const CHROMIUM_BIN = process.env.CHROMIUM_BIN || "/usr/bin/chromium";
-const ARTIFACTS = process.env.E2E_ARTIFACTS || "";
 
 const FAST_DELAY_MS = 20;
 const SLOW_DELAY_MS = 300;
-const CASE_TIMEOUT = 60_000;
 
-// ---------------------------------------------------------------- processes
-
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** Starts `agui serve` on a free loopback port; resolves once it says it listens. */
-async function startAgui(delayMs) {
-  const port = await freePort();
-  const addr = `127.0.0.1:${port}`;
-  const child = spawn(AGUI_BIN, ["serve", "--addr", addr, "--delay-ms", String(delayMs)], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  await new Promise((ok, fail) => {
-    const timer = setTimeout(() => {
-      fail(new Error(`agui serve on ${addr} did not report listening within 20 s; output:\n${output}`));
-    }, 20_000);
-    const onData = () => {
-      if (output.includes("listening on")) {
-        clearTimeout(timer);
-        ok();
-      }
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("error", (e) => {
-      clearTimeout(timer);
-      fail(new Error(`could not start ${AGUI_BIN}: ${e.message}`));
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      fail(new Error(`agui serve exited early (code ${code}, signal ${signal}); output:\n${output}`));
-    });
-  });
-  return {
-    child,
-    url: `http://${addr}/copilotkit`,
-    output: () => output,
-    stop: () =>
-      new Promise((done) => {
-        if (child.exitCode !== null || child.signalCode !== null) return done();
-        child.once("exit", () => done());
-        child.kill("SIGTERM");
-        setTimeout(() => {
-          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-        }, 3_000).unref();
-      }),
-  };
-}
-
-// ---------------------------------------------------------------- page helpers
-
-let browser;
-let userDataDir;
-let pageServer;
-let pageOrigin;
 let fast;
 let slow;
-const openPages = new Set();
-
-/** Opens the chat page and returns a handle that records what went wrong. */
-async function openChat({ runtimeUrl, agent, thread, single = false, threads = false, token = "" }) {
-  const page = await browser.newPage();
-  openPages.add(page);
-  const log = { pageErrors: [], console: [], requests: [] };
-  // Each logged request by its playwright Request, so that the many requests to
-  // one URL (GET /threads, POST …/suggest) each get their own status.
-  const entries = new WeakMap();
-  page.on("pageerror", (e) => log.pageErrors.push(e.stack || e.message));
-  page.on("console", (m) => {
-    if (m.type() === "error" || m.type() === "warning") log.console.push(`${m.type()}: ${m.text()}`);
-  });
-  page.on("request", (r) => {
-    if (r.url().startsWith(runtimeUrl) && r.method() !== "OPTIONS") {
-      const entry = { method: r.method(), url: r.url(), body: r.postData(), headers: r.headers() };
-      entries.set(r, entry);
-      log.requests.push(entry);
-    }
-  });
-  // `answered` is the HTTP status of the response's head; `status` is how the
-  // request ended: that status once the body is read, or the failure (CopilotKit
-  // reads no body of a thread mutation's answer and aborts it, so a rename that
-  // was answered 200 still ends "failed: net::ERR_ABORTED").
-  page.on("response", (res) => {
-    const entry = entries.get(res.request());
-    if (entry) entry.answered = res.status();
-  });
-  page.on("requestfinished", async (r) => {
-    const entry = entries.get(r);
-    if (entry) entry.status = (await r.response())?.status();
-  });
-  page.on("requestfailed", (r) => {
-    const entry = entries.get(r);
-    if (entry) entry.status = `failed: ${r.failure()?.errorText}`;
-  });
-  const query = new URLSearchParams({ runtimeUrl, agent, thread });
-  if (single) query.set("single", "1");
-  if (threads) query.set("threads", "1");
-  if (token) query.set("token", token);
-  const url = `${pageOrigin}/?${query}`;
-  await page.goto(url, { waitUntil: "load", timeout: STEP_TIMEOUT });
-  const chat = { page, log, url, runtimeUrl };
-  await waitFor(chat, "the chat input to appear", () => page.locator(SEL.textarea).waitFor({ timeout: STEP_TIMEOUT }));
-  await waitIdle(chat, "the page to settle after loading (connect finished)");
-  return chat;
-}
-
-async function closeChat(chat, name) {
-  if (ARTIFACTS && chat && !chat.page.isClosed()) {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    const base = join(ARTIFACTS, name.replace(/[^a-z0-9]+/gi, "-"));
-    await chat.page.screenshot({ path: `${base}.png`, fullPage: true }).catch(() => {});
-    writeFileSync(`${base}.txt`, await describeState(chat).catch((e) => String(e)));
-  }
-  openPages.delete(chat?.page);
-  await chat?.page.close().catch(() => {});
-}
-
-/** Runs one case with its own page, keeping a picture of it when it fails. */
-function chatCase(name, fn) {
-  test(name, { timeout: CASE_TIMEOUT }, async (t) => {
-    const opened = [];
-    const open = async (options) => {
-      const chat = await openChat(options);
-      opened.push(chat);
-      return chat;
-    };
-    let failed = true;
-    try {
-      await fn(open, t);
-      failed = false;
-    } finally {
-      for (const [i, chat] of opened.entries()) {
-        if (failed) await closeChat(chat, `${name}-${i}`);
-        else {
-          openPages.delete(chat.page);
-          await chat.page.close().catch(() => {});
-        }
-      }
-    }
-  });
-}
-
-const threadId = (name) => `e2e-${name}-${process.pid}-${Date.now().toString(36)}`;
 
 // ---------------------------------------------------------------- the cases
 
 describe("CopilotKit page against agui serve", () => {
   before(async () => {
-    // Test the page as src/ has it: build dist/ when it is missing or older.
-    const built = join(distDir, "main.js");
-    const newestSource = Math.max(
-      ...readdirSync(join(exampleDir, "src")).map((f) => statSync(join(exampleDir, "src", f)).mtimeMs),
-    );
-    if (!existsSync(built) || statSync(built).mtimeMs < newestSource) {
-      execFileSync(process.execPath, [join(exampleDir, "build.mjs")], { cwd: exampleDir, stdio: "inherit" });
-    }
-    assert.ok(
-      existsSync(join(distDir, "index.html")),
-      `no built page in ${distDir}: run \`npm run build\` in ${exampleDir} first`,
-    );
-    assert.ok(existsSync(AGUI_BIN), `no agui binary at ${AGUI_BIN}: build it (cargo build --bin agui) or set AGUI_BIN`);
-    assert.ok(existsSync(CHROMIUM_BIN), `no browser at ${CHROMIUM_BIN}: run scripts/setup-browser.sh or set CHROMIUM_BIN`);
-
+    checkPrerequisites();
     [fast, slow] = await Promise.all([startAgui(FAST_DELAY_MS), startAgui(SLOW_DELAY_MS)]);
-    pageServer = await serveStatic({ dir: distDir, host: "127.0.0.1", port: 0 });
-    pageOrigin = `http://127.0.0.1:${pageServer.address().port}`;
-
-    userDataDir = mkdtempSync(join(tmpdir(), "agui-e2e-chromium-"));
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM_BIN,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      viewport: { width: 1100, height: 900 },
-      timeout: 30_000,
-    });
-    browser = context;
-    for (const p of context.pages()) await p.close();
+    await startBrowser();
   });
 
   after(async () => {
-    for (const p of openPages) await p.close().catch(() => {});
-    await browser?.close().catch(() => {});
+    await stopBrowser();
     await Promise.all([fast?.stop(), slow?.stop()]);
-    await new Promise((done) => (pageServer ? pageServer.close(() => done()) : done()));
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
   });
 
   chatCase("a. agentic_chat streams its answer", async (open) => {

@@ -16,6 +16,8 @@ mod approval;
 
 #[cfg(all(feature = "chat", feature = "mcp"))]
 mod mcp;
+#[cfg(all(feature = "chat", feature = "mcp"))]
+mod mcp_redirect;
 #[cfg(feature = "chat")]
 mod openai_agent;
 #[cfg(feature = "chat")]

@@ -35,10 +35,12 @@
 //! | `thread_count` | how many threads the store holds (kept by triggers), for the cap |
 //! | `interrupts` | one row per thread with interrupts kept: the ledger's document and its version, replaced by compare-and-swap, and when it expires |
 //!
-//! An append is one transaction that locks its run's row (`SELECT … FOR UPDATE`): it
-//! checks the fence, that the run runs and that the batch starts right after the head,
-//! adds the events, trims the oldest past [`RunLimits::max_events_per_run`] and
-//! [`RunLimits::max_bytes_per_run`] (the last one always kept), and moves the head. A
+//! An append is one statement, prepared once per connection and sent alone (its own
+//! transaction, one round trip): it locks its run's row (`FOR UPDATE`), checks the
+//! fence, that the run runs and that the batch starts right after the head, adds the
+//! events, trims the oldest past [`RunLimits::max_events_per_run`] and
+//! [`RunLimits::max_bytes_per_run`] (the last one always kept), moves the head and
+//! notifies the run's waiters, with data-modifying `WITH` queries. A
 //! read is one statement, so its events and its head come from one snapshot. A thread
 //! run joins its thread in its create's transaction (locking the thread's row: one
 //! running run per thread) and joins its thread's history in its end's (see
@@ -68,6 +70,7 @@ use std::sync::Arc;
 use agui_sdk_agent::runs::{Fence, RunLimits, RunStatus, RunStoreError};
 use deadpool_postgres::Pool;
 
+mod append;
 mod connect;
 mod leases;
 mod ledger;
@@ -97,12 +100,8 @@ pub(crate) const STATEMENT_MS: &str = "(extract(epoch from statement_timestamp()
 #[derive(Debug)]
 struct Sql {
     create: String,
+    append: String,
     record: String,
-    lock: String,
-    insert: String,
-    drop_before: String,
-    byte_cut: String,
-    update: String,
     read: String,
     head: String,
     expired_run: String,
@@ -111,7 +110,6 @@ struct Sql {
     cancel: String,
     expired: String,
     take_over: String,
-    notify: String,
     threads: threads::ThreadSql,
     ledger: ledger::LedgerSql,
 }
@@ -135,28 +133,7 @@ impl Sql {
                  cancel_requested, created_at_ms, finished_at_ms, thread \
                  FROM {s}.runs WHERE key = $1 AND {kept}"
             ),
-            lock: format!(
-                "SELECT fence, status, head, oldest, bytes, thread, thread_id, agent, {NOW_MS} \
-                 FROM {s}.runs WHERE key = $1 FOR UPDATE"
-            ),
-            insert: format!(
-                "INSERT INTO {s}.events (key, seq, event) \
-                 SELECT $1, seq, event FROM unnest($2::bigint[], $3::bytea[]) AS e (seq, event)"
-            ),
-            drop_before: format!(
-                "WITH d AS (DELETE FROM {s}.events WHERE key = $1 AND seq < $2 \
-                 RETURNING octet_length(event) AS n) \
-                 SELECT coalesce(sum(n), 0)::bigint FROM d"
-            ),
-            byte_cut: format!(
-                "SELECT seq FROM (SELECT seq, sum(octet_length(event)) OVER (ORDER BY seq) AS upto \
-                 FROM {s}.events WHERE key = $1) t \
-                 WHERE upto >= $2 ORDER BY seq LIMIT 1"
-            ),
-            update: format!(
-                "UPDATE {s}.runs SET head = $2, oldest = $3, bytes = $4, status = $5, \
-                 finished_at_ms = $6 WHERE key = $1"
-            ),
+            append: append::sql(s, limits),
             read: format!(
                 "SELECT r.head, r.oldest, r.status, e.event \
                  FROM {s}.runs r LEFT JOIN LATERAL \
@@ -189,23 +166,10 @@ impl Sql {
                  WHERE key = $1 AND status = 'running' AND lease_until_ms < {NOW_MS} \
                  RETURNING head"
             ),
-            notify: "SELECT pg_notify($1, $2)".to_owned(),
             threads: threads::ThreadSql::new(s),
             ledger: ledger::LedgerSql::new(s),
         }
     }
-}
-
-/// What an append found in its run's row.
-pub(crate) struct Appended {
-    /// The run's thread, if any.
-    pub(crate) thread: Option<String>,
-    /// The client's thread id.
-    pub(crate) thread_id: String,
-    /// The run's agent.
-    pub(crate) agent: String,
-    /// The database's clock at the append, in milliseconds.
-    pub(crate) now: i64,
 }
 
 /// A run log in PostgreSQL, shared by every replica. See the [crate docs](crate).

@@ -13,8 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::threads::Joined;
 use crate::{
-    big, fence_text, now_ms, prepared, status_of, unavailable, wake, Appended, PostgresRunStore,
-    FALLBACK,
+    big, fence_text, now_ms, prepared, status_of, unavailable, wake, PostgresRunStore, FALLBACK,
 };
 
 impl PostgresRunStore {
@@ -115,123 +114,11 @@ impl PostgresRunStore {
         events: Vec<Bytes>,
         terminal: Option<RunStatus>,
     ) -> Result<(), RunStoreError> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(unavailable)?;
-        let appended = self
-            .append_in(&tx, key, fence, first, events, terminal, false)
-            .await?;
-        if let (Some(_), Some(thread)) = (terminal, &appended.thread) {
-            // A thread run ended by a plain append frees its thread, no entry added.
-            tx.execute(
-                &self.sql.threads.free,
-                &[&thread.as_str(), &key.as_str(), &appended.now],
-            )
+        let client = self.client().await?;
+        // One statement, its own transaction: see the `append` module.
+        self.append_in(&client, key, fence, first, &events, terminal, false)
             .await
-            .map_err(unavailable)?;
-        }
-        self.notify(&tx, key).await?;
-        tx.commit().await.map_err(unavailable)
-    }
-
-    /// The append in transaction `tx`: locks the run's row, checks the fence, that the
-    /// run runs, that `first` follows the head (and with `need_thread`, that the run
-    /// belongs to a thread), adds the events, trims to the per-run bounds, and moves
-    /// the head (and with `terminal`, ends the run).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn append_in(
-        &self,
-        tx: &deadpool_postgres::Transaction<'_>,
-        key: &RunKey,
-        fence: Fence,
-        first: u64,
-        events: Vec<Bytes>,
-        terminal: Option<RunStatus>,
-        need_thread: bool,
-    ) -> Result<Appended, RunStoreError> {
-        let key_text = key.as_str();
-        let row = tx
-            .query_opt(&prepared(tx, &self.sql.lock).await?, &[&key_text])
-            .await
-            .map_err(unavailable)?
-            .ok_or(RunStoreError::NotFound)?;
-        if row.get::<_, &str>(0) != fence_text(fence) {
-            return Err(RunStoreError::Fenced);
-        }
-        if status_of(row.get(1))?.is_terminal() {
-            return Err(RunStoreError::Ended);
-        }
-        let mut head: i64 = row.get(2);
-        let mut oldest: i64 = row.get(3);
-        let mut bytes: i64 = row.get(4);
-        let appended = Appended {
-            thread: row.get::<_, Option<String>>(5),
-            thread_id: row.get(6),
-            agent: row.get(7),
-            now: row.get(8),
-        };
-        if big(first) != head + 1 {
-            return Err(RunStoreError::Conflict {
-                head: u64::try_from(head).unwrap_or(0),
-            });
-        }
-        if need_thread && appended.thread.is_none() {
-            return Err(RunStoreError::NotFound);
-        }
-        if !events.is_empty() {
-            let seqs: Vec<i64> = (0..events.len() as i64).map(|i| head + 1 + i).collect();
-            let json: Vec<&[u8]> = events.iter().map(|e| e.as_ref()).collect();
-            tx.execute(
-                &prepared(tx, &self.sql.insert).await?,
-                &[&key_text, &seqs, &json],
-            )
-            .await
-            .map_err(unavailable)?;
-            head += events.len() as i64;
-            bytes += events.iter().map(|e| e.len() as i64).sum::<i64>();
-        }
-        // Per-run caps: the oldest events go (a re-attach from before them gets 410);
-        // the last one stays.
-        let max_events = big(self.limits.max_events_per_run.max(1));
-        if head - oldest + 1 > max_events {
-            oldest = head - max_events + 1;
-            let dropped: i64 = tx
-                .query_one(&self.sql.drop_before, &[&key_text, &oldest])
-                .await
-                .map_err(unavailable)?
-                .get(0);
-            bytes -= dropped;
-        }
-        let max_bytes = big(self.limits.max_bytes_per_run.max(1));
-        if bytes > max_bytes && head > oldest {
-            let cut: i64 = tx
-                .query_opt(&self.sql.byte_cut, &[&key_text, &(bytes - max_bytes)])
-                .await
-                .map_err(unavailable)?
-                .map_or(head, |r| r.get(0));
-            oldest = (cut + 1).min(head);
-            let dropped: i64 = tx
-                .query_one(&self.sql.drop_before, &[&key_text, &oldest])
-                .await
-                .map_err(unavailable)?
-                .get(0);
-            bytes -= dropped;
-        }
-        let status = terminal.unwrap_or(RunStatus::Running);
-        let finished = terminal.map(|_| appended.now);
-        tx.execute(
-            &prepared(tx, &self.sql.update).await?,
-            &[
-                &key_text,
-                &head,
-                &oldest,
-                &bytes,
-                &status.as_str(),
-                &finished,
-            ],
-        )
-        .await
-        .map_err(unavailable)?;
-        Ok(appended)
+            .map(|_| ())
     }
 
     async fn do_read(
@@ -351,22 +238,5 @@ impl RunLog for PostgresRunStore {
             let client = self.client().await?;
             self.do_record(&client, key).await
         })
-    }
-}
-
-impl PostgresRunStore {
-    /// Wakes the waiters on run `key`, in every replica, when `tx` commits.
-    pub(crate) async fn notify(
-        &self,
-        tx: &deadpool_postgres::Transaction<'_>,
-        key: &RunKey,
-    ) -> Result<(), RunStoreError> {
-        tx.execute(
-            &prepared(tx, &self.sql.notify).await?,
-            &[&self.schema, &key.as_str()],
-        )
-        .await
-        .map_err(unavailable)?;
-        Ok(())
     }
 }

@@ -61,7 +61,6 @@ pub(crate) struct ThreadSql {
     evict: String,
     drop_last: String,
     join: String,
-    pub(crate) free: String,
     end: String,
     history: String,
     ids: String,
@@ -107,10 +106,6 @@ impl ThreadSql {
             join: format!(
                 "UPDATE {s}.threads SET live = $2, live_run = $3, last_run = $2, thread_id = $4, \
                  agent = $5, touched_at_ms = {NOW_MS} WHERE key = $1"
-            ),
-            free: format!(
-                "UPDATE {s}.threads SET live = NULL, live_run = NULL, touched_at_ms = $3 \
-                 WHERE key = $1 AND live = $2"
             ),
             end: format!(
                 "UPDATE {s}.threads SET \
@@ -345,7 +340,7 @@ impl PostgresRunStore {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(unavailable)?;
         let appended = self
-            .append_in(&tx, key, fence, first, events, Some(status), true)
+            .append_in(&tx, key, fence, first, &events, Some(status), true)
             .await?;
         let thread = appended.thread.as_deref().ok_or(RunStoreError::NotFound)?;
         let scope = ThreadKey::from_text(thread);
@@ -391,7 +386,6 @@ impl PostgresRunStore {
                 .await
                 .map_err(unavailable)?;
         }
-        self.notify(&tx, key).await?;
         tx.commit().await.map_err(unavailable)
     }
 

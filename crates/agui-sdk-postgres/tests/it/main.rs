@@ -1,5 +1,6 @@
 //! The PostgreSQL store against a real PostgreSQL, each test in a schema of its own.
 
+mod append;
 mod leases;
 mod migrations;
 mod retention;

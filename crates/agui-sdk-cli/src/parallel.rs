@@ -1,5 +1,6 @@
-//! Reading SSE streams on several threads. The stream is read in pieces of about
-//! 128 KiB, each cut just after its last blank line ([`sse::last_boundary`]), which is
+//! Reading SSE streams on several threads, with the core's unstable pieces for it
+//! ([`parallel`], cargo feature `unstable-parallel`). The stream is read in pieces of
+//! about 128 KiB, each cut just after its last blank line ([`last_boundary`]), which is
 //! all the reading looks at; workers frame and read the pieces' events (a decoder
 //! restarted at each piece's offset reads it exactly as one decoder reads the whole
 //! stream); the results are taken in the stream's order, where the event indexes are
@@ -26,9 +27,9 @@ use std::io::{BufRead, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 
-use agui_sdk_core::encoding::sse::{self, SseDecoder};
+use agui_sdk_core::encoding::sse::parallel::{self, last_boundary, Recycler};
+use agui_sdk_core::encoding::sse::SseDecoder;
 use agui_sdk_core::encoding::{DecodeError, DecodeErrorKind, DecoderLimits, RawBody};
-use agui_sdk_core::event::Recycler;
 use agui_sdk_core::Event;
 
 use crate::io::{flush, stdout, CliError, RawInput};
@@ -108,7 +109,7 @@ impl Batch {
         }
         // The decoder takes the piece's buffer, and the batch the decoder's.
         self.buf.truncate(self.len);
-        dec.restart_with(self.offset, &mut self.buf);
+        parallel::restart_with(dec, self.offset, &mut self.buf);
         self.len = 0;
         dec.finish();
         while let Some(frame) = dec.next_frame() {
@@ -208,7 +209,7 @@ impl Reader {
             // whether a line feed there ends an empty line (the positions before them
             // were looked at with all they needed).
             let from = searched.saturating_sub(2);
-            let cut = sse::last_boundary(&batch.buf[from..batch.len])
+            let cut = last_boundary(&batch.buf[from..batch.len])
                 .filter(|&c| from == 0 || c > 2)
                 .map(|c| from + c);
             searched = batch.len;
@@ -221,9 +222,8 @@ impl Reader {
             }
             if batch.len >= FRAME_AFTER {
                 // No event can be that long: frame from here on, as one decoder would.
-                let mut framer = Framer::starting_at(self.offset);
-                framer.dec.push(&batch.buf[..batch.len]);
-                self.framer = Some(framer);
+                batch.buf.truncate(batch.len);
+                self.framer = Some(Framer::starting_with(self.offset, &mut batch.buf));
                 return self.next(input, batch);
             }
             want += PIECE_BYTES;
@@ -245,10 +245,11 @@ struct Framer {
 }
 
 impl Framer {
-    /// A framer for the stream from byte `offset` on (a boundary, or the start).
-    fn starting_at(offset: u64) -> Framer {
+    /// A framer for the stream from byte `offset` on (a boundary, or the start), whose
+    /// first bytes are `read` (taken; `read` gets an empty buffer).
+    fn starting_with(offset: u64, read: &mut Vec<u8>) -> Framer {
         let mut dec = SseDecoder::new();
-        dec.restart_at(offset);
+        parallel::restart_with(&mut dec, offset, read);
         Framer {
             dec,
             finished: false,
@@ -356,7 +357,7 @@ fn work(mut batch: Batch, dec: &mut SseDecoder) -> Done {
     out.reserve(batch.len + batch.len / 8);
     let (mut skipped, mut error) = (Vec::new(), None);
     let (events, framing) = batch.each_event(dec, |index, offset, data| {
-        match sse::decode_data(data, index, offset) {
+        match parallel::decode_data(data, index, offset) {
             Ok(ev) => {
                 ev.write_json(&mut out);
                 out.push(b'\n');

@@ -210,8 +210,12 @@ plain_unit!(TextMessageRole, ToolRole, ReasoningRole);
 /// while it is filled. What it keeps is bounded: 4,096 strings of up to 4 KiB of
 /// capacity each, 512 KiB in all; the rest is freed as usual.
 ///
+/// Unstable: public only with the cargo feature `unstable-parallel`, as
+/// `encoding::sse::parallel::Recycler`.
+///
 /// ```
-/// use agui_sdk_core::event::Recycler;
+/// # #[cfg(feature = "unstable-parallel")] {
+/// use agui_sdk_core::encoding::sse::parallel::Recycler;
 ///
 /// let mut recycler = Recycler::new();
 /// for line in [
@@ -222,9 +226,12 @@ plain_unit!(TextMessageRole, ToolRole, ReasoningRole);
 ///     // … use the event, then hand it back:
 ///     recycler.recycle(event);
 /// }
+/// # }
 /// # Ok::<(), agui_sdk_core::JsonError>(())
 /// ```
 #[derive(Debug, Default)]
+// Used by the feature's parallel reader and by tests only.
+#[cfg_attr(not(feature = "unstable-parallel"), allow(dead_code))]
 pub struct Recycler {
     /// Class `k` holds strings whose capacity is in `[2^k, 2^(k+1))`.
     classes: [Vec<String>; Recycler::CLASSES],
@@ -234,6 +241,7 @@ pub struct Recycler {
     kept: usize,
 }
 
+#[cfg_attr(not(feature = "unstable-parallel"), allow(dead_code))]
 impl Recycler {
     /// Most capacity one kept string may have.
     const MAX_STRING: usize = 4 << 10;

@@ -297,7 +297,8 @@ impl SseDecoder {
     /// one stream cut so can be read on several threads; their events, errors included,
     /// are then those of one decoder reading the whole stream, but for indexes, which
     /// the caller adds up ([`events_seen`](Self::events_seen)).
-    pub fn restart_at(&mut self, offset: u64) {
+    #[cfg(test)]
+    pub(crate) fn restart_at(&mut self, offset: u64) {
         self.buf.clear();
         self.restart(offset);
     }
@@ -305,12 +306,14 @@ impl SseDecoder {
     /// [`restart_at`](Self::restart_at) then [`push`](Self::push) of `piece`, taking
     /// `piece`'s buffer instead of copying it: `piece` gets the decoder's buffer, whose
     /// contents are unspecified (its capacity is kept for the next piece).
-    pub fn restart_with(&mut self, offset: u64, piece: &mut Vec<u8>) {
+    #[cfg(any(test, feature = "unstable-parallel"))]
+    pub(crate) fn restart_with(&mut self, offset: u64, piece: &mut Vec<u8>) {
         std::mem::swap(&mut self.buf, piece);
         self.restart(offset);
     }
 
     /// The state of a stream starting at `offset`, the buffer aside.
+    #[cfg(any(test, feature = "unstable-parallel"))]
     fn restart(&mut self, offset: u64) {
         self.pos = 0;
         self.scanned = 0;
@@ -655,10 +658,12 @@ impl SseDecoder {
 }
 
 /// Where `bytes`, a piece of an SSE stream that starts at a line start, can be cut last
-/// so that [`SseDecoder::restart_at`] reads the rest exactly as one decoder would: just
-/// past the last blank line that ends with a line feed (no frame is open there, and no
-/// carriage return waits for its line feed). `None` when there is none.
-pub fn last_boundary(bytes: &[u8]) -> Option<usize> {
+/// so that a decoder restarted there ([`SseDecoder::restart_with`]) reads the rest
+/// exactly as one decoder would: just past the last blank line that ends with a line
+/// feed (no frame is open there, and no carriage return waits for its line feed).
+/// `None` when there is none.
+#[cfg(any(test, feature = "unstable-parallel"))]
+pub(crate) fn last_boundary(bytes: &[u8]) -> Option<usize> {
     memchr::memrchr_iter(b'\n', bytes)
         .find(|&p| {
             // Whether a line starts at `i`: the piece's start, or just after a
@@ -681,9 +686,7 @@ pub fn last_boundary(bytes: &[u8]) -> Option<usize> {
 /// define is an [`UnknownEventType`](DecodeErrorKind::UnknownEventType) error, which
 /// the decoder skips (with a warning). `index` and `offset` are the event's, for
 /// the error.
-///
-/// This lets a caller frame a stream on one thread and read its events on others.
-pub fn decode_data(data: &[u8], index: u64, offset: u64) -> Result<Event, DecodeError> {
+fn decode_data(data: &[u8], index: u64, offset: u64) -> Result<Event, DecodeError> {
     parse_event(data).map_err(|kind| DecodeError::new(index, offset, kind))
 }
 
@@ -726,5 +729,7 @@ pub(crate) fn parse_event(data: &[u8]) -> Result<Event, DecodeErrorKind> {
     }
 }
 
+#[cfg(feature = "unstable-parallel")]
+pub mod parallel;
 #[cfg(test)]
 mod tests;

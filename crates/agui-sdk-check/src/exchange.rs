@@ -199,8 +199,9 @@ impl<'a> Ctx<'a> {
     /// encoding asked for (or SSE, when protobuf was asked and not offered). `None`
     /// when there was no stream to judge (the findings say why).
     pub async fn run(&mut self, input: &RunAgentInput, send: &Send) -> Option<Judged> {
-        let body = match serde_json::to_vec(input) {
-            Ok(b) => b,
+        let mut body = Vec::with_capacity(256);
+        let body = match agui_sdk_core::wire::write_canonical_to(input, &mut body) {
+            Ok(()) => body,
             Err(e) => {
                 self.requests += 1;
                 self.find("check/internal", Level::Error, None, e.to_string());
@@ -345,10 +346,7 @@ impl<'a> Ctx<'a> {
         let status = response.status();
         let content_type = content_type(response.headers());
         let media = content_type.split(';').next().unwrap_or("").trim();
-        let ended = matches!(
-            judged.types.last(),
-            Some(EventType::RunFinished | EventType::RunError)
-        );
+        let ended = judged.types.last().is_some_and(|t| t.is_terminal());
         if status == reqwest::StatusCode::NO_CONTENT && ended {
             // Nothing after the cursor, and the run had ended there: nothing missed.
             return Some(judged);

@@ -298,8 +298,7 @@ impl Cursor {
 }
 
 fn line(out: &mut Vec<u8>, value: &Value) {
-    // Serialising a Value into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, value);
+    agui_sdk_core::wire::write_canonical(value, out);
     out.push(b'\n');
 }
 

@@ -10,6 +10,7 @@
 
 use agui_sdk_core::encoding::{DecoderLimits, Encoding, EventDecoder, Framing, RawBody};
 use agui_sdk_core::semantics::{InboundConfig, InboundError, Intake, Reducer, Verifier};
+use agui_sdk_core::event::EventFamily;
 use agui_sdk_core::{Event, RunAgentInput};
 use serde::Serialize;
 use serde_json::Value;
@@ -406,14 +407,8 @@ impl Recording {
     }
 
     fn take_event(&mut self, event: Event, size: u64, t_ms: f64) -> bool {
-        let json = match serde_json::to_vec(&event) {
-            Ok(j) => j,
-            Err(e) => {
-                let index = self.rows.len() as u64;
-                self.finding(index, Severity::Error, Stage::Decode, e.to_string());
-                return true;
-            }
-        };
+        let mut json = Vec::with_capacity(128);
+        event.write_json(&mut json);
         if !self.room(json.len()) {
             return false;
         }
@@ -485,7 +480,7 @@ impl Recording {
             Event::RunError(e) => self.terminal = Some(Terminal::Error(e.message.clone())),
             _ => {}
         }
-        let touches_state = matches!(event, Event::StateSnapshot(_) | Event::StateDelta(_));
+        let touches_state = event.family() == EventFamily::State;
         let before = if touches_state {
             Some(self.reducer.state().cloned().unwrap_or(Value::Null))
         } else {

@@ -63,7 +63,8 @@ pub(crate) fn start(
             _ => "text/event-stream",
         }),
     );
-    let body = serde_json::to_vec(&req.input).unwrap_or_default();
+    let mut body = Vec::new();
+    agui_sdk_core::wire::write_canonical(&req.input, &mut body);
     let entry = inspector.add_run(NewRecording {
         source: Source::Relay,
         label: format!("POST {}", url.path()),

@@ -433,7 +433,8 @@ impl HttpAgent {
         let sink: WarningSink = Arc::default();
         let body_sink = sink.clone();
         let span = tracing::info_span!("agui.client.run", url = %self.url, thread_id = %input.thread_id, run_id = %input.run_id);
-        let body = serde_json::to_vec(input);
+        let mut body = Vec::with_capacity(256);
+        let body = agui_sdk_core::wire::write_canonical_to(input, &mut body).map(|()| body);
         let this = self.clone();
         let run_id = input.run_id.clone();
         let stream = futures_util::stream::once(

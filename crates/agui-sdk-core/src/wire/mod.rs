@@ -20,8 +20,11 @@ pub use error::{from_json_slice, from_json_str, from_json_value, JsonError};
 /// Writes `value` as the project's canonical JSON: compact, keys in the order the value
 /// gives them, and numbers spelled as ECMAScript's `JSON.stringify` spells them (`1e+21`,
 /// `10000000000000000`, `0` for `-0`), exactly as the SSE encoder writes event data.
-/// Every JSON this workspace writes (SSE frames, JSON Lines, the command line's output)
-/// goes through it, so one value has one spelling everywhere.
+/// Every JSON this workspace writes that carries protocol or user values goes through
+/// it (event frames, JSON Lines, run request bodies, CopilotKit thread reads, stored
+/// interrupt entries, the inspector's API, the command line's output), so one value has
+/// one spelling everywhere. Error bodies holding only strings and the model agent's
+/// requests to its provider are written by `serde_json` directly.
 ///
 /// A value serde_json could not write either (a map whose keys are not strings or
 /// scalars) is written up to that point.

@@ -359,7 +359,8 @@ impl Session {
                 });
                 return Ok(false);
             };
-            let bytes = serde_json::to_vec(&next)
+            let mut bytes = Vec::with_capacity(256);
+            agui_sdk_core::wire::write_canonical_to(&next, &mut bytes)
                 .map_err(|e| Refusal::Unavailable(format!("cannot write the entry: {e}")))?;
             if bytes.len() > policy.max_entry_bytes {
                 return Err(Refusal::Invalid(format!(

@@ -206,7 +206,7 @@ impl Iterator for MessageChunks {
                 out.push(b',');
             }
             self.any = true;
-            if let Err(err) = serde_json::to_writer(&mut out, &summary) {
+            if let Err(err) = agui_sdk_core::wire::write_canonical_to(&summary, &mut out) {
                 // A `Value` writes to a `Vec` without failing; were it to, the answer
                 // would not be JSON: end it here.
                 tracing::error!(error = %err, "a thread message does not serialize");
@@ -626,14 +626,17 @@ pub(super) async fn state(
     let folding = rt.hold_read(&history, reduced_cost, "a thread's state")?;
     let (_, state) = reduced(&history).into_parts();
     drop(history);
-    let body = serde_json::to_vec(&json!({ "state": state })).map_err(|e| {
-        Failure::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Failed to read thread",
-            "store_error",
-            format!("the thread's state does not serialize: {e}"),
-        )
-    })?;
+    let mut body = Vec::with_capacity(64);
+    agui_sdk_core::wire::write_canonical_to(&json!({ "state": state }), &mut body).map_err(
+        |e| {
+            Failure::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Failed to read thread",
+                "store_error",
+                format!("the thread's state does not serialize: {e}"),
+            )
+        },
+    )?;
     drop((state, folding));
     let held = rt.admission.hold_bytes(body.len(), "a thread's state")?;
     Ok(json_stream(SliceChunks {

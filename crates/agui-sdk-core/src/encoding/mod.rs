@@ -9,9 +9,7 @@
 //! - [`EventEncoder`] and [`EventDecoder`]: either encoding behind one type, for servers
 //!   and clients that pick it at run time;
 //! - [`Framing`]: either encoding or JSON Lines, for tools that read and write
-//!   recordings;
-//! - `stream` (cargo feature `stream`): an adapter from a byte stream to an event
-//!   stream, for async runtimes.
+//!   recordings.
 //!
 //! Decoders are sans-io and incremental: push bytes split anywhere, pull events; their
 //! memory is bounded by [`DecoderLimits`]. Errors ([`DecodeError`]) give the index of
@@ -44,8 +42,6 @@ mod negotiate;
 #[cfg(feature = "proto")]
 pub mod proto;
 pub mod sse;
-#[cfg(feature = "stream")]
-pub mod stream;
 
 pub use error::{DecodeError, DecodeErrorKind, DecoderLimits};
 pub use framing::{Framing, UnknownFraming};

@@ -13,8 +13,7 @@
 //!   expansion, verification, reduction), split where a client's middleware sits.
 //!
 //! All sans-io: every piece is a plain state machine fed one event at a time, usable
-//! without an async runtime (iterator adapters always, `Stream` adapters with the
-//! `stream` feature).
+//! without an async runtime (and with iterator adapters).
 //!
 //! ```
 //! use agui_sdk_core::semantics::{expand_chunks, Reducer, Verifier};
@@ -74,14 +73,9 @@ pub use enforce::{
     Enforced, NullsRoot,
 };
 pub mod inbound;
-/// `Stream` adapters (feature `stream`).
-#[cfg(feature = "stream")]
-pub mod stream;
 
 pub use inbound::{
     apply_outgoing_era, upgrade_legacy_content, Inbound, InboundConfig, InboundError,
     InboundWarning, Intake, ProtocolVersion, Settle, VersionWarning, WarningKind,
 };
-#[cfg(feature = "stream")]
-pub use stream::{CompactStream, ExpandChunksStream, VerifyStream};
 pub use verify::verified;

@@ -5,7 +5,9 @@
 
 use crate::common;
 
-use agui_sdk_core::encoding::{proto, sse, DecodeError, Encoding, EventDecoder, EventEncoder};
+use agui_sdk_core::encoding::{
+    proto, sse, DecodeError, DecodeErrorKind, Encoding, EventDecoder, EventEncoder,
+};
 use agui_sdk_core::Event;
 use serde_json::Value;
 
@@ -42,6 +44,30 @@ fn sse_golden_decodes_to_the_golden_events() {
         for (i, (ev, line)) in events.iter().zip(&lines).enumerate() {
             assert_eq!(&ev.to_json_string(), line, "event {i} (chunks of {chunk})");
         }
+    }
+}
+
+/// A stream cut inside an event: the events before the cut, then a truncation error at
+/// the cut event's index and frame offset, then nothing.
+#[test]
+fn a_cut_sse_stream_ends_with_a_truncation_error() {
+    let bytes = common::read("events.sse");
+    let mut dec = EventDecoder::new(Encoding::Sse);
+    let mut got = Vec::new();
+    for c in bytes[..5000].chunks(512) {
+        dec.push(c);
+        got.extend(std::iter::from_fn(|| dec.next()));
+    }
+    dec.finish();
+    got.extend(std::iter::from_fn(|| dec.next()));
+    assert_eq!(got.len(), 30);
+    assert!(got[..29].iter().all(Result::is_ok));
+    match &got[29] {
+        Err(e) => {
+            assert!(matches!(e.kind, DecodeErrorKind::Truncated { .. }), "{e}");
+            assert_eq!((e.index, e.offset), (29, 4845));
+        }
+        other => panic!("{other:?}"),
     }
 }
 

@@ -54,8 +54,10 @@ mod decode;
 // structs, which prost writes. Tests only.
 #[cfg(test)]
 mod encode;
-// The event messages' structs serve the test oracle; the codec reads the nested
-// messages (messages, run input, interrupts, usage, patch operations) through them.
+// The prost structs generated from the `.proto` (`scripts/regen-proto.sh`), in one
+// module: the codec reads the nested messages (messages, run input, interrupts, usage,
+// patch operations) through those of `generated.rs`; the `Event` envelope and the event
+// messages (`generated_events.rs`) serve the test oracle only.
 #[allow(
     dead_code,
     missing_docs,
@@ -63,7 +65,11 @@ mod encode;
     clippy::all,
     unreachable_pub
 )]
-mod generated;
+mod generated {
+    include!("generated.rs");
+    #[cfg(test)]
+    include!("generated_events.rs");
+}
 #[cfg(test)]
 mod oracle_tests;
 mod scan;

@@ -125,6 +125,7 @@ impl PostgresRunStore {
             wakeups,
             sweep,
             sweeper,
+            near_cap: false.into(),
         })
     }
 

@@ -32,7 +32,7 @@
 //! | `threads` | one row per thread: its live and latest runs, its summary, its last write |
 //! | `thread_history` | each ended run of a thread, compacted, in order |
 //! | `thread_message_ids` | the ids of the messages a thread's history records |
-//! | `thread_count` | how many threads the store holds (kept by triggers), for the cap |
+//! | `thread_count` | how many threads the store holds, in shards (kept by triggers), for the cap |
 //! | `interrupts` | one row per thread with interrupts kept: the ledger's document and its version, replaced by compare-and-swap, and when it expires |
 //!
 //! An append is one statement, prepared once per connection and sent alone (its own
@@ -181,6 +181,9 @@ pub struct PostgresRunStore {
     wakeups: wake::Wakeups,
     sweep: Arc<Sweep>,
     sweeper: tokio::task::JoinHandle<()>,
+    /// Whether the last thread count seen was close to the thread cap: new threads are
+    /// then counted exactly from the start (see the `threads` module).
+    near_cap: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for PostgresRunStore {

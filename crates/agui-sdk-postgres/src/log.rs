@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use agui_sdk_agent::runs::{
@@ -13,30 +14,60 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::threads::Joined;
 use crate::{
-    big, fence_text, now_ms, prepared, status_of, unavailable, wake, PostgresRunStore, FALLBACK,
+    big, corrupt, fence_text, now_ms, prepared, status_of, unavailable, wake, PostgresRunStore,
+    FALLBACK,
 };
 
 impl PostgresRunStore {
     async fn do_create(&self, run: NewRun) -> Result<Created, RunStoreError> {
+        // Counted exactly from the start when the store was last seen close to its
+        // thread cap; otherwise once more, exactly, if it is found close to it.
+        let mut exact = self.near_cap.load(Ordering::Relaxed);
+        loop {
+            match self.try_create(&run, exact).await? {
+                Some(created) => return Ok(created),
+                None if !exact => exact = true,
+                None => {
+                    return Err(corrupt(
+                        "a thread count taken exactly asked to be taken again".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// One attempt of [`do_create`](Self::do_create): `None` when the run's new thread
+    /// found the store close to its thread cap without `exact` (nothing is kept).
+    async fn try_create(
+        &self,
+        run: &NewRun,
+        exact: bool,
+    ) -> Result<Option<Created>, RunStoreError> {
         let mut client = self.client().await?;
         let fence = Fence::random();
         let tx = client.transaction().await.map_err(unavailable)?;
+        if exact && run.thread.is_some() {
+            tx.execute(&self.sql.threads.exact, &[])
+                .await
+                .map_err(unavailable)?;
+        }
         // An ended run of this key past its retention, not swept yet, is no more.
         tx.execute(&self.sql.expired_run, &[&run.key.as_str()])
             .await
             .map_err(unavailable)?;
         if let Some(thread) = &run.thread {
             if let Some(existing) = self.do_record(&tx, &run.key).await? {
-                return Ok(Created::Existing(existing));
+                return Ok(Some(Created::Existing(existing)));
             }
-            if let Some(busy) = self.join_thread(&tx, &run, thread).await? {
+            if let Some(busy) = self.join_thread(&tx, run, thread, exact).await? {
                 return match busy {
                     Joined::Busy(run_id) => Err(RunStoreError::Busy { run_id }),
-                    Joined::Attached(r) => Ok(Created::Existing(r)),
+                    Joined::Attached(r) => Ok(Some(Created::Existing(r))),
                     Joined::Full(n) => Err(RunStoreError::Full(format!(
                         "{n} threads held (max_threads {}), each with a running run",
                         self.limits.max_threads
                     ))),
+                    Joined::Recount => Ok(None),
                 };
             }
         }
@@ -63,13 +94,13 @@ impl PostgresRunStore {
             .map_err(unavailable)?;
         if inserted == 1 {
             tx.commit().await.map_err(unavailable)?;
-            return Ok(Created::New(fence));
+            return Ok(Some(Created::New(fence)));
         }
         // Created by a retry meanwhile (its thread, if any, already names it).
         let existing = self.do_record(&tx, &run.key).await?;
         drop(tx);
         match existing {
-            Some(r) => Ok(Created::Existing(r)),
+            Some(r) => Ok(Some(Created::Existing(r))),
             // Gone between the two statements (a retention sweep): none was created.
             None => Err(RunStoreError::NotFound),
         }

@@ -14,6 +14,10 @@ pub const MIGRATIONS: &[(i32, &str)] = &[
     (2, include_str!("../migrations/0002_leases.sql")),
     (3, include_str!("../migrations/0003_threads.sql")),
     (4, include_str!("../migrations/0004_interrupts.sql")),
+    (
+        5,
+        include_str!("../migrations/0005_thread_count_shards.sql"),
+    ),
 ];
 
 /// The schema version this build writes: its last migration's.

@@ -19,13 +19,27 @@
 //!
 //! # The thread cap
 //!
-//! How many threads the store holds is one row, `thread_count`, kept by triggers on
-//! `threads`: a new thread reads it instead of counting the table. Creating and
-//! forgetting threads therefore take that row's lock until their transaction commits
-//! (each a few statements): new threads are created one at a time, store-wide. A run
-//! of a thread the store holds already does not touch it.
+//! How many threads the store holds is kept by triggers on `threads` in the sixteen
+//! rows of `thread_count` (migration 5): each connection adds and takes away in a
+//! shard of its own (its backend's pid modulo the shards), and the count is their
+//! sum. New threads made on different connections therefore do not wait for one
+//! another (they did on the single row of migration 3, one at a time store-wide); two
+//! connections whose pids share a shard do.
+//!
+//! A new thread's count (taken after its own shard's row was updated, so every
+//! creation committed before is in it) may miss the creations in flight, uncommitted:
+//! at most one per other shard, since each holds its shard's row until it commits. So
+//! while the count plus the shards less one is within `max_threads`, no creation can
+//! take the store past it. Past that, close to the cap, the create starts again in a
+//! transaction that sets `agui.thread_count_exact`: there the trigger first locks every
+//! shard, in order, so the creations in flight end before the count is read, and the
+//! count is exact (those creations wait for it in turn, as on the single row). The
+//! cap is kept exactly, with the eviction it always had; a store that last saw a count
+//! close to its cap starts its creations exact, until one sees it far again. A run of
+//! a thread the store holds already touches no shard.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use agui_sdk_agent::runs::{
@@ -48,6 +62,9 @@ pub(crate) enum Joined {
     Attached(RunRecord),
     /// The store holds its most threads and each runs a run: how many.
     Full(i64),
+    /// The store is close to its thread cap and the count was not exact: the create
+    /// starts again in a transaction that counts exactly.
+    Recount,
 }
 
 /// The thread index's SQL, written for the store's schema.
@@ -58,6 +75,7 @@ pub(crate) struct ThreadSql {
     lock: String,
     forget_row: String,
     count: String,
+    pub(crate) exact: String,
     evict: String,
     drop_last: String,
     join: String,
@@ -96,7 +114,8 @@ impl ThreadSql {
                  FROM {s}.threads t WHERE t.key = $1 FOR UPDATE"
             ),
             forget_row: format!("DELETE FROM {s}.threads WHERE key = $1"),
-            count: format!("SELECT n FROM {s}.thread_count"),
+            count: format!("SELECT sum(n)::bigint, count(*) FROM {s}.thread_count"),
+            exact: "SELECT set_config('agui.thread_count_exact', 'on', true)".to_owned(),
             evict: format!(
                 "DELETE FROM {s}.threads WHERE key IN (SELECT t.key FROM {s}.threads t \
                  WHERE t.key <> $1 AND NOT {running} \
@@ -244,12 +263,15 @@ impl PostgresRunStore {
     /// Makes `run` its thread's live run in `tx`: the thread is created when the store
     /// does not hold it (or forgot it for idleness), room made for it past the thread
     /// cap by forgetting the threads idle the longest that run nothing; the thread's
-    /// previous run, in its history, loses its log. `None` when the run joined.
+    /// previous run, in its history, loses its log. `None` when the run joined. With
+    /// `exact`, `tx` counts threads exactly (it set `agui.thread_count_exact`);
+    /// without, a new thread close to the cap is [`Joined::Recount`].
     pub(crate) async fn join_thread(
         &self,
         tx: &Transaction<'_>,
         run: &NewRun,
         thread: &ThreadKey,
+        exact: bool,
     ) -> Result<Option<Joined>, RunStoreError> {
         let sql = &self.sql.threads;
         let key = thread.as_str();
@@ -263,12 +285,19 @@ impl PostgresRunStore {
                 .map_err(unavailable)?
                 .is_some();
             if inserted {
-                let n: i64 = tx
-                    .query_one(&sql.count, &[])
-                    .await
-                    .map_err(unavailable)?
-                    .get(0);
+                let count = tx.query_one(&sql.count, &[]).await.map_err(unavailable)?;
+                let (n, shards): (i64, i64) = (count.get(0), count.get(1));
                 let max = big(self.limits.max_threads.max(1));
+                // As many creations as shards, less this one, may be in flight unseen.
+                let near = n + shards - 1 > max;
+                if !exact {
+                    if near {
+                        return Ok(Some(Joined::Recount));
+                    }
+                    self.near_cap.store(false, Ordering::Relaxed);
+                } else {
+                    self.near_cap.store(near, Ordering::Relaxed);
+                }
                 if n > max {
                     let evicted = tx
                         .execute(&sql.evict, &[&key, &(n - max)])

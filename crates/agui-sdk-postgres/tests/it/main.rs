@@ -5,6 +5,7 @@ mod leases;
 mod migrations;
 mod retention;
 mod run_log;
+mod thread_count;
 mod threads;
 mod wake;
 

@@ -19,7 +19,7 @@ pub enum Flow {
 }
 
 macro_rules! per_event {
-    ($( $variant:ident = $wire:literal, $ctor:ident, $method:ident, $inner:ty, $proto:tt; )*) => {
+    ($( $variant:ident = $wire:literal, $ctor:ident, $method:ident, $inner:ty, $proto:tt, $sort:tt; )*) => {
         /// Callbacks for a run. Every method has a no-op default; implement the ones you
         /// need. Each event first reaches [`on_event`](Subscriber::on_event), then the
         /// method for its kind, after it has been applied to the conversation. (`Conversation`

@@ -1,5 +1,8 @@
 //! Adds the base fields every event carries (`timestamp`, `rawEvent`, `metadata`) and,
-//! for events that can belong to a subagent, the optional `subagentRunId`.
+//! for events that can belong to a subagent, the optional `subagentRunId`. The kind
+//! (`attributable`, `run_scoped`, `subagent`) also gives the struct its `attribution`
+//! accessors, from which [`Event::subagent_run_id`](super::Event::subagent_run_id) and
+//! [`EventType::is_run_scoped`](super::EventType::is_run_scoped) are generated.
 
 macro_rules! event_struct {
     ($(#[$meta:meta])* pub struct $name:ident : attributable { $($body:tt)* }) => {
@@ -17,6 +20,21 @@ macro_rules! event_struct {
                 $($body)*
             }
         }
+
+        impl $name {
+            /// Whether the event is run-scoped (it has no `subagentRunId`).
+            pub(crate) const RUN_SCOPED: bool = false;
+            /// The optional attribution tag.
+            #[inline]
+            pub(crate) fn attribution(&self) -> Option<&str> {
+                self.subagent_run_id.as_deref()
+            }
+            /// The optional attribution tag, mutably.
+            #[inline]
+            pub(crate) fn attribution_mut(&mut self) -> Option<&mut Option<String>> {
+                Some(&mut self.subagent_run_id)
+            }
+        }
     };
     ($(#[$meta:meta])* pub struct $name:ident : run_scoped { $($body:tt)* }) => {
         wire_struct! {
@@ -29,6 +47,21 @@ macro_rules! event_struct {
                 /// Extra information.
                 opt metadata: Box<$crate::JsonObject> = "metadata",
                 $($body)*
+            }
+        }
+
+        impl $name {
+            /// Whether the event is run-scoped (it has no `subagentRunId`).
+            pub(crate) const RUN_SCOPED: bool = true;
+            /// No attribution: the event belongs to the run.
+            #[inline]
+            pub(crate) fn attribution(&self) -> Option<&str> {
+                None
+            }
+            /// No attribution tag to set.
+            #[inline]
+            pub(crate) fn attribution_mut(&mut self) -> Option<&mut Option<String>> {
+                None
             }
         }
     };
@@ -45,6 +78,21 @@ macro_rules! event_struct {
                 /// Identity of this subagent invocation.
                 req subagent_run_id: String = "subagentRunId",
                 $($body)*
+            }
+        }
+
+        impl $name {
+            /// Whether the event is run-scoped (it has no `subagentRunId`).
+            pub(crate) const RUN_SCOPED: bool = false;
+            /// The invocation's identity.
+            #[inline]
+            pub(crate) fn attribution(&self) -> Option<&str> {
+                Some(&self.subagent_run_id)
+            }
+            /// None: the id is the event's identity, not a tag.
+            #[inline]
+            pub(crate) fn attribution_mut(&mut self) -> Option<&mut Option<String>> {
+                None
             }
         }
     };

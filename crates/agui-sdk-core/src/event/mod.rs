@@ -61,9 +61,36 @@ use serde_json::Value;
 use crate::types::{Content, JsonPatch, Message};
 use crate::JsonObject;
 
+/// What an event does to a pending chunk stream, as the list of events writes it:
+/// `chunk` (a chunk event: expanded), `ends` (ends the stream pending in its lane) or
+/// `keeps` (passes through it). Any other word does not compile.
+macro_rules! chunks {
+    (@is_chunk chunk) => {
+        true
+    };
+    (@is_chunk ends) => {
+        false
+    };
+    (@is_chunk keeps) => {
+        false
+    };
+    (@ends chunk) => {
+        false
+    };
+    (@ends ends) => {
+        true
+    };
+    (@ends keeps) => {
+        false
+    };
+}
+
 /// Declares the [`Event`] enum, [`EventType`] and the per-variant accessors from one list.
 macro_rules! events {
-    ($( $variant:ident = $wire:literal, $ctor:ident, $callback:ident, $inner:ty, $proto:tt; )*) => {
+    ($(
+        $variant:ident = $wire:literal, $ctor:ident, $callback:ident, $inner:ty, $proto:tt,
+        ($family:ident, $chunks:ident, $since:ident);
+    )*) => {
         wire_union! {
             /// Any AG-UI event, discriminated by `type`.
             #[non_exhaustive]
@@ -98,7 +125,7 @@ macro_rules! events {
             pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
 
             /// The wire name (`TEXT_MESSAGE_CONTENT`).
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $( EventType::$variant => $wire, )*
                 }
@@ -111,13 +138,79 @@ macro_rules! events {
                     _ => None,
                 }
             }
+
+            /// The family the type belongs to (`TEXT_MESSAGE_*` are
+            /// [`EventFamily::Text`], and so on).
+            #[inline]
+            pub const fn family(self) -> EventFamily {
+                match self {
+                    $( EventType::$variant => EventFamily::$family, )*
+                }
+            }
+
+            /// The protocol release that introduced the type.
+            #[inline]
+            pub const fn since(self) -> Since {
+                match self {
+                    $( EventType::$variant => Since::$since, )*
+                }
+            }
+
+            /// Whether the type is one of the `*_CHUNK` events, which chunk expansion
+            /// ([`ChunkExpander`](crate::semantics::ChunkExpander)) turns into start,
+            /// content and end events.
+            #[inline]
+            pub const fn is_chunk(self) -> bool {
+                match self {
+                    $( EventType::$variant => chunks!(@is_chunk $chunks), )*
+                }
+            }
+
+            /// Whether the type is run-scoped: it has no `subagentRunId` and belongs to
+            /// the run as a whole (`RUN_*` and `MESSAGES_SNAPSHOT`).
+            #[inline]
+            pub const fn is_run_scoped(self) -> bool {
+                match self {
+                    $( EventType::$variant => $variant::RUN_SCOPED, )*
+                }
+            }
+
+            /// Whether an event of this type ends the chunk stream pending in its lane
+            /// (its subagent's, or for a run-scoped event every lane) before it passes
+            /// chunk expansion; `false` for the chunk events themselves and for the
+            /// events the reference lets through a pending stream.
+            #[inline]
+            pub(crate) const fn ends_pending_chunks(self) -> bool {
+                match self {
+                    $( EventType::$variant => chunks!(@ends $chunks), )*
+                }
+            }
         }
 
         impl Event {
             /// This event's type.
+            #[inline]
             pub fn event_type(&self) -> EventType {
                 match self {
                     $( Event::$variant(_) => EventType::$variant, )*
+                }
+            }
+
+            /// The subagent invocation the event belongs to: its attribution tag, or for
+            /// `SUBAGENT_*` events the invocation's identity. `None` for run-scoped events.
+            #[inline]
+            pub fn subagent_run_id(&self) -> Option<&str> {
+                match self {
+                    $( Event::$variant(e) => e.attribution(), )*
+                }
+            }
+
+            /// The optional attribution tag, mutably: `None` for events that carry none
+            /// (run-scoped events) or whose id is their identity (`SUBAGENT_*`).
+            #[inline]
+            pub fn subagent_run_id_mut(&mut self) -> Option<&mut Option<String>> {
+                match self {
+                    $( Event::$variant(e) => e.attribution_mut(), )*
                 }
             }
 
@@ -176,12 +269,22 @@ macro_rules! events {
 }
 
 /// Calls the macro `$m` with the list of every event: `Variant = "WIRE_NAME",
-/// snake_name, on_callback, Payload, [protobuf table];` once per event, in the protocol's
-/// order. This list is the one place an event type is declared: the [`Event`] enum,
-/// [`EventType`], the per-event callbacks of the client's `Subscriber` and the protobuf
-/// codec are all generated from it, so a new event appears everywhere at once, and every
-/// `match` over [`Event`] in this crate that has no catch-all arm fails to compile until
-/// it handles it.
+/// snake_name, on_callback, Payload, [protobuf table], (Family, chunks, Since);` once per
+/// event, in the protocol's order. This list is the one place an event type is declared:
+/// the [`Event`] enum, [`EventType`], the per-event callbacks of the client's
+/// `Subscriber`, the protobuf codec and the methods the pipeline's stages sort events by
+/// are all generated from it, so a new event appears everywhere at once. Only the
+/// stages that act on each event one by one (the reducer, the verifier, the open-stream
+/// tracker, chunk expansion and, in tests, the protobuf oracle) `match` over [`Event`]
+/// without a catch-all arm, and fail to compile until they handle it.
+///
+/// The last group sorts the event: its [`EventFamily`] ([`EventType::family`]); what it
+/// does to a chunk stream pending in its lane, `chunk` (it is one of the `*_CHUNK`
+/// events, [`EventType::is_chunk`]), `ends` (it ends the stream) or `keeps` (it passes
+/// through, as `RAW` and `ACTIVITY_*` do in the reference); and the [`Since`] release
+/// that introduced it ([`EventType::since`]). Whether it is run-scoped
+/// ([`EventType::is_run_scoped`]) and where its `subagentRunId` is
+/// ([`Event::subagent_run_id`]) come from its struct's declaration.
 ///
 /// The protobuf table reads `[arm => tag field, …]`: `arm` is the event's field number
 /// in the `ag_ui.Event` oneof, then each field number of the event's message (field 1,
@@ -189,78 +292,124 @@ macro_rules! events {
 /// field's Rust type picks its protobuf encoding; `lo..=hi field as Codec` hands a run
 /// of field numbers that together carry one Rust field to a codec of its own (an
 /// outcome spread over several wire fields). A consumer that does not need the table
-/// matches it as one `tt`.
+/// matches it, and the sorting group, as one `tt` each.
 #[macro_export]
 macro_rules! for_each_event {
     ($m:ident) => {
         $m! {
             TextMessageStart = "TEXT_MESSAGE_START", text_message_start, on_text_message_start, TextMessageStart,
-                [1 => 2 message_id, 3 role, 4 name, 5 subagent_run_id];
+                [1 => 2 message_id, 3 role, 4 name, 5 subagent_run_id], (Text, ends, V0_0);
             TextMessageContent = "TEXT_MESSAGE_CONTENT", text_message_content, on_text_message_content, TextMessageContent,
-                [2 => 2 message_id, 3 delta, 4 subagent_run_id];
+                [2 => 2 message_id, 3 delta, 4 subagent_run_id], (Text, ends, V0_0);
             TextMessageEnd = "TEXT_MESSAGE_END", text_message_end, on_text_message_end, TextMessageEnd,
-                [3 => 2 message_id, 3 subagent_run_id];
+                [3 => 2 message_id, 3 subagent_run_id], (Text, ends, V0_0);
             TextMessageChunk = "TEXT_MESSAGE_CHUNK", text_message_chunk, on_text_message_chunk, Box<TextMessageChunk>,
-                [17 => 2 message_id, 3 role, 4 delta, 5 name, 6 subagent_run_id];
+                [17 => 2 message_id, 3 role, 4 delta, 5 name, 6 subagent_run_id], (Text, chunk, V0_0);
             ToolCallStart = "TOOL_CALL_START", tool_call_start, on_tool_call_start, Box<ToolCallStart>,
-                [4 => 2 tool_call_id, 3 tool_call_name, 4 parent_message_id, 5 subagent_run_id];
+                [4 => 2 tool_call_id, 3 tool_call_name, 4 parent_message_id, 5 subagent_run_id], (ToolCall, ends, V0_0);
             ToolCallArgs = "TOOL_CALL_ARGS", tool_call_args, on_tool_call_args, ToolCallArgs,
-                [5 => 2 tool_call_id, 3 delta, 4 subagent_run_id];
+                [5 => 2 tool_call_id, 3 delta, 4 subagent_run_id], (ToolCall, ends, V0_0);
             ToolCallEnd = "TOOL_CALL_END", tool_call_end, on_tool_call_end, ToolCallEnd,
-                [6 => 2 tool_call_id, 3 subagent_run_id];
+                [6 => 2 tool_call_id, 3 subagent_run_id], (ToolCall, ends, V0_0);
             ToolCallChunk = "TOOL_CALL_CHUNK", tool_call_chunk, on_tool_call_chunk, Box<ToolCallChunk>,
-                [18 => 2 tool_call_id, 3 tool_call_name, 4 parent_message_id, 5 delta, 6 subagent_run_id];
+                [18 => 2 tool_call_id, 3 tool_call_name, 4 parent_message_id, 5 delta, 6 subagent_run_id], (ToolCall, chunk, V0_0);
             ToolCallResult = "TOOL_CALL_RESULT", tool_call_result, on_tool_call_result, Box<ToolCallResult>,
-                [22 => 2 subagent_run_id, 3 message_id, 4 tool_call_id, 5..=7 content as ToolResultBody];
+                [22 => 2 subagent_run_id, 3 message_id, 4 tool_call_id, 5..=7 content as ToolResultBody], (ToolCall, ends, V0_0);
             StateSnapshot = "STATE_SNAPSHOT", state_snapshot, on_state_snapshot, Box<StateSnapshot>,
-                [7 => 2 snapshot, 3 subagent_run_id];
+                [7 => 2 snapshot, 3 subagent_run_id], (State, ends, V0_0);
             StateDelta = "STATE_DELTA", state_delta, on_state_delta, StateDelta,
-                [8 => 2 delta, 3 subagent_run_id];
+                [8 => 2 delta, 3 subagent_run_id], (State, ends, V0_0);
             MessagesSnapshot = "MESSAGES_SNAPSHOT", messages_snapshot, on_messages_snapshot, MessagesSnapshot,
-                [9 => 2 messages];
+                [9 => 2 messages], (Messages, ends, V0_0);
             ActivitySnapshot = "ACTIVITY_SNAPSHOT", activity_snapshot, on_activity_snapshot, Box<ActivitySnapshot>,
-                [23 => 2 subagent_run_id, 3 message_id, 4 activity_type, 5 content, 6 replace];
+                [23 => 2 subagent_run_id, 3 message_id, 4 activity_type, 5 content, 6 replace], (Activity, keeps, V0_0);
             ActivityDelta = "ACTIVITY_DELTA", activity_delta, on_activity_delta, Box<ActivityDelta>,
-                [24 => 2 subagent_run_id, 3 message_id, 4 activity_type, 5 patch];
+                [24 => 2 subagent_run_id, 3 message_id, 4 activity_type, 5 patch], (Activity, keeps, V0_0);
             Raw = "RAW", raw, on_raw, Box<Raw>,
-                [10 => 2 event, 3 source, 4 subagent_run_id];
+                [10 => 2 event, 3 source, 4 subagent_run_id], (Special, keeps, V0_0);
             Custom = "CUSTOM", custom, on_custom, Box<Custom>,
-                [11 => 2 name, 3 value, 4 subagent_run_id];
+                [11 => 2 name, 3 value, 4 subagent_run_id], (Special, ends, V0_0);
             RunStarted = "RUN_STARTED", run_started, on_run_started_event, Box<RunStarted>,
-                [12 => 2 thread_id, 3 run_id, 4 parent_run_id, 5 input, 6 protocol_version];
+                [12 => 2 thread_id, 3 run_id, 4 parent_run_id, 5 input, 6 protocol_version], (Run, ends, V0_0);
             RunFinished = "RUN_FINISHED", run_finished, on_run_finished_event, Box<RunFinished>,
-                [13 => 2 thread_id, 3 run_id, 4 result, 5..=8 outcome as RunFinishedTail];
+                [13 => 2 thread_id, 3 run_id, 4 result, 5..=8 outcome as RunFinishedTail], (Run, ends, V0_0);
             RunError = "RUN_ERROR", run_error, on_run_error_event, RunError,
-                [14 => 2 code, 3 message, 4 usage];
+                [14 => 2 code, 3 message, 4 usage], (Run, ends, V0_0);
             StepStarted = "STEP_STARTED", step_started, on_step_started, StepStarted,
-                [15 => 2 step_name, 3 subagent_run_id];
+                [15 => 2 step_name, 3 subagent_run_id], (Step, ends, V0_0);
             StepFinished = "STEP_FINISHED", step_finished, on_step_finished, StepFinished,
-                [16 => 2 step_name, 3 subagent_run_id];
+                [16 => 2 step_name, 3 subagent_run_id], (Step, ends, V0_0);
             ReasoningStart = "REASONING_START", reasoning_start, on_reasoning_start, ReasoningStart,
-                [25 => 2 subagent_run_id, 3 message_id];
+                [25 => 2 subagent_run_id, 3 message_id], (Reasoning, ends, V0_0);
             ReasoningMessageStart = "REASONING_MESSAGE_START", reasoning_message_start, on_reasoning_message_start, ReasoningMessageStart,
-                [26 => 2 subagent_run_id, 3 message_id, 4 role];
+                [26 => 2 subagent_run_id, 3 message_id, 4 role], (Reasoning, ends, V0_0);
             ReasoningMessageContent = "REASONING_MESSAGE_CONTENT", reasoning_message_content, on_reasoning_message_content, ReasoningMessageContent,
-                [27 => 2 subagent_run_id, 3 message_id, 4 delta];
+                [27 => 2 subagent_run_id, 3 message_id, 4 delta], (Reasoning, ends, V0_0);
             ReasoningMessageEnd = "REASONING_MESSAGE_END", reasoning_message_end, on_reasoning_message_end, ReasoningMessageEnd,
-                [28 => 2 subagent_run_id, 3 message_id];
+                [28 => 2 subagent_run_id, 3 message_id], (Reasoning, ends, V0_0);
             ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK", reasoning_message_chunk, on_reasoning_message_chunk, ReasoningMessageChunk,
-                [29 => 2 subagent_run_id, 3 message_id, 4 delta];
+                [29 => 2 subagent_run_id, 3 message_id, 4 delta], (Reasoning, chunk, V0_0);
             ReasoningEnd = "REASONING_END", reasoning_end, on_reasoning_end, ReasoningEnd,
-                [30 => 2 subagent_run_id, 3 message_id];
+                [30 => 2 subagent_run_id, 3 message_id], (Reasoning, ends, V0_0);
             ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE", reasoning_encrypted_value, on_reasoning_encrypted_value, Box<ReasoningEncryptedValue>,
-                [31 => 2 subagent_run_id, 3 subtype, 4 entity_id, 5 encrypted_value, 6 encrypted_value_type];
+                [31 => 2 subagent_run_id, 3 subtype, 4 entity_id, 5 encrypted_value, 6 encrypted_value_type], (Reasoning, keeps, V0_0);
             SubagentStarted = "SUBAGENT_STARTED", subagent_started, on_subagent_started, Box<SubagentStarted>,
-                [19 => 2 subagent_run_id, 3 name, 4 description, 5 parent_subagent_run_id, 6 parent_tool_call_id, 7 parent_message_id];
+                [19 => 2 subagent_run_id, 3 name, 4 description, 5 parent_subagent_run_id, 6 parent_tool_call_id, 7 parent_message_id], (Subagent, keeps, V1_0);
             SubagentFinished = "SUBAGENT_FINISHED", subagent_finished, on_subagent_finished, Box<SubagentFinished>,
-                [20 => 2 subagent_run_id, 3 result, 4..=5 outcome as SubagentTail];
+                [20 => 2 subagent_run_id, 3 result, 4..=5 outcome as SubagentTail], (Subagent, ends, V1_0);
             SubagentError = "SUBAGENT_ERROR", subagent_error, on_subagent_error, SubagentError,
-                [21 => 2 subagent_run_id, 3 message, 4 code];
+                [21 => 2 subagent_run_id, 3 message, 4 code], (Subagent, ends, V1_0);
         }
     };
 }
 
 for_each_event!(events);
+
+/// The family of an event type: what it is about. See [`EventType::family`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EventFamily {
+    /// The run's boundaries: `RUN_STARTED`, `RUN_FINISHED`, `RUN_ERROR`.
+    Run,
+    /// `STEP_STARTED`, `STEP_FINISHED`.
+    Step,
+    /// `TEXT_MESSAGE_*`.
+    Text,
+    /// `TOOL_CALL_*`, `TOOL_CALL_RESULT` included.
+    ToolCall,
+    /// `STATE_SNAPSHOT`, `STATE_DELTA`.
+    State,
+    /// `MESSAGES_SNAPSHOT`.
+    Messages,
+    /// `ACTIVITY_SNAPSHOT`, `ACTIVITY_DELTA`.
+    Activity,
+    /// `REASONING_*`, `REASONING_ENCRYPTED_VALUE` included.
+    Reasoning,
+    /// `SUBAGENT_STARTED`, `SUBAGENT_FINISHED`, `SUBAGENT_ERROR`.
+    Subagent,
+    /// The pass-through events `RAW` and `CUSTOM`.
+    Special,
+}
+
+/// The protocol release that introduced an event type. See [`EventType::since`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Since {
+    /// The 0.0.x releases before 1.0: a pre-1.0 consumer (`@ag-ui/core` 0.0.48) knows it.
+    V0_0,
+    /// Protocol 1.0.
+    V1_0,
+    /// Protocol 1.1.
+    V1_1,
+}
+
+impl EventType {
+    /// Whether the type ends a run: `RUN_FINISHED` or `RUN_ERROR`.
+    #[inline]
+    pub const fn is_terminal(self) -> bool {
+        matches!(self, EventType::RunFinished | EventType::RunError)
+    }
+}
 
 impl std::fmt::Display for EventType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -283,80 +432,10 @@ impl<'de> serde::Deserialize<'de> for EventType {
 }
 
 impl Event {
-    /// The subagent invocation the event belongs to: its attribution tag, or for
-    /// `SUBAGENT_*` events the invocation's identity. `None` for run-scoped events.
-    pub fn subagent_run_id(&self) -> Option<&str> {
-        match self {
-            Event::RunStarted(_)
-            | Event::RunFinished(_)
-            | Event::RunError(_)
-            | Event::MessagesSnapshot(_) => None,
-            Event::SubagentStarted(e) => Some(&e.subagent_run_id),
-            Event::SubagentFinished(e) => Some(&e.subagent_run_id),
-            Event::SubagentError(e) => Some(&e.subagent_run_id),
-            Event::TextMessageStart(e) => e.subagent_run_id.as_deref(),
-            Event::TextMessageContent(e) => e.subagent_run_id.as_deref(),
-            Event::TextMessageEnd(e) => e.subagent_run_id.as_deref(),
-            Event::TextMessageChunk(e) => e.subagent_run_id.as_deref(),
-            Event::ToolCallStart(e) => e.subagent_run_id.as_deref(),
-            Event::ToolCallArgs(e) => e.subagent_run_id.as_deref(),
-            Event::ToolCallEnd(e) => e.subagent_run_id.as_deref(),
-            Event::ToolCallChunk(e) => e.subagent_run_id.as_deref(),
-            Event::ToolCallResult(e) => e.subagent_run_id.as_deref(),
-            Event::StateSnapshot(e) => e.subagent_run_id.as_deref(),
-            Event::StateDelta(e) => e.subagent_run_id.as_deref(),
-            Event::ActivitySnapshot(e) => e.subagent_run_id.as_deref(),
-            Event::ActivityDelta(e) => e.subagent_run_id.as_deref(),
-            Event::Raw(e) => e.subagent_run_id.as_deref(),
-            Event::Custom(e) => e.subagent_run_id.as_deref(),
-            Event::StepStarted(e) => e.subagent_run_id.as_deref(),
-            Event::StepFinished(e) => e.subagent_run_id.as_deref(),
-            Event::ReasoningStart(e) => e.subagent_run_id.as_deref(),
-            Event::ReasoningMessageStart(e) => e.subagent_run_id.as_deref(),
-            Event::ReasoningMessageContent(e) => e.subagent_run_id.as_deref(),
-            Event::ReasoningMessageEnd(e) => e.subagent_run_id.as_deref(),
-            Event::ReasoningMessageChunk(e) => e.subagent_run_id.as_deref(),
-            Event::ReasoningEnd(e) => e.subagent_run_id.as_deref(),
-            Event::ReasoningEncryptedValue(e) => e.subagent_run_id.as_deref(),
-        }
-    }
-
-    /// The optional attribution tag, mutably: `None` for events that carry none
-    /// (run-scoped events) or whose id is their identity (`SUBAGENT_*`).
-    pub fn subagent_run_id_mut(&mut self) -> Option<&mut Option<String>> {
-        match self {
-            Event::RunStarted(_)
-            | Event::RunFinished(_)
-            | Event::RunError(_)
-            | Event::MessagesSnapshot(_)
-            | Event::SubagentStarted(_)
-            | Event::SubagentFinished(_)
-            | Event::SubagentError(_) => None,
-            Event::TextMessageStart(e) => Some(&mut e.subagent_run_id),
-            Event::TextMessageContent(e) => Some(&mut e.subagent_run_id),
-            Event::TextMessageEnd(e) => Some(&mut e.subagent_run_id),
-            Event::TextMessageChunk(e) => Some(&mut e.subagent_run_id),
-            Event::ToolCallStart(e) => Some(&mut e.subagent_run_id),
-            Event::ToolCallArgs(e) => Some(&mut e.subagent_run_id),
-            Event::ToolCallEnd(e) => Some(&mut e.subagent_run_id),
-            Event::ToolCallChunk(e) => Some(&mut e.subagent_run_id),
-            Event::ToolCallResult(e) => Some(&mut e.subagent_run_id),
-            Event::StateSnapshot(e) => Some(&mut e.subagent_run_id),
-            Event::StateDelta(e) => Some(&mut e.subagent_run_id),
-            Event::ActivitySnapshot(e) => Some(&mut e.subagent_run_id),
-            Event::ActivityDelta(e) => Some(&mut e.subagent_run_id),
-            Event::Raw(e) => Some(&mut e.subagent_run_id),
-            Event::Custom(e) => Some(&mut e.subagent_run_id),
-            Event::StepStarted(e) => Some(&mut e.subagent_run_id),
-            Event::StepFinished(e) => Some(&mut e.subagent_run_id),
-            Event::ReasoningStart(e) => Some(&mut e.subagent_run_id),
-            Event::ReasoningMessageStart(e) => Some(&mut e.subagent_run_id),
-            Event::ReasoningMessageContent(e) => Some(&mut e.subagent_run_id),
-            Event::ReasoningMessageEnd(e) => Some(&mut e.subagent_run_id),
-            Event::ReasoningMessageChunk(e) => Some(&mut e.subagent_run_id),
-            Event::ReasoningEnd(e) => Some(&mut e.subagent_run_id),
-            Event::ReasoningEncryptedValue(e) => Some(&mut e.subagent_run_id),
-        }
+    /// The family of the event's type. See [`EventType::family`].
+    #[inline]
+    pub fn family(&self) -> EventFamily {
+        self.event_type().family()
     }
 
     /// Decodes one event from JSON bytes, strictly as the reference schema does. The

@@ -314,47 +314,18 @@ impl ChunkExpander {
                 };
                 self.expand(c, ChunkOpener::Reasoning, out)
             }
-            Event::RunStarted(_)
-            | Event::RunFinished(_)
-            | Event::RunError(_)
-            | Event::MessagesSnapshot(_) => {
-                self.close_all(out);
-                out.push(event);
-                Ok(())
-            }
-            Event::Raw(_)
-            | Event::ActivitySnapshot(_)
-            | Event::ActivityDelta(_)
-            | Event::ReasoningEncryptedValue(_)
-            | Event::SubagentStarted(_) => {
-                out.push(event);
-                Ok(())
-            }
-            Event::SubagentFinished(_) | Event::SubagentError(_) => {
-                let owner = event.subagent_run_id().map(str::to_owned);
-                self.close_lane(&owner, out);
-                out.push(event);
-                Ok(())
-            }
-            Event::TextMessageStart(_)
-            | Event::TextMessageContent(_)
-            | Event::TextMessageEnd(_)
-            | Event::ToolCallStart(_)
-            | Event::ToolCallArgs(_)
-            | Event::ToolCallEnd(_)
-            | Event::ToolCallResult(_)
-            | Event::StateSnapshot(_)
-            | Event::StateDelta(_)
-            | Event::Custom(_)
-            | Event::StepStarted(_)
-            | Event::StepFinished(_)
-            | Event::ReasoningStart(_)
-            | Event::ReasoningMessageStart(_)
-            | Event::ReasoningMessageContent(_)
-            | Event::ReasoningMessageEnd(_)
-            | Event::ReasoningEnd(_) => {
-                let owner = event.subagent_run_id().map(str::to_owned);
-                self.close_lane(&owner, out);
+            // Every other event sorts by what it does to the chunk streams pending
+            // (`ends`/`keeps` in `for_each_event!`): a run-scoped event ends every lane's,
+            // another its own lane's (a subagent's end its invocation's), unless it
+            // passes through them as `RAW` and `ACTIVITY_*` do in the reference.
+            _ => {
+                let ty = event.event_type();
+                if ty.is_run_scoped() {
+                    self.close_all(out);
+                } else if ty.ends_pending_chunks() {
+                    let owner = event.subagent_run_id().map(str::to_owned);
+                    self.close_lane(&owner, out);
+                }
                 out.push(event);
                 Ok(())
             }

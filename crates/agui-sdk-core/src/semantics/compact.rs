@@ -163,33 +163,14 @@ impl Compactor {
                 let s = self.tools.shift_remove(&id).unwrap_or_default();
                 s.flush(id, false, Some(event), out);
             }
-            Event::RunStarted(_) | Event::RunFinished(_) | Event::RunError(_) => {
+            // The run's boundaries close the state window; state events are held for
+            // it; everything else waits behind an open stream.
+            _ if event.family() == EventFamily::Run => {
                 self.flush_state(out);
                 out.push(event);
             }
-            Event::StateSnapshot(_) | Event::StateDelta(_) => {
-                self.state_events.push((index, event))
-            }
-            other @ (Event::TextMessageChunk(_)
-            | Event::ToolCallChunk(_)
-            | Event::ToolCallResult(_)
-            | Event::MessagesSnapshot(_)
-            | Event::ActivitySnapshot(_)
-            | Event::ActivityDelta(_)
-            | Event::Raw(_)
-            | Event::Custom(_)
-            | Event::StepStarted(_)
-            | Event::StepFinished(_)
-            | Event::ReasoningStart(_)
-            | Event::ReasoningMessageStart(_)
-            | Event::ReasoningMessageContent(_)
-            | Event::ReasoningMessageEnd(_)
-            | Event::ReasoningMessageChunk(_)
-            | Event::ReasoningEnd(_)
-            | Event::ReasoningEncryptedValue(_)
-            | Event::SubagentStarted(_)
-            | Event::SubagentFinished(_)
-            | Event::SubagentError(_)) => {
+            _ if event.family() == EventFamily::State => self.state_events.push((index, event)),
+            other => {
                 let open = self
                     .texts
                     .values_mut()

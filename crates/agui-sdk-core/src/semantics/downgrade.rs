@@ -9,7 +9,7 @@
 //!
 //! | event | for a pre-1.0 consumer |
 //! |---|---|
-//! | `SUBAGENT_STARTED`, `SUBAGENT_FINISHED`, `SUBAGENT_ERROR` (unknown types there) | a `CUSTOM` event named after the type, whose `value` is the event's fields: nothing is lost |
+//! | `SUBAGENT_STARTED`, `SUBAGENT_FINISHED`, `SUBAGENT_ERROR`: every type introduced in 1.0 or later ([`EventType::since`]; unknown types there) | a `CUSTOM` event named after the type, whose `value` is the event's fields: nothing is lost |
 //! | `TEXT_MESSAGE_CONTENT`, `REASONING_MESSAGE_CONTENT` with an empty `delta` (refused there) | dropped: it carries nothing |
 //! | `RUN_STARTED` | no `protocolVersion` (the consumer did not declare one it knows) |
 //! | `RUN_FINISHED` with outcome `cancelled` (refused by 0.0.59) | no `outcome`, and `result` `{"cancelled": true}` (the run's own result, if any, under `result` in it); logged as a warning, since the consumer now reads a success |
@@ -23,7 +23,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::event::{Custom, Event, RunFinished};
+use crate::event::{Custom, Event, EventType, RunFinished, Since};
 use crate::semantics::ProtocolVersion;
 use crate::types::{Content, ContentPart, Message, PartSource, RunFinishedOutcome};
 use crate::JsonText;
@@ -172,7 +172,7 @@ impl Downgrade {
             return Decode;
         };
         match &rest[..end] {
-            b"SUBAGENT_STARTED" | b"SUBAGENT_FINISHED" | b"SUBAGENT_ERROR" => Decode,
+            name if UNKNOWN_BEFORE_1_0.iter().any(|t| t.as_bytes() == name) => Decode,
             // Rewritten only with an outcome 0.0.59 refuses.
             b"RUN_FINISHED"
                 if contains(b"\"cancelled\"") || contains(b"\"pendingToolCallIds\"") =>
@@ -206,7 +206,8 @@ impl Downgrade {
             return Some(Outgoing::Event(event));
         }
         let event = match event {
-            Event::SubagentStarted(_) | Event::SubagentFinished(_) | Event::SubagentError(_) => {
+            // A type a 0.0.x schema does not know (`SUBAGENT_*`).
+            _ if event.event_type().since() > Since::V0_0 => {
                 let name = event.event_type().as_str();
                 let mut value = serde_json::to_value(&event).unwrap_or(Value::Null);
                 if let Value::Object(o) = &mut value {
@@ -232,36 +233,39 @@ impl Downgrade {
             Event::MessagesSnapshot(ref e) if e.messages.iter().any(has_media) => {
                 return Some(Outgoing::Json(with_binary_parts(&event)));
             }
-            other @ (Event::TextMessageStart(_)
-            | Event::TextMessageContent(_)
-            | Event::TextMessageEnd(_)
-            | Event::TextMessageChunk(_)
-            | Event::ToolCallStart(_)
-            | Event::ToolCallArgs(_)
-            | Event::ToolCallEnd(_)
-            | Event::ToolCallChunk(_)
-            | Event::ToolCallResult(_)
-            | Event::StateSnapshot(_)
-            | Event::StateDelta(_)
-            | Event::MessagesSnapshot(_)
-            | Event::ActivitySnapshot(_)
-            | Event::ActivityDelta(_)
-            | Event::Raw(_)
-            | Event::Custom(_)
-            | Event::RunError(_)
-            | Event::StepStarted(_)
-            | Event::StepFinished(_)
-            | Event::ReasoningStart(_)
-            | Event::ReasoningMessageStart(_)
-            | Event::ReasoningMessageContent(_)
-            | Event::ReasoningMessageEnd(_)
-            | Event::ReasoningMessageChunk(_)
-            | Event::ReasoningEnd(_)
-            | Event::ReasoningEncryptedValue(_)) => other,
+            other => other,
         };
         Some(Outgoing::Event(event))
     }
 }
+
+/// How many event types a 0.0.x schema does not know (introduced in 1.0 or later).
+const fn unknown_before_1_0() -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < EventType::ALL.len() {
+        if !matches!(EventType::ALL[i].since(), Since::V0_0) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The wire names of the event types a 0.0.x schema does not know, which
+/// [`Downgrade::apply`] turns into `CUSTOM` events.
+const UNKNOWN_BEFORE_1_0: [&str; unknown_before_1_0()] = {
+    let mut out = [""; unknown_before_1_0()];
+    let (mut i, mut n) = (0, 0);
+    while i < EventType::ALL.len() {
+        if !matches!(EventType::ALL[i].since(), Since::V0_0) {
+            out[n] = EventType::ALL[i].as_str();
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+};
 
 /// `RUN_FINISHED` with an outcome a 0.0.x schema reads (see the module docs).
 fn finished_for_pre_1_0(mut e: Box<RunFinished>) -> Box<RunFinished> {

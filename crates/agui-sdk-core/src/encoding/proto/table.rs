@@ -459,7 +459,8 @@ macro_rules! finish_entry {
 macro_rules! proto_table {
     ($(
         $variant:ident = $wire:literal, $ctor:ident, $callback:ident, $inner:ty,
-        [$arm:literal => $( $lo:literal $(..= $hi:literal)? $field:ident $(as $codec:ident)? ),* $(,)?];
+        [$arm:literal => $( $lo:literal $(..= $hi:literal)? $field:ident $(as $codec:ident)? ),* $(,)?],
+        $sort:tt;
     )*) => {
         $(
             const _: () = assert!(

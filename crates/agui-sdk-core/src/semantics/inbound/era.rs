@@ -18,7 +18,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::{InboundWarning, WarningKind};
-use crate::event::Event;
+use crate::event::{Event, EventFamily};
 use crate::types::{Content, ContentPart, Message, RunAgentInput};
 
 /// The protocol version this crate implements.
@@ -159,10 +159,7 @@ impl IncomingEra {
             }
         }
         if self.no_subagents {
-            if matches!(
-                event,
-                Event::SubagentStarted(_) | Event::SubagentFinished(_) | Event::SubagentError(_)
-            ) {
+            if event.family() == EventFamily::Subagent {
                 let ty = event.event_type();
                 warnings.push(InboundWarning::new(
                     index,
@@ -204,34 +201,8 @@ fn strip_attribution(event: &mut Event) {
                 }
             }
         }
-        Event::TextMessageStart(_)
-        | Event::TextMessageContent(_)
-        | Event::TextMessageEnd(_)
-        | Event::TextMessageChunk(_)
-        | Event::ToolCallStart(_)
-        | Event::ToolCallArgs(_)
-        | Event::ToolCallEnd(_)
-        | Event::ToolCallChunk(_)
-        | Event::ToolCallResult(_)
-        | Event::StateSnapshot(_)
-        | Event::StateDelta(_)
-        | Event::ActivitySnapshot(_)
-        | Event::ActivityDelta(_)
-        | Event::Raw(_)
-        | Event::Custom(_)
-        | Event::RunError(_)
-        | Event::StepStarted(_)
-        | Event::StepFinished(_)
-        | Event::ReasoningStart(_)
-        | Event::ReasoningMessageStart(_)
-        | Event::ReasoningMessageContent(_)
-        | Event::ReasoningMessageEnd(_)
-        | Event::ReasoningMessageChunk(_)
-        | Event::ReasoningEnd(_)
-        | Event::ReasoningEncryptedValue(_)
-        | Event::SubagentStarted(_)
-        | Event::SubagentFinished(_)
-        | Event::SubagentError(_) => {}
+        // The other events carry no messages or interrupts.
+        _ => {}
     }
 }
 

@@ -207,39 +207,7 @@ impl Verifier {
         }
         // Run-scoped events have no `subagentRunId` field; an explicit null there is
         // kept as an unknown key, which the reference still rejects.
-        let run_scoped_extra = match event {
-            Event::RunStarted(e) => Some(&e.extra),
-            Event::RunFinished(e) => Some(&e.extra),
-            Event::RunError(e) => Some(&e.extra),
-            Event::MessagesSnapshot(e) => Some(&e.extra),
-            Event::TextMessageStart(_)
-            | Event::TextMessageContent(_)
-            | Event::TextMessageEnd(_)
-            | Event::TextMessageChunk(_)
-            | Event::ToolCallStart(_)
-            | Event::ToolCallArgs(_)
-            | Event::ToolCallEnd(_)
-            | Event::ToolCallChunk(_)
-            | Event::ToolCallResult(_)
-            | Event::StateSnapshot(_)
-            | Event::StateDelta(_)
-            | Event::ActivitySnapshot(_)
-            | Event::ActivityDelta(_)
-            | Event::Raw(_)
-            | Event::Custom(_)
-            | Event::StepStarted(_)
-            | Event::StepFinished(_)
-            | Event::ReasoningStart(_)
-            | Event::ReasoningMessageStart(_)
-            | Event::ReasoningMessageContent(_)
-            | Event::ReasoningMessageEnd(_)
-            | Event::ReasoningMessageChunk(_)
-            | Event::ReasoningEnd(_)
-            | Event::ReasoningEncryptedValue(_)
-            | Event::SubagentStarted(_)
-            | Event::SubagentFinished(_)
-            | Event::SubagentError(_) => None,
-        };
+        let run_scoped_extra = event_type.is_run_scoped().then(|| event.extra());
         if run_scoped_extra
             .and_then(|x| x.get("subagentRunId"))
             .is_some_and(|v| v.is_null())

@@ -220,7 +220,7 @@ impl LifecycleGuard {
                 return self.violation(index, ty, why, out);
             }
         }
-        let terminal = matches!(ty, EventType::RunFinished | EventType::RunError);
+        let terminal = ty.is_terminal();
         if let Event::RunError(e) = &event {
             // A run the agent fails itself is logged as one the runtime fails.
             tracing::warn!(error = %agui_sdk_core::Escaped(&e.message), code = ?e.code, "agent ended the run with RUN_ERROR");

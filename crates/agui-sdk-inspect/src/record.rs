@@ -9,8 +9,8 @@
 //! verdicts would only echo it), while the reducer goes on applying what arrives.
 
 use agui_sdk_core::encoding::{DecoderLimits, Encoding, EventDecoder, Framing, RawBody};
-use agui_sdk_core::semantics::{InboundConfig, InboundError, Intake, Reducer, Verifier};
 use agui_sdk_core::event::EventFamily;
+use agui_sdk_core::semantics::{InboundConfig, InboundError, Intake, Reducer, Verifier};
 use agui_sdk_core::{Event, RunAgentInput};
 use serde::Serialize;
 use serde_json::Value;

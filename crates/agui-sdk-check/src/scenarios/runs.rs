@@ -1,8 +1,9 @@
 //! The scenarios made of ordinary runs: chat, a frontend tool, state, interrupts, a
 //! client that hangs up, protocol versions.
 
+use agui_sdk_core::event::EventFamily;
 use agui_sdk_core::semantics::RunOutcome;
-use agui_sdk_core::{EventType, Interrupt, JsonText, Message, ResumeEntry, RunAgentInput, Tool};
+use agui_sdk_core::{Interrupt, JsonText, Message, ResumeEntry, RunAgentInput, Tool};
 use serde_json::json;
 
 use super::{chat_input, fresh, next_input, run_error};
@@ -99,10 +100,7 @@ pub(super) async fn state(cx: &mut Ctx<'_>) -> Option<String> {
     })));
     if let Some(j) = cx.run(&input, &Send::default()).await {
         run_error(cx, &j, false);
-        let state_events = j
-            .types
-            .iter()
-            .any(|t| matches!(t, EventType::StateSnapshot | EventType::StateDelta));
+        let state_events = j.types.iter().any(|t| t.family() == EventFamily::State);
         if !state_events {
             cx.not_exercised("the agent sent no state snapshot or delta");
         }

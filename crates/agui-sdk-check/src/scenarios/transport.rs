@@ -2,7 +2,6 @@
 //! resumable runs.
 
 use agui_sdk_core::encoding::Encoding;
-use agui_sdk_core::EventType;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use super::chat_input;
@@ -158,10 +157,7 @@ pub(super) async fn resumable(cx: &mut Ctx<'_>, discovery: &Discovery) -> Option
         );
         return None;
     }
-    if matches!(
-        first.types.last(),
-        Some(EventType::RunFinished | EventType::RunError)
-    ) {
+    if first.types.last().is_some_and(|t| t.is_terminal()) {
         cx.not_exercised(
             "the run ended within the two events read before the client hung up: nothing was left to re-attach to",
         );

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agui_sdk_core::encoding::{DecoderLimits, EventDecoder, RawBody};
 use agui_sdk_core::semantics::{InboundWarning, Intake};
-use agui_sdk_core::Event;
+use agui_sdk_core::{Event, EventType};
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::stream::BoxStream;
@@ -60,10 +60,11 @@ impl BodyStream {
     /// Counts a delivered event and tracks whether the run is over.
     fn deliver(&mut self, event: Event) -> Result<Event, ClientError> {
         self.events += 1;
-        match &event {
-            Event::RunFinished(_) | Event::RunError(_) => self.terminal = true,
-            Event::RunStarted(_) => self.terminal = false,
-            _ => {}
+        let ty = event.event_type();
+        if ty.is_terminal() {
+            self.terminal = true;
+        } else if ty == EventType::RunStarted {
+            self.terminal = false;
         }
         Ok(event)
     }

@@ -27,7 +27,7 @@ use std::io::{BufRead, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 
-use agui_sdk_core::encoding::sse::parallel::{self, last_boundary, Recycler};
+use agui_sdk_core::encoding::sse::parallel::{self, decode_data, last_boundary, Recycler};
 use agui_sdk_core::encoding::sse::SseDecoder;
 use agui_sdk_core::encoding::{DecodeError, DecodeErrorKind, DecoderLimits, RawBody};
 use agui_sdk_core::Event;
@@ -357,7 +357,7 @@ fn work(mut batch: Batch, dec: &mut SseDecoder) -> Done {
     out.reserve(batch.len + batch.len / 8);
     let (mut skipped, mut error) = (Vec::new(), None);
     let (events, framing) = batch.each_event(dec, |index, offset, data| {
-        match parallel::decode_data(data, index, offset) {
+        match decode_data(data, index, offset) {
             Ok(ev) => {
                 ev.write_json(&mut out);
                 out.push(b'\n');

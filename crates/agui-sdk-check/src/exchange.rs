@@ -85,7 +85,7 @@ pub(crate) struct Judged {
 
 impl Judged {
     /// The conversation after the stream.
-    pub fn reducer(&self) -> &Reducer {
+    pub(crate) fn reducer(&self) -> &Reducer {
         self.inbound.reducer().unwrap_or(&self.empty)
     }
 }
@@ -99,7 +99,7 @@ pub(crate) struct Plain {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(checker: &'a Checker) -> Self {
+    pub(crate) fn new(checker: &'a Checker) -> Self {
         Ctx {
             checker,
             requests: 0,
@@ -112,7 +112,13 @@ impl<'a> Ctx<'a> {
     }
 
     /// Records a finding about the current request.
-    pub fn find(&mut self, rule: &'static str, level: Level, event: Option<u64>, message: String) {
+    pub(crate) fn find(
+        &mut self,
+        rule: &'static str,
+        level: Level,
+        event: Option<u64>,
+        message: String,
+    ) {
         self.findings.push(Finding {
             rule,
             level,
@@ -124,7 +130,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Marks the scenario as not exercised: the agent never did what it tests.
-    pub fn not_exercised(&mut self, why: impl Into<String>) {
+    pub(crate) fn not_exercised(&mut self, why: impl Into<String>) {
         self.not_exercised = Some(why.into());
     }
 
@@ -134,7 +140,7 @@ impl<'a> Ctx<'a> {
 
     /// Sends `body` to the agent with `method`; the response once its head arrived,
     /// or a finding.
-    pub async fn send_raw(
+    pub(crate) async fn send_raw(
         &mut self,
         method: reqwest::Method,
         url: &str,
@@ -198,7 +204,7 @@ impl<'a> Ctx<'a> {
     /// POSTs `input` and judges the answer, which must be a 2xx event stream in the
     /// encoding asked for (or SSE, when protobuf was asked and not offered). `None`
     /// when there was no stream to judge (the findings say why).
-    pub async fn run(&mut self, input: &RunAgentInput, send: &Send) -> Option<Judged> {
+    pub(crate) async fn run(&mut self, input: &RunAgentInput, send: &Send) -> Option<Judged> {
         let mut body = Vec::with_capacity(256);
         let body = match agui_sdk_core::wire::write_canonical_to(input, &mut body) {
             Ok(()) => body,
@@ -251,7 +257,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Judges a response that should be an event stream answering `input`.
-    pub async fn judge(
+    pub(crate) async fn judge(
         &mut self,
         response: reqwest::Response,
         input: &RunAgentInput,
@@ -337,7 +343,7 @@ impl<'a> Ctx<'a> {
 
     /// Judges `response` as the continuation of `judged`'s stream (a re-attach): its
     /// events go through the same pipeline; its event indexes count from its start.
-    pub async fn continue_stream(
+    pub(crate) async fn continue_stream(
         &mut self,
         response: reqwest::Response,
         mut judged: Judged,
@@ -488,7 +494,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Status, content type and the start of the body of an answer.
-    pub async fn plain(&mut self, response: reqwest::Response) -> Plain {
+    pub(crate) async fn plain(&mut self, response: reqwest::Response) -> Plain {
         let status = response.status().as_u16();
         let content_type = content_type(response.headers());
         let body =

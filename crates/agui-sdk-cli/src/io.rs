@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// A failure of a subcommand, with the exit status it maps to.
 #[derive(Debug, thiserror::Error)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// The input is not a valid stream (exit status 2).
     #[error("{0}")]
     Malformed(String),
@@ -29,7 +29,7 @@ pub enum CliError {
 
 impl CliError {
     /// The process exit status for this error.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::Malformed(_) | CliError::Usage(_) => 2,
             CliError::Rejected(_) | CliError::Io { .. } => 1,
@@ -37,14 +37,14 @@ impl CliError {
     }
 
     /// An I/O error with context.
-    pub fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> CliError {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> CliError {
         let context = context.into();
         move |source| CliError::Io { context, source }
     }
 }
 
 /// Opens FILE, or standard input when it is absent or `-`.
-pub fn open_input(file: Option<&Path>) -> Result<Box<dyn BufRead + Send>, CliError> {
+pub(crate) fn open_input(file: Option<&Path>) -> Result<Box<dyn BufRead + Send>, CliError> {
     match file {
         None => Ok(Box::new(BufReader::with_capacity(1 << 16, io::stdin()))),
         Some(p) if p == Path::new("-") => {
@@ -58,12 +58,12 @@ pub fn open_input(file: Option<&Path>) -> Result<Box<dyn BufRead + Send>, CliErr
 }
 
 /// Buffered standard output.
-pub fn stdout() -> BufWriter<io::Stdout> {
+pub(crate) fn stdout() -> BufWriter<io::Stdout> {
     BufWriter::with_capacity(1 << 16, io::stdout())
 }
 
 /// Flushes `out`, treating a closed pipe as the end of the run.
-pub fn flush(out: &mut impl Write) -> Result<(), CliError> {
+pub(crate) fn flush(out: &mut impl Write) -> Result<(), CliError> {
     match out.flush() {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         r => r.map_err(CliError::io("writing standard output")),
@@ -72,7 +72,7 @@ pub fn flush(out: &mut impl Write) -> Result<(), CliError> {
 
 /// One event as read, before the inbound pipeline takes it in: where it stands in the
 /// input (for error messages), and its body.
-pub struct RawInput<'a> {
+pub(crate) struct RawInput<'a> {
     /// The line, for JSON Lines.
     pub line: Option<u64>,
     /// Byte offset where the event starts.
@@ -82,7 +82,7 @@ pub struct RawInput<'a> {
 }
 
 /// `line L, byte offset O` for JSON Lines, `byte offset O` for streams.
-pub fn position(line: Option<u64>, offset: u64) -> String {
+pub(crate) fn position(line: Option<u64>, offset: u64) -> String {
     match line {
         Some(l) => format!("line {l}, byte offset {offset}"),
         None => format!("byte offset {offset}"),

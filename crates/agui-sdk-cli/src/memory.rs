@@ -12,15 +12,15 @@ use std::time::Duration;
 
 /// How often the heap is looked at.
 #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
-pub const TRIM_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const TRIM_EVERY: Duration = Duration::from_secs(2);
 
 /// How much must be free in the heap for a trim.
 #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
-pub const TRIM_ABOVE: usize = 1 << 20;
+pub(crate) const TRIM_ABOVE: usize = 1 << 20;
 
 /// Starts the thread that gives freed memory back (glibc on Linux; elsewhere the
 /// allocator returns memory itself, and nothing starts).
-pub fn give_back_freed_memory() {
+pub(crate) fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if let Err(e) = std::thread::Builder::new()
         .name("agui-trim".into())

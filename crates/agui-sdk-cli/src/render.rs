@@ -13,7 +13,7 @@ use agui_sdk_core::{Content, Escaped, EscapedLines, Message};
 use serde_json::Value;
 
 /// Renders events for a person.
-pub struct TerminalRenderer {
+pub(crate) struct TerminalRenderer {
     out: Box<dyn Write + Send>,
     color: bool,
     /// The agent's name, shown before its messages.
@@ -22,7 +22,7 @@ pub struct TerminalRenderer {
 
 impl TerminalRenderer {
     /// Renders into `out`; ANSI colours when `color`.
-    pub fn new(out: Box<dyn Write + Send>, color: bool, label: impl Into<String>) -> Self {
+    pub(crate) fn new(out: Box<dyn Write + Send>, color: bool, label: impl Into<String>) -> Self {
         TerminalRenderer {
             out,
             color,
@@ -52,7 +52,7 @@ impl TerminalRenderer {
 }
 
 /// A JSON value on one line, shortened for display.
-pub fn short_json(v: &Value, max: usize) -> String {
+pub(crate) fn short_json(v: &Value, max: usize) -> String {
     let s = v.to_string();
     if s.chars().count() <= max {
         s
@@ -218,7 +218,7 @@ impl Subscriber for TerminalRenderer {
 }
 
 /// The last message's text, for summaries.
-pub fn message_text(m: &Message) -> String {
+pub(crate) fn message_text(m: &Message) -> String {
     match m {
         Message::User(u) => content_text(&u.content),
         Message::Assistant(a) => a.content.clone().unwrap_or_default(),

@@ -22,14 +22,14 @@ use serde_json::Value;
 use tower::ServiceExt;
 
 /// A path set up for its operations.
-pub trait Workload {
+pub(crate) trait Workload {
     /// Runs the operations it was set up for.
     fn run(&mut self);
 }
 
 /// One gated path.
 #[derive(Debug, Clone, Copy)]
-pub struct Gate {
+pub(crate) struct Gate {
     /// Its name, as the budgets file spells it.
     pub name: &'static str,
     /// What one operation is.
@@ -47,7 +47,7 @@ pub struct Gate {
 }
 
 /// Every gate, in the order they run.
-pub const GATES: &[Gate] = &[
+pub(crate) const GATES: &[Gate] = &[
     Gate {
         name: "sse-decode",
         op: "one event's SSE frame pushed and decoded",
@@ -131,7 +131,7 @@ pub const GATES: &[Gate] = &[
 ];
 
 /// The gate named `name`.
-pub fn gate(name: &str) -> Option<&'static Gate> {
+pub(crate) fn gate(name: &str) -> Option<&'static Gate> {
     GATES.iter().find(|g| g.name == name)
 }
 

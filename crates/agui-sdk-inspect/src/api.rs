@@ -19,7 +19,7 @@ use crate::{assets, InspectError, Inspector, RunEntry};
 use agui_sdk_core::encoding::Framing;
 
 /// The header that carries the per-start token.
-pub const TOKEN_HEADER: &str = "x-agui-token";
+pub(crate) const TOKEN_HEADER: &str = "x-agui-token";
 
 /// Most timeline rows in one feed line.
 const ROWS_PER_LINE: usize = 10_000;

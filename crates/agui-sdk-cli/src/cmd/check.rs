@@ -10,7 +10,7 @@ use crate::io::CliError;
 
 /// How the report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     /// One line per scenario, its findings under it (colours on a terminal).
     Text,
     /// One JSON object.
@@ -21,7 +21,7 @@ pub enum ReportFormat {
 
 /// Arguments of `agui check`.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The agent's endpoint (`http://127.0.0.1:8000/agentic_chat`).
     pub url: String,
     /// How to print the report.
@@ -66,7 +66,7 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
 /// `agui check`: prints the report; exit 0 when no finding is an error (skipped and
 /// not exercised scenarios do not fail a check), 1 when one is, 2 on a usage error or
 /// when nothing answers at the URL.
-pub fn check(args: CheckArgs) -> Result<(), CliError> {
+pub(crate) fn check(args: CheckArgs) -> Result<(), CliError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -26,7 +26,7 @@ pub(crate) fn framing() -> impl clap::builder::TypedValueParser<Value = Framing>
 
 /// Arguments of `agui decode`.
 #[derive(Debug, Args)]
-pub struct DecodeArgs {
+pub(crate) struct DecodeArgs {
     /// Format of the input.
     #[arg(long, value_parser = framing())]
     pub from: Framing,
@@ -41,7 +41,7 @@ pub struct DecodeArgs {
 
 /// Arguments of `agui encode`.
 #[derive(Debug, Args)]
-pub struct EncodeArgs {
+pub(crate) struct EncodeArgs {
     /// Format to write.
     #[arg(long, value_parser = framing())]
     pub to: Framing,
@@ -52,7 +52,7 @@ pub struct EncodeArgs {
 /// Reads JSON Lines events, validating each; calls `sink` for every event. On a bad
 /// line, the events before it have been passed to `sink` and the error names the event
 /// index, line, byte offset and field.
-pub fn read_jsonl(
+pub(crate) fn read_jsonl(
     input: &mut dyn BufRead,
     live: bool,
     mut sink: impl FnMut(Option<Event>) -> Result<(), CliError>,
@@ -82,7 +82,7 @@ pub fn read_jsonl(
 /// have nothing more ready: a sink that writes flushes there, so that the output of a
 /// live stream keeps up with it. That is after each chunk read from an SSE or protobuf
 /// stream, and after each line of JSON Lines when `live` (the input is not a file).
-pub fn read_events(
+pub(crate) fn read_events(
     format: Framing,
     input: &mut dyn BufRead,
     live: bool,
@@ -134,7 +134,7 @@ pub(crate) fn write_jsonl(
 /// limit) whatever the input's size. Events of unknown types are skipped with a warning,
 /// as the reference client drops them. On malformed input the events before it have
 /// been passed to `sink`, and the error names the event index and byte offset.
-pub fn read_stream(
+pub(crate) fn read_stream(
     input: &mut dyn BufRead,
     encoding: Encoding,
     mut sink: impl FnMut(Option<Event>) -> Result<(), CliError>,
@@ -163,7 +163,7 @@ pub fn read_stream(
 /// Reads the events of `input` in `format` without interpreting them, calling `sink`
 /// for each (what `agui verify` and `agui apply` feed the inbound pipeline). Memory stays
 /// bounded as in [`read_stream`]; framing errors name the event index and byte offset.
-pub fn read_raw(
+pub(crate) fn read_raw(
     format: Framing,
     input: &mut dyn BufRead,
     mut sink: impl FnMut(RawInput<'_>) -> Result<(), CliError>,
@@ -261,7 +261,7 @@ fn stdin_is_a_file() -> bool {
 }
 
 /// `agui decode`.
-pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
+pub(crate) fn decode(args: DecodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
     let threads = threads(args.threads, args.file.as_deref());
     if args.from == Framing::Sse && threads > 1 {
@@ -279,7 +279,7 @@ pub fn decode(args: DecodeArgs) -> Result<(), CliError> {
 }
 
 /// `agui encode`.
-pub fn encode(args: EncodeArgs) -> Result<(), CliError> {
+pub(crate) fn encode(args: EncodeArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
     let mut out = stdout();
     let mut buf = Vec::with_capacity(4096);

@@ -19,7 +19,7 @@ use crate::render::{message_text, short_json, TerminalRenderer};
 
 /// Arguments of `agui demo`.
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Pause between streamed pieces, in milliseconds.
     #[arg(long, default_value_t = 8)]
     pub delay_ms: u64,
@@ -130,7 +130,7 @@ impl Write for Out {
 }
 
 /// `agui demo`.
-pub fn demo(args: DemoArgs) -> Result<(), CliError> {
+pub(crate) fn demo(args: DemoArgs) -> Result<(), CliError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

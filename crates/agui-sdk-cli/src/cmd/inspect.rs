@@ -8,7 +8,7 @@ use crate::io::CliError;
 
 /// Arguments of `agui inspect`.
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// The agent URL the page starts with.
     #[arg(value_name = "URL")]
     pub url: Option<String>,
@@ -55,7 +55,7 @@ fn check_loopback(flag: &str, addr: SocketAddr, public: bool) -> Result<(), CliE
 }
 
 /// Serves the inspector until SIGINT or SIGTERM.
-pub fn inspect(args: InspectArgs) -> Result<(), CliError> {
+pub(crate) fn inspect(args: InspectArgs) -> Result<(), CliError> {
     check_loopback("--addr", args.addr, args.public)?;
     if args.proxy {
         check_loopback("--listen", args.listen, args.public)?;

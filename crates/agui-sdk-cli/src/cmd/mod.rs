@@ -1,9 +1,9 @@
 //! One module per group of subcommands.
 
-pub mod check;
-pub mod codec;
-pub mod demo;
-pub mod inspect;
-pub mod run;
-pub mod semantics;
-pub mod serve;
+pub(crate) mod check;
+pub(crate) mod codec;
+pub(crate) mod demo;
+pub(crate) mod inspect;
+pub(crate) mod run;
+pub(crate) mod semantics;
+pub(crate) mod serve;

@@ -21,7 +21,7 @@ use crate::render::TerminalRenderer;
 
 /// Arguments of `agui run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The agent's endpoint (`http://127.0.0.1:8000/agentic_chat`).
     pub url: String,
     /// A user message to send.
@@ -126,7 +126,7 @@ impl Middleware for JsonTap {
 }
 
 /// The wire form of an outcome, for the final JSON line.
-pub fn outcome_json(outcome: &RunOutcome) -> Value {
+pub(crate) fn outcome_json(outcome: &RunOutcome) -> Value {
     match outcome {
         RunOutcome::Success {
             pending_tool_call_ids,
@@ -168,7 +168,7 @@ fn ask(interrupt: &Interrupt) -> Result<ResumeEntry, CliError> {
 }
 
 /// `agui run`.
-pub fn run(args: RunArgs) -> Result<(), CliError> {
+pub(crate) fn run(args: RunArgs) -> Result<(), CliError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

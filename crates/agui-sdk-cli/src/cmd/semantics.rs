@@ -16,7 +16,7 @@ use agui_sdk_core::encoding::Framing;
 
 /// Arguments of `agui verify`.
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// Format of the input.
     #[arg(long, value_parser = framing())]
     pub from: Framing,
@@ -36,7 +36,7 @@ pub struct VerifyArgs {
 
 /// Arguments of `agui apply`.
 #[derive(Debug, Args)]
-pub struct ApplyArgs {
+pub(crate) struct ApplyArgs {
     /// A `RunAgentInput` JSON file whose messages and state the events apply to
     /// (default: no messages and the state `{}`).
     #[arg(long)]
@@ -61,7 +61,7 @@ pub struct ApplyArgs {
 /// Arguments of `agui transform`.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("mode").required(true).args(["expand_chunks", "compact"])))]
-pub struct TransformArgs {
+pub(crate) struct TransformArgs {
     /// Rewrite `*_CHUNK` events into start / content / end events.
     #[arg(long)]
     pub expand_chunks: bool,
@@ -128,7 +128,7 @@ fn take_in(
 /// when not (a stream that ends with its run open included). The stream goes through
 /// the inbound pipeline a client runs (compatibility, enforcement, chunk expansion when
 /// asked, verification).
-pub fn verify(args: VerifyArgs) -> Result<(), CliError> {
+pub(crate) fn verify(args: VerifyArgs) -> Result<(), CliError> {
     let config = InboundConfig::default().expand_chunks(args.expand_chunks);
     let mut inbound = Inbound::new(config);
     take_in(&mut inbound, args.from, args.file.as_deref(), args.threads)?;
@@ -140,7 +140,7 @@ pub fn verify(args: VerifyArgs) -> Result<(), CliError> {
 /// `agui apply`: prints `{"messages":[...],"state":...}`, after the inbound pipeline
 /// (compatibility, enforcement, chunk expansion, verification with `--verify`, then the
 /// reducer).
-pub fn apply(args: ApplyArgs) -> Result<(), CliError> {
+pub(crate) fn apply(args: ApplyArgs) -> Result<(), CliError> {
     let reducer = match &args.input {
         None => Reducer::new(
             Vec::new(),
@@ -188,7 +188,7 @@ fn write_conversation(reducer: &Reducer, out: &mut impl std::io::Write) -> std::
 }
 
 /// `agui transform`: JSON Lines out.
-pub fn transform(args: TransformArgs) -> Result<(), CliError> {
+pub(crate) fn transform(args: TransformArgs) -> Result<(), CliError> {
     let mut input = open_input(args.file.as_deref())?;
     let mut out = stdout();
     let mut line = Vec::with_capacity(4096);

@@ -11,7 +11,7 @@ use crate::io::CliError;
 
 /// Arguments of `agui serve`.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8000")]
     pub addr: SocketAddr,
@@ -377,7 +377,7 @@ async fn owner_from_authorization(
 }
 
 /// Serves the demo agents until SIGINT or SIGTERM.
-pub fn serve(args: ServeArgs) -> Result<(), CliError> {
+pub(crate) fn serve(args: ServeArgs) -> Result<(), CliError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

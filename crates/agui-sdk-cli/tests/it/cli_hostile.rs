@@ -36,13 +36,13 @@ fn read_request(sock: &mut TcpStream) -> std::io::Result<Vec<u8>> {
 }
 
 /// Where a hostile body goes: each call writes bytes to the client.
-pub type Out<'a> = &'a mut dyn FnMut(&[u8]) -> std::io::Result<()>;
+pub(crate) type Out<'a> = &'a mut dyn FnMut(&[u8]) -> std::io::Result<()>;
 
 /// A server on loopback answering every request with `text/event-stream` whose body
 /// `write` produces from the request's JSON body (`null` when it is not JSON), until it
 /// returns an error (the client went away); the connection is closed after it. Returns
 /// the URL and the bytes of body written so far, in all.
-pub fn hostile<F>(write: F) -> (String, Arc<AtomicU64>)
+pub(crate) fn hostile<F>(write: F) -> (String, Arc<AtomicU64>)
 where
     F: Fn(&serde_json::Value, Out<'_>) -> std::io::Result<()> + Send + Sync + 'static,
 {
@@ -78,7 +78,7 @@ where
 }
 
 /// An SSE frame of `json`.
-pub fn frame(json: &str) -> Vec<u8> {
+pub(crate) fn frame(json: &str) -> Vec<u8> {
     format!("data: {json}\n\n").into_bytes()
 }
 
@@ -96,7 +96,7 @@ fn started(input: &serde_json::Value) -> Vec<u8> {
 
 /// What `agui ARGS` did: its exit code, standard error, and its peak resident memory in
 /// KiB (read from `/proc` while it ran, every 10 ms).
-pub struct Ran {
+pub(crate) struct Ran {
     pub code: Option<i32>,
     pub stderr: String,
     /// Standard output, when it was piped.
@@ -106,7 +106,7 @@ pub struct Ran {
 }
 
 /// Runs `agui ARGS` with standard output into `stdout`, within `limit` (killed past it).
-pub fn agui_watched(args: &[&str], stdout: Stdio, limit: Duration) -> Ran {
+pub(crate) fn agui_watched(args: &[&str], stdout: Stdio, limit: Duration) -> Ran {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
         .args(args)

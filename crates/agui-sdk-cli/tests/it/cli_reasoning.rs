@@ -61,7 +61,7 @@ mod anthropic {
         thinking_block, tool_block, Ev,
     };
 
-    pub async fn start() -> fake_server::Server {
+    pub(super) async fn start() -> fake_server::Server {
         fake_server::start(serve).await
     }
 
@@ -95,7 +95,7 @@ mod anthropic {
     }
 
     /// The assistant turn a continuation must carry: the thinking blocks, then the call.
-    pub fn expected_turn(model: &str) -> Value {
+    pub(super) fn expected_turn(model: &str) -> Value {
         let mut content = thinking(model).unwrap().1;
         content.push(
             json!({ "type": "tool_use", "id": "toolu_01A", "name": "show_card",
@@ -188,12 +188,12 @@ mod responses {
     use super::*;
     use fake_responses::{call_item, reasoning_item, text_item, Ev};
 
-    pub async fn start() -> fake_server::Server {
+    pub(super) async fn start() -> fake_server::Server {
         fake_server::start(serve).await
     }
 
     /// The reasoning item a continuation must carry before the call.
-    pub fn expected_reasoning() -> Value {
+    pub(super) fn expected_reasoning() -> Value {
         json!({ "type": "reasoning", "id": "rs_01A",
                 "summary": [{ "type": "summary_text", "text": "The user wants a card for Oslo." }],
                 "encrypted_content": ENC_A })

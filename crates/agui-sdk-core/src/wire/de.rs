@@ -10,11 +10,11 @@ use serde_json::Value;
 
 /// The largest integer JavaScript represents exactly (2^53 − 1); the reference bounds
 /// timestamps and token counts by it.
-pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+pub(crate) const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
 /// An object key, borrowed from the input when it can be.
 #[derive(Debug)]
-pub enum Key<'de> {
+pub(crate) enum Key<'de> {
     /// Borrowed from the input buffer.
     Borrowed(&'de str),
     /// Copied (the key contained escapes, or the input is not a buffer).
@@ -23,7 +23,7 @@ pub enum Key<'de> {
 
 impl Key<'_> {
     /// The key text.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Key::Borrowed(s) => s,
             Key::Owned(s) => s,
@@ -56,7 +56,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
 /// An optional value that is present: `null` is rejected, as the reference rejects
 /// `null` as a spelling of "absent".
 #[derive(Debug)]
-pub struct NonNull<T>(pub T);
+pub(crate) struct NonNull<T>(pub T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for NonNull<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -165,7 +165,7 @@ impl From<Pointer> for String {
 }
 
 /// Whether `s` is a JSON Pointer by the reference grammar.
-pub fn is_json_pointer(s: &str) -> bool {
+pub(crate) fn is_json_pointer(s: &str) -> bool {
     if s.is_empty() {
         return true;
     }
@@ -247,7 +247,7 @@ impl<'de> Deserialize<'de> for NotNullValue {
 /// A `MapAccess` that first replays entries read while looking for a union's tag, then
 /// continues with the underlying map.
 #[derive(Debug)]
-pub struct Replay<'de, A> {
+pub(crate) struct Replay<'de, A> {
     buffered: std::vec::IntoIter<(String, Value)>,
     pending: Option<Value>,
     rest: A,
@@ -282,7 +282,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Replay<'de, A> {
 /// to `dispatch`. When the tag is the first key (as every reference encoder writes it
 /// for events) nothing is buffered; otherwise the entries before it are kept as JSON
 /// values and replayed.
-pub fn visit_tagged<'de, A, R>(
+pub(crate) fn visit_tagged<'de, A, R>(
     mut map: A,
     tag: &'static str,
     dispatch: impl FnOnce(&str, Replay<'de, A>) -> Result<R, A::Error>,
@@ -358,11 +358,11 @@ impl TagValue {
 /// What the error of a repeated union tag with another value starts with; such input
 /// is decoded again as a JSON value, where the last occurrence wins (see
 /// [`from_json_slice`](crate::wire::from_json_slice)).
-pub const REPEATED_TAG: &str = "repeated tag";
+pub(crate) const REPEATED_TAG: &str = "repeated tag";
 
 /// A union member's decoder met its tag key again: the same value is harmless; another
 /// value is an error (the caller decodes the input again with the last value winning).
-pub fn check_repeated_tag<E: de::Error>(tag: &str, value: &str) -> Result<(), E> {
+pub(crate) fn check_repeated_tag<E: de::Error>(tag: &str, value: &str) -> Result<(), E> {
     CURRENT_TAG.with(|c| match c.borrow().as_str() {
         Some(f) if f != value => Err(E::custom(format!(
             "{REPEATED_TAG} `{tag}`: `{f}` then `{value}`"
@@ -373,7 +373,7 @@ pub fn check_repeated_tag<E: de::Error>(tag: &str, value: &str) -> Result<(), E>
 
 /// The error for a union tag whose value names no member: says which key, which value,
 /// and lists the allowed values.
-pub fn unknown_tag<E: de::Error>(tag: &str, value: &str, allowed: &[&str]) -> E {
+pub(crate) fn unknown_tag<E: de::Error>(tag: &str, value: &str, allowed: &[&str]) -> E {
     let list = allowed
         .iter()
         .map(|a| format!("`{a}`"))
@@ -402,14 +402,14 @@ pub(crate) fn note_unknown_key() {
 /// enforcement.
 #[derive(Debug)]
 #[must_use = "finish() says whether unknown keys were met"]
-pub struct UnknownKeys {
+pub(crate) struct UnknownKeys {
     before: u32,
 }
 
 impl UnknownKeys {
     /// Starts counting.
     #[inline]
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         UnknownKeys {
             before: UNKNOWN_KEYS.with(|c| c.replace(0)),
         }
@@ -417,7 +417,7 @@ impl UnknownKeys {
 
     /// Stops counting: whether any unknown key was met since [`start`](Self::start).
     #[inline]
-    pub fn finish(self) -> bool {
+    pub(crate) fn finish(self) -> bool {
         let inner = UNKNOWN_KEYS.with(|c| c.replace(0));
         // An enclosing section still sees what this one met.
         UNKNOWN_KEYS.with(|c| c.set(self.before.saturating_add(inner)));
@@ -427,7 +427,7 @@ impl UnknownKeys {
 
 /// A protocol object decoded from a map whose union tag was already read (implemented
 /// by every `wire_struct!`, and by a `Box` of one, for union members stored boxed).
-pub trait WireObject: Sized {
+pub(crate) trait WireObject: Sized {
     /// Decodes the object's fields from `map`, skipping the key `skip` (the tag).
     fn visit_map_skipping<'de, A: MapAccess<'de>>(
         map: A,

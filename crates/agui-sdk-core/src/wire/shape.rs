@@ -39,7 +39,7 @@ pub(crate) struct Obj {
 }
 
 impl Obj {
-    pub fn field(&self, key: &str) -> Option<&'static Field> {
+    pub(crate) fn field(&self, key: &str) -> Option<&'static Field> {
         self.fields.iter().find(|f| f.key == key)
     }
 }
@@ -52,7 +52,7 @@ pub(crate) struct Union {
 }
 
 impl Union {
-    pub fn member(&self, tag: &str) -> Option<&'static Obj> {
+    pub(crate) fn member(&self, tag: &str) -> Option<&'static Obj> {
         self.members
             .iter()
             .find(|(t, _)| *t == tag)

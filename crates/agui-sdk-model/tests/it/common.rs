@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 /// The arguments of the `add` tool the tests' agents run.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
-pub struct Add {
+pub(crate) struct Add {
     /// First.
     pub a: f64,
     /// Second.
@@ -22,7 +22,7 @@ pub struct Add {
 }
 
 /// Serves `agent` at `/a` with verification on; its URL.
-pub async fn serve(agent: agui_sdk_server::FnAgent) -> String {
+pub(crate) async fn serve(agent: agui_sdk_server::FnAgent) -> String {
     let shutdown = Shutdown::new();
     let router = AgentRouter::new()
         .agent("a", agent)
@@ -36,7 +36,10 @@ pub async fn serve(agent: agui_sdk_server::FnAgent) -> String {
 }
 
 /// Serves `agent`, runs `input` against it and returns the events the client read.
-pub async fn events_of(agent: agui_sdk_server::FnAgent, input: &RunAgentInput) -> Vec<Event> {
+pub(crate) async fn events_of(
+    agent: agui_sdk_server::FnAgent,
+    input: &RunAgentInput,
+) -> Vec<Event> {
     let url = serve(agent).await;
     HttpAgent::builder(url)
         .build()
@@ -48,12 +51,12 @@ pub async fn events_of(agent: agui_sdk_server::FnAgent, input: &RunAgentInput) -
 }
 
 /// A run of thread `t` whose one message is the user's `go`.
-pub fn go() -> RunAgentInput {
+pub(crate) fn go() -> RunAgentInput {
     RunAgentInput::new("t", "r", vec![Message::user("u", "go")])
 }
 
 /// Panics unless `events` pass the verifier.
-pub fn verify(events: &[Event]) {
+pub(crate) fn verify(events: &[Event]) {
     let mut v = Verifier::new();
     for (i, e) in events.iter().enumerate() {
         v.push(e).unwrap_or_else(|err| panic!("event {i}: {err}"));
@@ -61,12 +64,12 @@ pub fn verify(events: &[Event]) {
 }
 
 /// The events' types, in order.
-pub fn types(events: &[Event]) -> Vec<&'static str> {
+pub(crate) fn types(events: &[Event]) -> Vec<&'static str> {
     events.iter().map(|e| e.event_type().as_str()).collect()
 }
 
 /// The message and code of the `RUN_ERROR` that ends `events`.
-pub fn run_error(events: &[Event]) -> (String, String) {
+pub(crate) fn run_error(events: &[Event]) -> (String, String) {
     match events.last() {
         Some(Event::RunError(e)) => (e.message.clone(), e.code.clone().unwrap_or_default()),
         other => panic!("expected RUN_ERROR last, got {other:?}"),
@@ -75,7 +78,7 @@ pub fn run_error(events: &[Event]) -> (String, String) {
 
 /// A run offering the tool `copilotkitSuggest` whose `forwardedProps.toolChoice` names
 /// `tool`, as CopilotKit's suggestion runs do.
-pub fn tool_choice(tool: &str) -> RunAgentInput {
+pub(crate) fn tool_choice(tool: &str) -> RunAgentInput {
     serde_json::from_value(json!({
         "threadId": "t", "runId": "r",
         "tools": [{ "name": "copilotkitSuggest", "description": "Suggests.", "parameters": { "type": "object" } }],
@@ -86,7 +89,7 @@ pub fn tool_choice(tool: &str) -> RunAgentInput {
 }
 
 /// The frontend tool `show_card` a client offers.
-pub fn card() -> Tool {
+pub(crate) fn card() -> Tool {
     Tool::new(
         "show_card",
         "Shows a card for a city.",
@@ -96,7 +99,7 @@ pub fn card() -> Tool {
 
 /// A conversation of thread `t` with the agent served at `url`, the client offering
 /// `show_card` and leaving its calls unanswered; the events it reads go to `sink`.
-pub fn conversation(url: String, sink: Arc<Mutex<Vec<Event>>>) -> Conversation {
+pub(crate) fn conversation(url: String, sink: Arc<Mutex<Vec<Event>>>) -> Conversation {
     Conversation::builder(HttpAgent::builder(url).build().unwrap())
         .thread_id("t")
         .on_event(move |e| sink.lock().unwrap().push(e.clone()))

@@ -12,16 +12,16 @@ use tokio::net::TcpStream;
 use crate::fake_server;
 
 /// The fake server.
-pub type Fake = fake_server::Server;
+pub(crate) type Fake = fake_server::Server;
 
-pub async fn start() -> Fake {
+pub(crate) async fn start() -> Fake {
     fake_server::start(serve).await
 }
 
 /// One SSE event of the stream: `(event name, data)`.
-pub type Ev = (&'static str, Value);
+pub(crate) type Ev = (&'static str, Value);
 
-pub fn message_start(usage: Value) -> Ev {
+pub(crate) fn message_start(usage: Value) -> Ev {
     (
         "message_start",
         json!({ "type": "message_start", "message": {
@@ -30,28 +30,28 @@ pub fn message_start(usage: Value) -> Ev {
     )
 }
 
-pub fn block_start(index: u32, block: Value) -> Ev {
+pub(crate) fn block_start(index: u32, block: Value) -> Ev {
     (
         "content_block_start",
         json!({ "type": "content_block_start", "index": index, "content_block": block }),
     )
 }
 
-pub fn delta(index: u32, delta: Value) -> Ev {
+pub(crate) fn delta(index: u32, delta: Value) -> Ev {
     (
         "content_block_delta",
         json!({ "type": "content_block_delta", "index": index, "delta": delta }),
     )
 }
 
-pub fn block_stop(index: u32) -> Ev {
+pub(crate) fn block_stop(index: u32) -> Ev {
     (
         "content_block_stop",
         json!({ "type": "content_block_stop", "index": index }),
     )
 }
 
-pub fn message_delta(stop_reason: &str, output_tokens: u64) -> Ev {
+pub(crate) fn message_delta(stop_reason: &str, output_tokens: u64) -> Ev {
     (
         "message_delta",
         json!({ "type": "message_delta", "delta": { "stop_reason": stop_reason, "stop_sequence": null },
@@ -59,11 +59,11 @@ pub fn message_delta(stop_reason: &str, output_tokens: u64) -> Ev {
     )
 }
 
-pub fn message_stop() -> Ev {
+pub(crate) fn message_stop() -> Ev {
     ("message_stop", json!({ "type": "message_stop" }))
 }
 
-pub fn ping() -> Ev {
+pub(crate) fn ping() -> Ev {
     ("ping", json!({ "type": "ping" }))
 }
 
@@ -73,7 +73,7 @@ fn usage(input: u64) -> Value {
 }
 
 /// A text block `index` streamed in `pieces`.
-pub fn text_block(index: u32, pieces: &[&str]) -> Vec<Ev> {
+pub(crate) fn text_block(index: u32, pieces: &[&str]) -> Vec<Ev> {
     let mut v = vec![block_start(
         index,
         json!({ "type": "text", "text": "", "citations": null }),
@@ -88,7 +88,7 @@ pub fn text_block(index: u32, pieces: &[&str]) -> Vec<Ev> {
 }
 
 /// A thinking block `index`: its text in `pieces` (none: omitted), then its signature.
-pub fn thinking_block(index: u32, pieces: &[&str], signature: &str) -> Vec<Ev> {
+pub(crate) fn thinking_block(index: u32, pieces: &[&str], signature: &str) -> Vec<Ev> {
     let mut v = vec![block_start(
         index,
         json!({ "type": "thinking", "thinking": "", "signature": "" }),
@@ -107,7 +107,7 @@ pub fn thinking_block(index: u32, pieces: &[&str], signature: &str) -> Vec<Ev> {
 }
 
 /// A `tool_use` block `index` whose input streams in `pieces`.
-pub fn tool_block(index: u32, id: &str, name: &str, pieces: &[&str]) -> Vec<Ev> {
+pub(crate) fn tool_block(index: u32, id: &str, name: &str, pieces: &[&str]) -> Vec<Ev> {
     let mut v = vec![block_start(
         index,
         json!({ "type": "tool_use", "id": id, "name": name, "input": {} }),
@@ -123,14 +123,15 @@ pub fn tool_block(index: u32, id: &str, name: &str, pieces: &[&str]) -> Vec<Ev> 
 }
 
 /// A signature as the API sends them (base64, long, with `+`, `/` and `=`).
-pub const SIG_A: &str = "EqQBCkYIBRgCIkB+/sig-A/0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ==";
-pub const SIG_B: &str = "ErUBCkYIBRgCIkC9/sig-B+9876543210ZYXWVUTSRQPONMLKJIHGFEDCBA/zyxw=";
-pub const SIG_C: &str = "EpcBCkYIBRgCIkD1/sig-C-omitted+AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
-pub const REDACTED: &str =
+pub(crate) const SIG_A: &str =
+    "EqQBCkYIBRgCIkB+/sig-A/0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ==";
+pub(crate) const SIG_B: &str = "ErUBCkYIBRgCIkC9/sig-B+9876543210ZYXWVUTSRQPONMLKJIHGFEDCBA/zyxw=";
+pub(crate) const SIG_C: &str = "EpcBCkYIBRgCIkD1/sig-C-omitted+AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
+pub(crate) const REDACTED: &str =
     "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URv==";
 
 /// What a scenario answers.
-pub enum Answer {
+pub(crate) enum Answer {
     Stream(Vec<Ev>),
     Status { status: u16, body: &'static str },
 }
@@ -153,7 +154,7 @@ fn whole(mut evs: Vec<Ev>, stop_reason: &str) -> Answer {
     Answer::Stream(v)
 }
 
-pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
+pub(crate) fn scenario(model: &str, n: usize, body: &Value) -> Answer {
     match model {
         "text" => {
             let mut v = vec![message_start(json!({

@@ -13,20 +13,20 @@ use tokio::net::TcpStream;
 use crate::fake_server;
 
 /// The fake server.
-pub type Fake = fake_server::Server;
+pub(crate) type Fake = fake_server::Server;
 
-pub async fn start() -> Fake {
+pub(crate) async fn start() -> Fake {
     fake_server::start(serve).await
 }
 
 /// One SSE event of the stream: its type and its other fields (the type and the
 /// `sequence_number` are added when it is sent).
-pub type Ev = (&'static str, Value);
+pub(crate) type Ev = (&'static str, Value);
 
 /// Encrypted reasoning as the API sends it (base64, long, with `+`, `/` and `=`).
-pub const ENC_A: &str =
+pub(crate) const ENC_A: &str =
     "gAAAAABoX1-reasoning+A/0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP_qrs==";
-pub const ENC_B: &str = "gAAAAABoX2-reasoning+B/zyxwvutsrqponmlkjihgfedcba9876543210=";
+pub(crate) const ENC_B: &str = "gAAAAABoX2-reasoning+B/zyxwvutsrqponmlkjihgfedcba9876543210=";
 
 /// The response object of `response.*` events.
 fn response(model: &str, status: &str, output: Value, extra: Value) -> Value {
@@ -58,7 +58,7 @@ fn created(model: &str) -> Vec<Ev> {
     ]
 }
 
-pub fn usage(input: u64, cached: u64, output: u64, reasoning: u64) -> Value {
+pub(crate) fn usage(input: u64, cached: u64, output: u64, reasoning: u64) -> Value {
     json!({
         "input_tokens": input,
         "input_tokens_details": { "cached_tokens": cached, "cache_write_tokens": 0 },
@@ -85,7 +85,7 @@ fn completed(model: &str, evs: &[Ev], usage: Value) -> Ev {
 }
 
 /// A `message` item at `index` whose text streams in `pieces`.
-pub fn text_item(index: u32, id: &str, pieces: &[&str]) -> Vec<Ev> {
+pub(crate) fn text_item(index: u32, id: &str, pieces: &[&str]) -> Vec<Ev> {
     let whole: String = pieces.concat();
     let mut v = vec![
         (
@@ -125,7 +125,7 @@ pub fn text_item(index: u32, id: &str, pieces: &[&str]) -> Vec<Ev> {
 
 /// A `reasoning` item at `index`: its summary in `pieces`, then its encrypted content
 /// (in the `done` item only, as the API sends it).
-pub fn reasoning_item(index: u32, id: &str, pieces: &[&str], encrypted: &str) -> Vec<Ev> {
+pub(crate) fn reasoning_item(index: u32, id: &str, pieces: &[&str], encrypted: &str) -> Vec<Ev> {
     let whole: String = pieces.concat();
     let mut v = vec![
         (
@@ -165,7 +165,13 @@ pub fn reasoning_item(index: u32, id: &str, pieces: &[&str], encrypted: &str) ->
 }
 
 /// A `function_call` item at `index` whose arguments stream in `pieces`.
-pub fn call_item(index: u32, id: &str, call_id: &str, name: &str, pieces: &[&str]) -> Vec<Ev> {
+pub(crate) fn call_item(
+    index: u32,
+    id: &str,
+    call_id: &str,
+    name: &str,
+    pieces: &[&str],
+) -> Vec<Ev> {
     let whole: String = pieces.concat();
     let mut v = vec![(
         "response.output_item.added",
@@ -193,7 +199,7 @@ pub fn call_item(index: u32, id: &str, call_id: &str, name: &str, pieces: &[&str
 }
 
 /// What a scenario answers.
-pub enum Answer {
+pub(crate) enum Answer {
     Stream(Vec<Ev>),
     Status { status: u16, body: &'static str },
 }
@@ -211,7 +217,7 @@ fn whole(model: &str, items: Vec<Ev>) -> Answer {
     Answer::Stream(v)
 }
 
-pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
+pub(crate) fn scenario(model: &str, n: usize, body: &Value) -> Answer {
     match model {
         "text" => {
             let mut v = created(model);

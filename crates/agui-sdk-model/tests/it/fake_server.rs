@@ -16,7 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// One recorded request.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     pub path: String,
     /// By lowercase name.
     pub headers: HashMap<String, String>,
@@ -24,7 +24,7 @@ pub struct Request {
 }
 
 /// A request as a fake's script takes it.
-pub struct Incoming {
+pub(crate) struct Incoming {
     pub path: String,
     /// The request's `model`.
     pub model: String,
@@ -35,7 +35,7 @@ pub struct Incoming {
 
 /// The listener's address and every request it received.
 #[derive(Clone)]
-pub struct Server {
+pub(crate) struct Server {
     pub addr: SocketAddr,
     /// Every request received, in order.
     pub requests: Arc<Mutex<Vec<Request>>>,
@@ -44,12 +44,12 @@ pub struct Server {
 
 impl Server {
     /// The base URL (what the API's path is appended to).
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/v1", self.addr)
     }
 
     /// The requests for `model`, in order.
-    pub fn requests_for(&self, model: &str) -> Vec<Request> {
+    pub(crate) fn requests_for(&self, model: &str) -> Vec<Request> {
         self.requests
             .lock()
             .unwrap()
@@ -61,7 +61,7 @@ impl Server {
 
     /// Reads the next request on `sock`, records and counts it (`None`: the peer
     /// went away first, or the body is not JSON).
-    pub async fn take(&self, sock: &mut TcpStream) -> Option<Incoming> {
+    pub(crate) async fn take(&self, sock: &mut TcpStream) -> Option<Incoming> {
         let req = read_request(sock).await?;
         let model = req.body["model"].as_str().unwrap_or("").to_owned();
         let n = {
@@ -82,7 +82,7 @@ impl Server {
 }
 
 /// A server on loopback answering each connection with `serve`.
-pub async fn start<F, Fut>(serve: F) -> Server
+pub(crate) async fn start<F, Fut>(serve: F) -> Server
 where
     F: Fn(TcpStream, Server) -> Fut + Send + Copy + 'static,
     Fut: Future<Output = std::io::Result<()>> + Send + 'static,
@@ -93,7 +93,7 @@ where
 }
 
 /// A listener on loopback, and the server it records for.
-pub async fn bind() -> (TcpListener, Server) {
+pub(crate) async fn bind() -> (TcpListener, Server) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let server = Server {
         addr: listener.local_addr().unwrap(),
@@ -104,7 +104,7 @@ pub async fn bind() -> (TcpListener, Server) {
 }
 
 /// Serves every connection `listener` accepts with `serve`, each on a task of its own.
-pub fn accept<S, F, Fut>(listener: TcpListener, state: S, serve: F)
+pub(crate) fn accept<S, F, Fut>(listener: TcpListener, state: S, serve: F)
 where
     S: Clone + Send + 'static,
     F: Fn(TcpStream, S) -> Fut + Send + Copy + 'static,
@@ -166,7 +166,7 @@ async fn read_request(sock: &mut TcpStream) -> Option<Request> {
 }
 
 /// A non-2xx answer with a JSON `body` (and a `Retry-After`, when given).
-pub async fn write_status(
+pub(crate) async fn write_status(
     sock: &mut TcpStream,
     status: u16,
     retry_after: Option<&str>,
@@ -185,7 +185,10 @@ pub async fn write_status(
 }
 
 /// The head of a `200` event stream of `content_type`.
-pub async fn write_stream_head(sock: &mut TcpStream, content_type: &str) -> std::io::Result<()> {
+pub(crate) async fn write_stream_head(
+    sock: &mut TcpStream,
+    content_type: &str,
+) -> std::io::Result<()> {
     let head = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
     );
@@ -193,7 +196,7 @@ pub async fn write_stream_head(sock: &mut TcpStream, content_type: &str) -> std:
 }
 
 /// Writes `frame` in pieces of 5 bytes; `false` when the peer is gone.
-pub async fn write_pieces(sock: &mut TcpStream, frame: &[u8]) -> bool {
+pub(crate) async fn write_pieces(sock: &mut TcpStream, frame: &[u8]) -> bool {
     for piece in frame.chunks(5) {
         if sock.write_all(piece).await.is_err() {
             return false;

@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// Path of a reference vector under `fixtures/reference/`.
-pub fn fixture(path: &str) -> PathBuf {
+pub(crate) fn fixture(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/reference")
         .join(path)
 }
 
 /// Runs `agui` with `args`, feeding `stdin`.
-pub fn agui(args: &[&str], stdin: &[u8]) -> Output {
+pub(crate) fn agui(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agui"))
         .args(args)
         .stdin(Stdio::piped())
@@ -26,7 +26,7 @@ pub fn agui(args: &[&str], stdin: &[u8]) -> Output {
 }
 
 /// `agui serve` running as a child process, killed when dropped.
-pub struct Served {
+pub(crate) struct Served {
     /// The process.
     pub child: std::process::Child,
     /// `ADDR` (host:port).
@@ -47,7 +47,7 @@ impl Drop for Served {
 /// Starts `agui serve --addr 127.0.0.1:0 ARGS…` with the environment `env`, run
 /// through `wrapper` (such as `prlimit …`) when given; returns once it listens. Its log
 /// keeps being read, so that it never blocks on a full pipe.
-pub fn spawn_serve(wrapper: &[&str], args: &[&str], env: &[(&str, &str)]) -> Served {
+pub(crate) fn spawn_serve(wrapper: &[&str], args: &[&str], env: &[(&str, &str)]) -> Served {
     use std::io::{BufRead, BufReader};
     let mut command = match wrapper.split_first() {
         Some((program, rest)) => {
@@ -96,7 +96,7 @@ pub fn spawn_serve(wrapper: &[&str], args: &[&str], env: &[(&str, &str)]) -> Ser
 }
 
 /// A `/proc/<pid>/status` field in KiB (`VmRSS:`, `VmHWM:`); 0 when unreadable.
-pub fn status_kib(pid: u32, field: &str) -> u64 {
+pub(crate) fn status_kib(pid: u32, field: &str) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     s.lines()
         .find_map(|l| l.strip_prefix(field))

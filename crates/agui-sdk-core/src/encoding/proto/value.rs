@@ -32,15 +32,15 @@ use prost::DecodeError;
 use serde_json::{Map, Number, Value as Json};
 
 /// The deepest nesting of objects and arrays a decoded free-form JSON value may have.
-pub const MAX_DEPTH: u32 = 128;
+pub(crate) const MAX_DEPTH: u32 = 128;
 
 /// `google.protobuf.Value`: a JSON value, or nothing when no `kind` is set.
 #[derive(Clone, PartialEq, Default, Debug)]
-pub struct Value(pub Option<Json>);
+pub(crate) struct Value(pub Option<Json>);
 
 /// `google.protobuf.Struct`: a JSON object.
 #[derive(Clone, PartialEq, Default, Debug)]
-pub struct Struct(pub Map<String, Json>);
+pub(crate) struct Struct(pub Map<String, Json>);
 
 impl Value {
     /// A present value (for the test oracle).
@@ -174,7 +174,7 @@ fn number_to_f64(n: &Number) -> f64 {
 
 /// The JSON number for a double read from the wire: integral values within the range
 /// of `i64`/`u64` become integers, non-finite values (which JSON cannot hold) `null`.
-pub fn f64_to_json(f: f64) -> Json {
+pub(crate) fn f64_to_json(f: f64) -> Json {
     if f.is_finite() && f.fract() == 0.0 {
         // 2^63 and 2^64: the first doubles outside the two integer ranges.
         if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {

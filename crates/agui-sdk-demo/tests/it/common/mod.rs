@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use agui_sdk_server::Shutdown;
 
-pub use agui_sdk_testkit::http::Client;
-pub use agui_sdk_testkit::server::*;
+pub(crate) use agui_sdk_testkit::http::Client;
+pub(crate) use agui_sdk_testkit::server::*;
 
 /// The demo agents, with a 4 KiB body limit.
-pub async fn demo_server() -> TestServer {
+pub(crate) async fn demo_server() -> TestServer {
     let shutdown = Shutdown::new();
     let router = agui_sdk_demo::router(Duration::ZERO)
         .body_limit(4096)

@@ -18,7 +18,7 @@ use crate::fake_server;
 
 /// The fake server.
 #[derive(Clone)]
-pub struct Fake {
+pub(crate) struct Fake {
     pub addr: SocketAddr,
     server: fake_server::Server,
     /// Set when the client closed a connection the server was still streaming on.
@@ -27,12 +27,12 @@ pub struct Fake {
 
 impl Fake {
     /// The base URL (what `/chat/completions` is appended to).
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.server.url()
     }
 
     /// The request bodies for `model`, in order.
-    pub fn requests_for(&self, model: &str) -> Vec<Value> {
+    pub(crate) fn requests_for(&self, model: &str) -> Vec<Value> {
         self.server
             .requests_for(model)
             .into_iter()
@@ -41,13 +41,13 @@ impl Fake {
     }
 
     /// Every request body received, in order.
-    pub fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         let requests = self.server.requests.lock().unwrap();
         requests.iter().map(|r| r.body.clone()).collect()
     }
 
     /// Every request's `Authorization` header, in order (`None`: it had none).
-    pub fn authorizations(&self) -> Vec<Option<String>> {
+    pub(crate) fn authorizations(&self) -> Vec<Option<String>> {
         let requests = self.server.requests.lock().unwrap();
         requests
             .iter()
@@ -56,7 +56,7 @@ impl Fake {
     }
 }
 
-pub async fn start() -> Fake {
+pub(crate) async fn start() -> Fake {
     let (listener, server) = fake_server::bind().await;
     let fake = Fake {
         addr: server.addr,
@@ -68,23 +68,23 @@ pub async fn start() -> Fake {
 }
 
 /// A chunk with a delta for choice 0.
-pub fn delta(d: Value) -> Value {
+pub(crate) fn delta(d: Value) -> Value {
     json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
             "choices": [{ "index": 0, "delta": d, "finish_reason": null }] })
 }
 
-pub fn finish(reason: &str) -> Value {
+pub(crate) fn finish(reason: &str) -> Value {
     json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
             "choices": [{ "index": 0, "delta": {}, "finish_reason": reason }] })
 }
 
-pub fn usage(prompt: u64, completion: u64) -> Value {
+pub(crate) fn usage(prompt: u64, completion: u64) -> Value {
     json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
             "choices": [], "usage": { "prompt_tokens": prompt, "completion_tokens": completion,
             "total_tokens": prompt + completion } })
 }
 
-pub fn tool_delta(index: u32, id: Option<&str>, name: Option<&str>, args: &str) -> Value {
+pub(crate) fn tool_delta(index: u32, id: Option<&str>, name: Option<&str>, args: &str) -> Value {
     let mut call = json!({ "index": index, "function": { "arguments": args } });
     if let Some(id) = id {
         call["id"] = json!(id);
@@ -97,7 +97,7 @@ pub fn tool_delta(index: u32, id: Option<&str>, name: Option<&str>, args: &str) 
 }
 
 /// What a scenario answers.
-pub enum Answer {
+pub(crate) enum Answer {
     /// A stream: chunks (each one `data:` event), then `[DONE]` when `done`, then the
     /// connection closes.
     Stream {
@@ -128,7 +128,7 @@ fn text_stream(pieces: &[&str]) -> Vec<Value> {
 
 /// The scenario a request's `model` names; `n` is how many requests this model had
 /// before.
-pub fn scenario(model: &str, n: usize, body: &Value) -> Answer {
+pub(crate) fn scenario(model: &str, n: usize, body: &Value) -> Answer {
     let stream = |chunks| Answer::Stream {
         chunks,
         done: true,

@@ -4,16 +4,16 @@ use std::time::Duration;
 
 use agui_sdk_redis::{RedisRunStore, RunLimits};
 
-pub use agui_sdk_testkit::redis::configured_url as url;
+pub(crate) use agui_sdk_testkit::redis::configured_url as url;
 
 /// A key prefix no other test run uses.
-pub fn prefix() -> String {
+pub(crate) fn prefix() -> String {
     agui_sdk_testkit::redis::prefix("redis")
 }
 
 /// A store under `prefix` on the Redis at [`url`], or `None` (after saying why) when no
 /// Redis answers there and none is required (`AGUI_REQUIRE_REDIS`).
-pub async fn connect(test: &str, prefix: &str, limits: RunLimits) -> Option<RedisRunStore> {
+pub(crate) async fn connect(test: &str, prefix: &str, limits: RunLimits) -> Option<RedisRunStore> {
     let url = agui_sdk_testkit::redis::url(test)?;
     let store = tokio::time::timeout(
         Duration::from_secs(10),

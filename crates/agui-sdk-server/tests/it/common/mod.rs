@@ -2,5 +2,5 @@
 //! HTTP/1.1 client over a raw socket (so that a test controls exactly when the client
 //! reads and when it goes away), and the small agents the runtime tests share.
 
-pub use agui_sdk_testkit::http::Client;
-pub use agui_sdk_testkit::server::*;
+pub(crate) use agui_sdk_testkit::http::Client;
+pub(crate) use agui_sdk_testkit::server::*;

@@ -28,7 +28,7 @@
 //! |---|---|
 //! | `schema_version` | each migration applied, by version |
 //! | `runs` | one row per run: its record, fence, lease, head, oldest kept seq, kept bytes |
-//! | `events` | one row per kept event, by run key and seq: the event's JSON, as the bytes it was sent as (`bytea`) |
+//! | `events` | one row per kept event, by run key and seq: the event's JSON, as the bytes it was sent as (`bytea`); deleted with its run (a trigger on `runs`) |
 //! | `threads` | one row per thread: its live and latest runs, its summary, its last write |
 //! | `thread_history` | each ended run of a thread, compacted, in order |
 //! | `thread_message_ids` | the ids of the messages a thread's history records |

@@ -18,6 +18,10 @@ pub const MIGRATIONS: &[(i32, &str)] = &[
         5,
         include_str!("../migrations/0005_thread_count_shards.sql"),
     ),
+    (
+        6,
+        include_str!("../migrations/0006_events_go_with_their_run.sql"),
+    ),
 ];
 
 /// The schema version this build writes: its last migration's.

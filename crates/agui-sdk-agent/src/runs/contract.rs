@@ -555,14 +555,16 @@ pub async fn check_leases<S: RunLog + Leases + ?Sized>(s: &S, setup: &ContractSe
     if !setup.leases {
         return;
     }
-    // Leases: expiry, take-over, fencing of the old producer.
-    let (lkey, lfence) = fresh(s, setup, "lease", Duration::from_millis(50)).await;
+    // Leases: expiry, take-over, fencing of the old producer. The lease is long enough
+    // that a loaded machine cannot let it (or the taker's) lapse between two steps.
+    let lease = Duration::from_millis(800);
+    let (lkey, lfence) = fresh(s, setup, "lease", lease).await;
     s.append(&lkey, lfence, 1, vec![ev(1)], None).await.unwrap();
     assert!(
         s.take_over(&lkey, "replica-b").await.unwrap().is_none(),
         "a live lease cannot be taken over"
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::sleep(lease + Duration::from_millis(200)).await;
     let expired = s.expired_leases(1000).await.unwrap();
     assert!(expired.contains(&lkey), "an expired lease is listed");
     let (nfence, head) = s

@@ -140,7 +140,7 @@ fn snapshot(rng: &mut Rng, counter: u64) -> Value {
 }
 
 /// About `n` events (a little more: the last message or call is completed).
-pub fn realistic(n: usize) -> Vec<Event> {
+pub(crate) fn realistic(n: usize) -> Vec<Event> {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut events = Vec::with_capacity(n + 64);
     let mut ts = 1_789_639_200_000i64;
@@ -212,7 +212,7 @@ pub fn realistic(n: usize) -> Vec<Event> {
 }
 
 /// How many events of each type the stream holds, most frequent first.
-pub fn census(events: &[Event]) -> Vec<(String, usize)> {
+pub(crate) fn census(events: &[Event]) -> Vec<(String, usize)> {
     let mut counts = std::collections::BTreeMap::new();
     for e in events {
         *counts

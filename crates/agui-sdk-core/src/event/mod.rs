@@ -37,9 +37,10 @@
 #[macro_use]
 mod macros;
 mod activity;
-pub(crate) mod plain;
-pub use plain::Recycler;
+// `Recycler` is public through `encoding::sse::parallel` with `unstable-parallel` only.
 mod lifecycle;
+#[cfg_attr(not(feature = "unstable-parallel"), allow(unreachable_pub))]
+pub(crate) mod plain;
 mod reasoning;
 mod special;
 mod state;

@@ -45,7 +45,7 @@ pub(crate) struct Struct(pub Map<String, Json>);
 impl Value {
     /// A present value (for the test oracle).
     #[cfg(test)]
-    pub fn of(v: Json) -> Value {
+    pub(crate) fn of(v: Json) -> Value {
         Value(Some(v))
     }
 }

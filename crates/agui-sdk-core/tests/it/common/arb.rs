@@ -10,15 +10,15 @@ use proptest::option;
 use proptest::prelude::*;
 use serde_json::Value;
 
-pub fn id() -> impl Strategy<Value = String> {
+pub(crate) fn id() -> impl Strategy<Value = String> {
     prop_oneof![Just(String::new()), "[a-z0-9-]{1,12}", "\\PC{0,8}"]
 }
 
-pub fn text() -> impl Strategy<Value = String> {
+pub(crate) fn text() -> impl Strategy<Value = String> {
     "\\PC{0,40}"
 }
 
-pub fn json() -> impl Strategy<Value = Value> {
+pub(crate) fn json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -37,32 +37,32 @@ pub fn json() -> impl Strategy<Value = Value> {
     })
 }
 
-pub fn non_null_json() -> impl Strategy<Value = Value> {
+pub(crate) fn non_null_json() -> impl Strategy<Value = Value> {
     json().prop_filter("not null", |v| !v.is_null())
 }
 
-pub fn object() -> impl Strategy<Value = JsonObject> {
+pub(crate) fn object() -> impl Strategy<Value = JsonObject> {
     vec(("\\PC{0,6}", json()), 0..4).prop_map(|kv| kv.into_iter().collect())
 }
 
 /// Unknown keys: named so that they can never collide with a protocol key.
-pub fn extra() -> impl Strategy<Value = JsonObject> {
+pub(crate) fn extra() -> impl Strategy<Value = JsonObject> {
     vec(("x-[a-z]{1,5}", json()), 0..2).prop_map(|kv| kv.into_iter().collect())
 }
 
-pub fn ts() -> impl Strategy<Value = Option<i64>> {
+pub(crate) fn ts() -> impl Strategy<Value = Option<i64>> {
     option::of(-9_007_199_254_740_991i64..=9_007_199_254_740_991)
 }
 
-pub fn count() -> impl Strategy<Value = Option<u64>> {
+pub(crate) fn count() -> impl Strategy<Value = Option<u64>> {
     option::of(0u64..=9_007_199_254_740_991)
 }
 
-pub fn pointer() -> impl Strategy<Value = String> {
+pub(crate) fn pointer() -> impl Strategy<Value = String> {
     prop_oneof![Just(String::new()), "(/([a-z0-9]|~0|~1){0,4}){1,3}"]
 }
 
-pub fn source() -> impl Strategy<Value = PartSource> {
+pub(crate) fn source() -> impl Strategy<Value = PartSource> {
     prop_oneof![
         (text(), text(), extra()).prop_map(|(value, mime_type, extra)| PartSource::Data(
             DataSource {
@@ -89,7 +89,7 @@ pub fn source() -> impl Strategy<Value = PartSource> {
     ]
 }
 
-pub fn media() -> impl Strategy<Value = MediaPart> {
+pub(crate) fn media() -> impl Strategy<Value = MediaPart> {
     (
         option::of(id()),
         source(),
@@ -104,7 +104,7 @@ pub fn media() -> impl Strategy<Value = MediaPart> {
         })
 }
 
-pub fn part() -> impl Strategy<Value = ContentPart> {
+pub(crate) fn part() -> impl Strategy<Value = ContentPart> {
     prop_oneof![
         (
             option::of(id()),
@@ -125,14 +125,14 @@ pub fn part() -> impl Strategy<Value = ContentPart> {
     ]
 }
 
-pub fn content() -> impl Strategy<Value = Content> {
+pub(crate) fn content() -> impl Strategy<Value = Content> {
     prop_oneof![
         text().prop_map(Content::Text),
         vec(part(), 0..3).prop_map(Content::Parts)
     ]
 }
 
-pub fn tool_call() -> impl Strategy<Value = ToolCall> {
+pub(crate) fn tool_call() -> impl Strategy<Value = ToolCall> {
     (
         id(),
         id(),
@@ -161,7 +161,7 @@ pub fn tool_call() -> impl Strategy<Value = ToolCall> {
         )
 }
 
-pub fn message() -> impl Strategy<Value = Message> {
+pub(crate) fn message() -> impl Strategy<Value = Message> {
     let common = || {
         (
             option::of(id()),
@@ -269,7 +269,7 @@ pub fn message() -> impl Strategy<Value = Message> {
     ]
 }
 
-pub fn patch_op() -> impl Strategy<Value = PatchOperation> {
+pub(crate) fn patch_op() -> impl Strategy<Value = PatchOperation> {
     prop_oneof![
         (pointer(), json()).prop_map(|(p, v)| PatchOperation::add(p, v)),
         pointer().prop_map(PatchOperation::remove),
@@ -280,7 +280,7 @@ pub fn patch_op() -> impl Strategy<Value = PatchOperation> {
     ]
 }
 
-pub fn interrupt() -> impl Strategy<Value = Interrupt> {
+pub(crate) fn interrupt() -> impl Strategy<Value = Interrupt> {
     (
         option::of(id()),
         id(),
@@ -317,7 +317,7 @@ pub fn interrupt() -> impl Strategy<Value = Interrupt> {
         )
 }
 
-pub fn usage() -> impl Strategy<Value = TokenUsage> {
+pub(crate) fn usage() -> impl Strategy<Value = TokenUsage> {
     (
         option::of(id()),
         option::of(id()),
@@ -341,7 +341,7 @@ pub fn usage() -> impl Strategy<Value = TokenUsage> {
         })
 }
 
-pub fn input() -> impl Strategy<Value = RunAgentInput> {
+pub(crate) fn input() -> impl Strategy<Value = RunAgentInput> {
     (
         (
             id(),
@@ -424,7 +424,7 @@ pub fn input() -> impl Strategy<Value = RunAgentInput> {
 }
 
 /// Base fields: timestamp, rawEvent, metadata, subagentRunId, unknown keys.
-pub type Base = (
+pub(crate) type Base = (
     Option<i64>,
     Option<Value>,
     Option<JsonObject>,
@@ -432,7 +432,7 @@ pub type Base = (
     JsonObject,
 );
 
-pub fn base() -> impl Strategy<Value = Base> {
+pub(crate) fn base() -> impl Strategy<Value = Base> {
     (
         ts(),
         option::of(non_null_json()),
@@ -456,7 +456,7 @@ macro_rules! ev_run {
     }};
 }
 
-pub fn event() -> impl Strategy<Value = Event> {
+pub(crate) fn event() -> impl Strategy<Value = Event> {
     let text_role = || {
         prop_oneof![
             Just(TextMessageRole::Developer),

@@ -7,7 +7,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 /// Decodes `bytes` pushed in chunks of the given sizes (cycled; empty: one chunk).
-pub fn decode_split(
+pub(crate) fn decode_split(
     encoding: Encoding,
     bytes: &[u8],
     sizes: &[usize],
@@ -37,11 +37,11 @@ pub fn decode_split(
 }
 
 #[allow(unused_imports)]
-pub use super::js_numbers::{js_view, renumber};
+pub(crate) use super::js_numbers::{js_view, renumber};
 
 /// Runs `f` on a thread with a large stack: generating values of the full event strategy
 /// nests deeply enough to overflow a default test thread in debug builds.
-pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+pub(crate) fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::Builder::new()
         .stack_size(64 << 20)
         .spawn(f)
@@ -51,7 +51,7 @@ pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -
 }
 
 /// Runs a property `cases` times (on a large stack).
-pub fn check<S, F>(cases: u32, strategy: impl FnOnce() -> S + Send + 'static, test: F)
+pub(crate) fn check<S, F>(cases: u32, strategy: impl FnOnce() -> S + Send + 'static, test: F)
 where
     S: Strategy,
     S::Value: std::fmt::Debug,
@@ -71,7 +71,7 @@ where
 }
 
 /// `n` events from the full event strategy, the same ones on every run (`seed`).
-pub fn generated_events(seed: u8, n: usize) -> Vec<Event> {
+pub(crate) fn generated_events(seed: u8, n: usize) -> Vec<Event> {
     on_big_stack(move || {
         let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]);
         let mut runner = TestRunner::new_with_rng(Config::default(), rng);
@@ -84,7 +84,7 @@ pub fn generated_events(seed: u8, n: usize) -> Vec<Event> {
 
 /// The event as protocol 1.0 has it: every `encryptedValueType` (new in 1.1) removed.
 /// What a 1.0 peer (the reference packages the interop tests run) reads of it.
-pub fn as_1_0(ev: &Event) -> Event {
+pub(crate) fn as_1_0(ev: &Event) -> Event {
     use agui_sdk_core::types::Message;
     fn message(m: &mut Message) {
         match m {

@@ -6,7 +6,7 @@ use serde_json::{Number, Value};
 
 /// Numbers as a double brings them back (protobuf's `number_value`, or any JavaScript
 /// reader): integral values as integers, the rest as floats.
-pub fn renumber(v: &mut Value) {
+pub(crate) fn renumber(v: &mut Value) {
     match v {
         Value::Number(n) => {
             let f = n.as_f64().unwrap();
@@ -27,7 +27,7 @@ pub fn renumber(v: &mut Value) {
 
 /// An event as JavaScript sees it: its JSON, numbers as doubles (key order is not
 /// compared: JSON objects are unordered, and JavaScript moves integer-like keys first).
-pub fn js_view(ev: &Event) -> Value {
+pub(crate) fn js_view(ev: &Event) -> Value {
     let mut v: Value = serde_json::from_str(&ev.to_json_string()).unwrap();
     renumber(&mut v);
     v

@@ -2,9 +2,7 @@
 //! replaced, one after the other), and each check that refuses an append leaving the
 //! run as it was.
 
-use agui_sdk_agent::runs::{
-    Created, Fence, NewRun, RunKey, RunLimits, RunLog, RunStatus, RunStoreError,
-};
+use agui_sdk_agent::runs::{Created, Fence, RunKey, RunLimits, RunLog, RunStatus, RunStoreError};
 use bytes::Bytes;
 
 use crate::{drop_schema, store};
@@ -60,19 +58,6 @@ impl Model {
     }
 }
 
-fn new_run(key: &RunKey) -> NewRun {
-    NewRun {
-        key: key.clone(),
-        run_id: "model".into(),
-        thread_id: "thread".into(),
-        agent: "agent".into(),
-        body_hash: "hash".into(),
-        replica: "replica".into(),
-        lease: std::time::Duration::from_secs(60),
-        thread: None,
-    }
-}
-
 #[tokio::test]
 async fn an_append_keeps_what_the_caps_kept_one_statement_after_the_other() {
     let (max_events, max_bytes) = (7, 150);
@@ -83,7 +68,7 @@ async fn an_append_keeps_what_the_caps_kept_one_statement_after_the_other() {
         return;
     };
     let key = RunKey::derive("owner", "agent", "model");
-    let Created::New(fence) = store.create(new_run(&key)).await.unwrap() else {
+    let Created::New(fence) = store.create(crate::new_run("model", None)).await.unwrap() else {
         panic!("a new run")
     };
     let mut model = Model {
@@ -151,7 +136,7 @@ async fn an_append_refused_leaves_its_run_as_it_was() {
         return;
     };
     let key = RunKey::derive("owner", "agent", "refused");
-    let Created::New(fence) = store.create(new_run(&key)).await.unwrap() else {
+    let Created::New(fence) = store.create(crate::new_run("refused", None)).await.unwrap() else {
         panic!("a new run")
     };
     let e = |s: &str| Bytes::from(format!("{{\"type\":\"{s}\"}}"));

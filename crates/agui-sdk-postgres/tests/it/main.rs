@@ -14,6 +14,23 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use agui_sdk_agent::runs::RunLimits;
 use agui_sdk_postgres::PostgresRunStore;
 
+/// A run of `name` by `owner` and `agent` with a lease of a minute, in `thread` if any.
+pub(crate) fn new_run(
+    name: &str,
+    thread: Option<agui_sdk_agent::runs::ThreadKey>,
+) -> agui_sdk_agent::runs::NewRun {
+    agui_sdk_agent::runs::NewRun {
+        key: agui_sdk_agent::runs::RunKey::derive("owner", "agent", name),
+        run_id: name.into(),
+        thread_id: "thread".into(),
+        agent: "agent".into(),
+        body_hash: "hash".into(),
+        replica: "replica".into(),
+        lease: std::time::Duration::from_secs(60),
+        thread,
+    }
+}
+
 /// The PostgreSQL the tests use.
 pub fn url() -> String {
     std::env::var("AGUI_TEST_POSTGRES_URL")

@@ -1,22 +1,9 @@
 //! The embedded migrations: applied once per schema, and a newer schema refused.
 
-use agui_sdk_agent::runs::{Created, NewRun, RunKey, RunLimits, RunLog};
+use agui_sdk_agent::runs::{Created, RunLimits, RunLog};
 use agui_sdk_postgres::{ConnectError, PostgresRunStore, SCHEMA_VERSION};
 
 use crate::{client, drop_schema, schema, store, url};
-
-fn new_run(name: &str) -> NewRun {
-    NewRun {
-        key: RunKey::derive("owner", "agent", name),
-        run_id: name.into(),
-        thread_id: "thread".into(),
-        agent: "agent".into(),
-        body_hash: "hash".into(),
-        replica: "replica".into(),
-        lease: std::time::Duration::from_secs(60),
-        thread: None,
-    }
-}
 
 async fn versions(admin: &tokio_postgres::Client, schema: &str) -> Vec<i32> {
     admin
@@ -40,7 +27,7 @@ async fn a_new_schema_is_migrated_once_and_a_second_connect_keeps_its_runs() {
         versions(&admin, &schema).await,
         (1..=SCHEMA_VERSION).collect::<Vec<_>>()
     );
-    let run = new_run("kept");
+    let run = crate::new_run("kept", None);
     let key = run.key.clone();
     assert!(matches!(store.create(run).await.unwrap(), Created::New(_)));
     drop(store);

@@ -3,26 +3,13 @@
 use std::time::Duration;
 
 use agui_sdk_agent::runs::{
-    owner_scope, Created, NewRun, RunKey, RunLimits, RunLog, RunStatus, RunStoreError, ThreadEntry,
-    ThreadIndex, ThreadKey, ThreadQuery,
+    owner_scope, Created, RunLimits, RunLog, RunStatus, RunStoreError, ThreadEntry, ThreadIndex,
+    ThreadKey, ThreadQuery,
 };
 use agui_sdk_postgres::Swept;
 use bytes::Bytes;
 
-use crate::{drop_schema, store};
-
-fn new_run(name: &str, thread: Option<ThreadKey>) -> NewRun {
-    NewRun {
-        key: RunKey::derive("owner", "agent", name),
-        run_id: name.into(),
-        thread_id: "thread".into(),
-        agent: "agent".into(),
-        body_hash: "hash".into(),
-        replica: "replica".into(),
-        lease: Duration::from_secs(60),
-        thread,
-    }
-}
+use crate::{drop_schema, new_run, store};
 
 async fn count(admin: &tokio_postgres::Client, schema: &str, table: &str) -> i64 {
     admin

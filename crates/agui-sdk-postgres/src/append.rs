@@ -124,12 +124,13 @@ impl PostgresRunStore {
     ) -> Result<Appended, RunStoreError> {
         let json: Vec<&[u8]> = events.iter().map(|e| e.as_ref()).collect();
         let terminal = terminal.map(|t| t.as_str());
+        let fence = fence_text(fence);
         let row = client
             .query_opt(
                 &prepared(client, &self.sql.append).await?,
                 &[
                     &key.as_str(),
-                    &fence_text(fence),
+                    &fence,
                     &big(first),
                     &json,
                     &terminal,
@@ -139,7 +140,7 @@ impl PostgresRunStore {
             .await
             .map_err(unavailable)?
             .ok_or(RunStoreError::NotFound)?;
-        if row.get::<_, &str>(0) != fence_text(fence) {
+        if row.get::<_, &str>(0) != fence {
             return Err(RunStoreError::Fenced);
         }
         if status_of(row.get(1))?.is_terminal() {
